@@ -1,0 +1,169 @@
+// The main of every bench binary. Besides Google Benchmark's own flags it takes:
+//   --pairbench_list             print the experiment catalogue as JSON and exit
+//   --pairbench_profile=NAME     grid profile: quick (default), nightly, full
+//   --pairbench_only=NAME        register just this one benchmark (the harness runs one per process)
+// Exit status 1 when any arm failed or was incorrect (not_supported arms are not failures).
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/common/experiment.h"
+
+namespace pairbench::bench {
+namespace {
+
+constexpr int kCatalogueSchemaVersion = 1;
+
+const char* timing_name(Timing t) { return t == Timing::kCudaEvents ? "cuda_events" : "wall_clock"; }
+const char* better_name(Better b) { return b == Better::kHigher ? "higher" : "lower"; }
+
+nlohmann::json catalogue(const std::string& profile, const char* binary) {
+  nlohmann::json out = {{"schema_version", kCatalogueSchemaVersion},
+                        {"binary", binary},
+                        {"profile", profile},
+                        {"experiments", nlohmann::json::array()}};
+  for (ExperimentFactory factory : registered_experiments()) {
+    const Experiment e = factory();
+    nlohmann::json je = {{"name", e.name},
+                         {"claim", e.claim},
+                         {"question", e.question},
+                         {"timing", timing_name(e.timing)},
+                         {"metric", {{"name", e.metric.name}, {"unit", e.metric.unit},
+                                     {"better", better_name(e.metric.better)}}},
+                         {"kind", e.is_limit ? "limit" : "comparison"},
+                         {"axes", nlohmann::json::array()},
+                         {"arms", nlohmann::json::array()},
+                         {"targets", nlohmann::json::array()},
+                         {"benchmarks", nlohmann::json::array()}};
+    for (const Axis& axis : e.grid) {
+      Experiment one{.grid = {axis}};
+      nlohmann::json values = nlohmann::json::array();
+      for (const Point& p : grid_points(one, profile)) values.push_back(p.get(axis.name));
+      je["axes"].push_back({{"name", axis.name}, {"values", values}});
+    }
+    for (std::size_t i = 0; i < e.arms.size(); ++i) {
+      const Arm& arm = e.arms[i];
+      je["arms"].push_back({{"name", arm.name},
+                            {"role", e.is_limit ? "limit" : (i == 0 ? "baseline" : "treatment")},
+                            {"env", arm.env}});
+    }
+    for (const Target& t : e.targets) {
+      je["targets"].push_back({{"arm", t.arm}, {"where", t.where}, {"bound", t.bound}, {"text", t.text}});
+    }
+    for (const Point& p : grid_points(e, profile)) {
+      for (const Arm& arm : e.arms) {
+        if (arm.applies && !arm.applies(p)) continue;
+        const std::string reason = arm.unavailable ? arm.unavailable(p) : std::string();
+        nlohmann::json params = nlohmann::json::object();
+        nlohmann::json order = nlohmann::json::array();
+        for (const auto& [axis, value] : p.items()) {
+          params[axis] = value;
+          order.push_back(axis);
+        }
+        je["benchmarks"].push_back({{"name", benchmark_name(e, arm, p)},
+                                    {"arm", arm.name},
+                                    {"params", params},
+                                    {"available", reason.empty()},
+                                    {"reason", reason}});
+      }
+    }
+    out["experiments"].push_back(je);
+  }
+  return out;
+}
+
+// Registers every benchmark of the profile (or just `only`); returns how many.
+int register_benchmarks(const std::string& profile, const std::string& only) {
+  int count = 0;
+  for (ExperimentFactory factory : registered_experiments()) {
+    const Experiment e = factory();
+    for (const Point& p : grid_points(e, profile)) {
+      for (const Arm& arm : e.arms) {
+        if (arm.applies && !arm.applies(p)) continue;
+        const std::string name = benchmark_name(e, arm, p);
+        if (!only.empty() && name != only) continue;
+        const std::string reason = arm.unavailable ? arm.unavailable(p) : std::string();
+        auto* b = benchmark::RegisterBenchmark(name.c_str(), [run = arm.run, p, reason](benchmark::State& s) {
+          if (!reason.empty()) {
+            s.SkipWithError(("not_supported: " + reason).c_str());
+            return;
+          }
+          try {
+            run(s, p);
+          } catch (const std::exception& ex) {
+            s.SkipWithError((std::string("failed: ") + ex.what()).c_str());
+          }
+        });
+        b->UseManualTime()->Unit(benchmark::kMicrosecond);
+        ++count;
+      }
+    }
+  }
+  return count;
+}
+
+// Console output as usual, and a note of every arm that failed or was wrong.
+class FailureTrackingReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.error_occurred && run.error_message.rfind("not_supported:", 0) != 0) ++failures_;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  int failures() const { return failures_; }
+
+ private:
+  int failures_ = 0;
+};
+
+}  // namespace
+}  // namespace pairbench::bench
+
+int main(int argc, char** argv) {
+  using namespace pairbench::bench;
+  bool list = false;
+  std::string profile = "quick";
+  std::string only;
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--pairbench_list") {
+      list = true;
+    } else if (arg.rfind("--pairbench_profile=", 0) == 0) {
+      profile = arg.substr(std::strlen("--pairbench_profile="));
+    } else if (arg.rfind("--pairbench_only=", 0) == 0) {
+      only = arg.substr(std::strlen("--pairbench_only="));
+    } else if (arg.rfind("--pairbench", 0) == 0) {
+      std::cerr << argv[0] << ": unknown flag " << arg << "\n";
+      return 2;
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  if (profile != "quick" && profile != "nightly" && profile != "full") {
+    std::cerr << argv[0] << ": --pairbench_profile: unknown profile '" << profile
+              << "' (quick, nightly, full)\n";
+    return 2;
+  }
+  if (list) {
+    std::cout << catalogue(profile, argv[0]).dump(2) << "\n";
+    return 0;
+  }
+  int rest_argc = static_cast<int>(rest.size());
+  rest.push_back(nullptr);
+  benchmark::Initialize(&rest_argc, rest.data());
+  if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 2;
+  if (register_benchmarks(profile, only) == 0 && !only.empty()) {
+    std::cerr << argv[0] << ": --pairbench_only: no benchmark named '" << only << "'\n";
+    return 2;
+  }
+  FailureTrackingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return reporter.failures() > 0 ? 1 : 0;
+}

@@ -1,0 +1,98 @@
+// Experiment registry, grid expansion and benchmark naming.
+#include "bench/common/experiment.h"
+
+#include <charconv>
+#include <stdexcept>
+
+#include "bench/common/devices.h"
+#include "kernels/dispatch/cuda_stream_ops.h"
+
+namespace pairbench::bench {
+
+void Point::set(const std::string& axis, const std::string& value) {
+  for (auto& [name, v] : items_) {
+    if (name == axis) {
+      v = value;
+      return;
+    }
+  }
+  items_.emplace_back(axis, value);
+}
+
+const std::string& Point::get(const std::string& axis) const {
+  for (const auto& [name, v] : items_) {
+    if (name == axis) return v;
+  }
+  throw std::out_of_range("grid point has no axis '" + axis + "'");
+}
+
+std::int64_t Point::get_int(const std::string& axis) const {
+  const std::string& v = get(axis);
+  std::int64_t out = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || end != v.data() + v.size()) {
+    throw std::invalid_argument("axis '" + axis + "' value '" + v + "' is not an integer");
+  }
+  return out;
+}
+
+namespace {
+std::vector<ExperimentFactory>& registry() {
+  static std::vector<ExperimentFactory> factories;
+  return factories;
+}
+}  // namespace
+
+bool register_experiment(ExperimentFactory factory) {
+  registry().push_back(factory);
+  return true;
+}
+
+const std::vector<ExperimentFactory>& registered_experiments() { return registry(); }
+
+std::string benchmark_name(const Experiment& e, const Arm& arm, const Point& point) {
+  std::string name = e.name + "/" + arm.name;
+  for (const auto& [axis, value] : point.items()) name += "/" + axis + ":" + value;
+  return name;
+}
+
+static const std::vector<std::string>& axis_values(const Axis& axis, const std::string& profile) {
+  if (profile == "full" && !axis.full.empty()) return axis.full;
+  if ((profile == "full" || profile == "nightly") && !axis.nightly.empty()) return axis.nightly;
+  return axis.quick;
+}
+
+std::vector<Point> grid_points(const Experiment& e, const std::string& profile) {
+  std::vector<Point> points(1);
+  for (const Axis& axis : e.grid) {
+    std::vector<Point> next;
+    for (const Point& p : points) {
+      for (const std::string& value : axis_values(axis, profile)) {
+        Point q = p;
+        q.set(axis.name, value);
+        next.push_back(q);
+      }
+    }
+    points = std::move(next);
+  }
+  return points;
+}
+
+void fail_verification(benchmark::State& state, const std::string& what) {
+  state.SkipWithError(("incorrect: " + what).c_str());
+}
+
+void set_ns_per_op(benchmark::State& state, double measured_ns, double ops_per_iteration) {
+  const double ops = ops_per_iteration * static_cast<double>(state.iterations());
+  if (ops > 0) state.counters["ns_per_op"] = measured_ns / ops;
+}
+
+const std::string& cuda_unavailable_reason() {
+  static const std::string reason = [] {
+    const kernels::cuda::DeviceInfo info = kernels::cuda::query_device();
+    return info.available ? std::string() : info.reason;
+  }();
+  return reason;
+}
+
+}  // namespace pairbench::bench

@@ -1,0 +1,108 @@
+// The one place an experiment is declared: question, claim, arms (baseline first), one shared
+// grid, timing mode, deciding metric and direction. The shared bench main (bench_main.cpp)
+// turns declarations into Google Benchmark registrations and a machine-readable catalogue.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pairbench::bench {
+
+enum class Timing {
+  kWallClock,   // host clock around a synchronised region (dispatch: host overhead is the point)
+  kCudaEvents,  // CUDA events around device work (UseManualTime + SetIterationTime)
+};
+enum class Better { kLower, kHigher };
+
+// The counter every arm of an experiment reports and the experiment is decided on.
+struct Metric {
+  std::string name;  // counter name, e.g. "ns_per_op", "bytes_per_second"
+  std::string unit;  // "ns", "B/s", ...
+  Better better = Better::kLower;
+};
+
+// One point of the grid: axis name -> value, in axis order. Values are strings in names and
+// JSON alike ("cpu", "10000"); numeric ones are read with get_int.
+class Point {
+ public:
+  void set(const std::string& axis, const std::string& value);
+  const std::string& get(const std::string& axis) const;  // throws std::out_of_range
+  std::int64_t get_int(const std::string& axis) const;    // throws std::invalid_argument
+  const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> items_;
+};
+
+// A named axis with its values per profile. `full` falls back to `nightly`, `nightly` to `quick`.
+struct Axis {
+  std::string name;
+  std::vector<std::string> quick;
+  std::vector<std::string> nightly;
+  std::vector<std::string> full;
+};
+
+using ArmFn = std::function<void(benchmark::State&, const Point&)>;
+
+struct Arm {
+  std::string name;  // says what differs: "sync", "async", "pinned", "jemalloc"
+  ArmFn run;
+  // Whether the arm exists at this point at all (e.g. CUDA graphs only where device:cuda).
+  std::function<bool(const Point&)> applies;
+  // Why it cannot run on this machine ("no CUDA device"); empty when it can.
+  std::function<std::string(const Point&)> unavailable;
+  // Environment arm: variables the harness sets when it launches this arm's process.
+  std::map<std::string, std::string> env;
+};
+
+// A target the run reports as met or missed (never asserted in a test).
+struct Target {
+  std::string arm;
+  std::map<std::string, std::string> where;  // axis values the target applies to
+  double bound = 0;                          // in the metric's unit
+  std::string text;                          // e.g. "async <= 100 ns per tiny op"
+};
+
+struct Experiment {
+  std::string name;         // "<area>.<experiment>", e.g. "dispatch.sync_vs_async"
+  std::string claim;        // id in claims.json, e.g. "C3"; empty for a machine limit
+  std::string question;     // the question the experiment answers
+  std::vector<Arm> arms;    // baseline first
+  std::vector<Axis> grid;   // shared by every arm, so arms cannot drift apart
+  Timing timing = Timing::kWallClock;
+  Metric metric;
+  std::vector<Target> targets;
+  bool is_limit = false;    // measures this machine's physical limit; one arm, no ratios
+};
+
+using ExperimentFactory = Experiment (*)();
+bool register_experiment(ExperimentFactory factory);
+const std::vector<ExperimentFactory>& registered_experiments();
+
+// `<experiment>/<arm>/<axis>:<value>/...`: the join key of every result.
+std::string benchmark_name(const Experiment& e, const Arm& arm, const Point& point);
+// Every point of the grid for a profile ("quick", "nightly", "full"), in declaration order.
+std::vector<Point> grid_points(const Experiment& e, const std::string& profile);
+
+// Marks the arm as checked against its reference before timing (CUTLASS's "passed").
+inline void mark_verified(benchmark::State& state) { state.counters["verified"] = 1; }
+// The verification failed: the arm is reported "incorrect" and never timed.
+void fail_verification(benchmark::State& state, const std::string& what);
+// Sets the `ns_per_op` counter from the summed measured time and the ops it covered.
+void set_ns_per_op(benchmark::State& state, double measured_ns, double ops_per_iteration);
+
+}  // namespace pairbench::bench
+
+#define PAIRBENCH_CONCAT_INNER(a, b) a##b
+#define PAIRBENCH_CONCAT(a, b) PAIRBENCH_CONCAT_INNER(a, b)
+// PAIRBENCH_EXPERIMENT(id) { return Experiment{...}; } declares and registers one experiment.
+#define PAIRBENCH_EXPERIMENT(id)                                                          \
+  static ::pairbench::bench::Experiment PAIRBENCH_CONCAT(pairbench_declare_, id)();     \
+  [[maybe_unused]] static const bool PAIRBENCH_CONCAT(pairbench_registered_, id) =      \
+      ::pairbench::bench::register_experiment(&PAIRBENCH_CONCAT(pairbench_declare_, id)); \
+  static ::pairbench::bench::Experiment PAIRBENCH_CONCAT(pairbench_declare_, id)()

@@ -1,0 +1,100 @@
+// limits.core_pingpong: this machine's cross-core round-trip latency, the physical floor under
+// any synchronous hand-off between a frontend and a backend thread (C3's sync arm, C18).
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <thread>
+
+#include "bench/common/experiment.h"
+#include "bench/common/wall_timer.h"
+
+namespace pairbench::bench {
+namespace {
+
+enum class Handoff { kSpin, kFutex };
+
+// Pins the calling thread to one CPU where the machine has it; a no-op otherwise.
+void pin_to_cpu(int cpu) {
+  if (cpu >= static_cast<int>(std::thread::hardware_concurrency())) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+// One round trip: main writes 2k+1, the partner answers 2k+2. Spin: both busy-poll the cache line.
+// Futex: both park in std::atomic::wait, so every hand-off is a kernel wake-up.
+void run(benchmark::State& state, const Point& p, Handoff handoff) {
+  constexpr std::int64_t kRoundTrips = 1000;  // per iteration
+  alignas(64) std::atomic<std::int64_t> flag{0};
+  std::atomic<bool> stop{false};
+  auto wait_until = [&](std::int64_t value) {
+    if (handoff == Handoff::kSpin) {
+      while (flag.load(std::memory_order_acquire) != value) {
+      }
+    } else {
+      for (std::int64_t seen = flag.load(std::memory_order_acquire); seen != value;
+           seen = flag.load(std::memory_order_acquire)) {
+        flag.wait(seen, std::memory_order_acquire);
+      }
+    }
+  };
+  auto post = [&](std::int64_t value) {
+    flag.store(value, std::memory_order_release);
+    if (handoff == Handoff::kFutex) flag.notify_one();
+  };
+  std::int64_t answered = 0;
+  std::thread partner([&] {
+    pin_to_cpu(1);
+    for (std::int64_t k = 0;; ++k) {
+      // The partner spins or parks waiting for 2k+1, or for the stop value -1.
+      for (std::int64_t seen = flag.load(std::memory_order_acquire);
+           seen != 2 * k + 1 && !stop.load(std::memory_order_acquire);
+           seen = flag.load(std::memory_order_acquire)) {
+        if (handoff == Handoff::kFutex) flag.wait(seen, std::memory_order_acquire);
+      }
+      if (stop.load(std::memory_order_acquire)) return;
+      ++answered;
+      post(2 * k + 2);
+    }
+  });
+  pin_to_cpu(0);
+  std::int64_t k = 0;
+  WallTimer timer(state);
+  for (auto _ : state) {
+    timer.start();
+    for (std::int64_t i = 0; i < kRoundTrips; ++i, ++k) {
+      post(2 * k + 1);
+      wait_until(2 * k + 2);
+    }
+    timer.stop();
+  }
+  stop.store(true, std::memory_order_release);
+  flag.store(-1, std::memory_order_release);
+  flag.notify_one();
+  partner.join();
+  // Every round trip must have been answered exactly once.
+  if (answered != k) return fail_verification(state, "round trips answered != round trips sent");
+  mark_verified(state);
+  set_ns_per_op(state, timer.total_ns(), static_cast<double>(kRoundTrips));
+}
+
+}  // namespace
+
+// Expect: a spinning round trip costs ~100-300 ns between two cores of a VM; a futex round trip
+// costs tens of microseconds (two wake-ups through the hypervisor). A sync dispatch arm cannot
+// beat the first; an engine that parks on every wait pays the second.
+PAIRBENCH_EXPERIMENT(core_pingpong) {
+  return Experiment{
+      .name = "limits.core_pingpong",
+      .question = "How long does a round trip between two cores take, spinning and parked?",
+      .arms = {{.name = "spin", .run = [](benchmark::State& s, const Point& p) { run(s, p, Handoff::kSpin); }},
+               {.name = "futex", .run = [](benchmark::State& s, const Point& p) { run(s, p, Handoff::kFutex); }}},
+      .timing = Timing::kWallClock,
+      .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+      .is_limit = true,
+  };
+}
+
+}  // namespace pairbench::bench

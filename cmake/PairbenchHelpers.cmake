@@ -1,0 +1,53 @@
+# Helpers that add libraries, bench binaries and tests the same way everywhere.
+string(TOUPPER "${CMAKE_BUILD_TYPE}" _pb_build_type_upper)
+
+# Flags set once, on an interface target every pairbench target links.
+add_library(pairbench_flags INTERFACE)
+target_compile_features(pairbench_flags INTERFACE cxx_std_20)
+target_compile_options(pairbench_flags INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers>
+  $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20 --expt-relaxed-constexpr -Xcompiler=-Wall>)
+target_compile_definitions(pairbench_flags INTERFACE PAIRBENCH_HAVE_CUDA=$<BOOL:${PAIRBENCH_HAVE_CUDA}>)
+# Build facts (type, compiler, flags) go to a generated header rather than -D flags with spaces.
+string(STRIP "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_pb_build_type_upper}}" PAIRBENCH_EFFECTIVE_CXX_FLAGS)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/build_info.h.in ${PROJECT_BINARY_DIR}/generated/pairbench/build_info.h)
+target_include_directories(pairbench_flags INTERFACE ${PROJECT_BINARY_DIR}/generated)
+target_link_libraries(pairbench_flags INTERFACE Threads::Threads)
+
+# pairbench_add_library(NAME SOURCES ... [CUDA_SOURCES ...] [LINK ...])
+# CUDA_SOURCES are compiled only where nvcc exists; FALLBACK_SOURCES replace them elsewhere.
+function(pairbench_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;CUDA_SOURCES;FALLBACK_SOURCES;LINK" ${ARGN})
+  set(srcs ${ARG_SOURCES})
+  if(PAIRBENCH_HAVE_CUDA)
+    list(APPEND srcs ${ARG_CUDA_SOURCES})
+  else()
+    list(APPEND srcs ${ARG_FALLBACK_SOURCES})
+  endif()
+  add_library(${name} STATIC ${srcs})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC pairbench_flags ${ARG_LINK})
+  if(PAIRBENCH_HAVE_CUDA AND ARG_CUDA_SOURCES)
+    target_link_libraries(${name} PUBLIC CUDA::cudart_static)
+    set_target_properties(${name} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF
+                                             POSITION_INDEPENDENT_CODE ON)
+  endif()
+endfunction()
+
+# pairbench_add_bench(NAME SOURCES ... LINK ...): a bench binary build/bin/bench_NAME with the
+# shared pairbench main (catalogue listing, single-benchmark runs, verification status).
+function(pairbench_add_bench name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LINK" ${ARGN})
+  add_executable(bench_${name} ${ARG_SOURCES})
+  target_link_libraries(bench_${name} PRIVATE pairbench_bench_common ${ARG_LINK})
+  set_property(GLOBAL APPEND PROPERTY PAIRBENCH_BENCH_TARGETS bench_${name})
+endfunction()
+
+# pairbench_add_test(NAME SOURCES ... LABELS ... [LINK ...]): a GoogleTest binary under ctest.
+function(pairbench_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LABELS;LINK" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_link_libraries(${name} PRIVATE pairbench_flags GTest::gtest GTest::gtest_main ${ARG_LINK})
+  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
+endfunction()

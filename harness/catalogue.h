@@ -1,0 +1,55 @@
+// The experiment catalogue, as the bench binaries list it (`bench_X --pairbench_list`): the
+// harness keeps no second list of experiments to keep in sync.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace pairbench::harness {
+
+struct BenchmarkEntry {
+  std::string name;  // <experiment>/<arm>/<axis>:<value>/...
+  std::string arm;
+  std::vector<std::pair<std::string, std::string>> params;  // in axis order
+  bool available = true;
+  std::string reason;  // why not available here
+};
+
+struct ArmEntry {
+  std::string name;
+  std::string role;  // baseline | treatment | limit
+  std::map<std::string, std::string> env;
+};
+
+struct TargetEntry {
+  std::string arm;
+  std::map<std::string, std::string> where;
+  double bound = 0;
+  std::string text;
+};
+
+struct ExperimentEntry {
+  std::string binary;  // absolute path of the bench binary that runs it
+  std::string name, claim, question, timing, kind;
+  std::string metric, unit, better;  // better: lower | higher
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  std::vector<ArmEntry> arms;
+  std::vector<TargetEntry> targets;
+  std::vector<BenchmarkEntry> benchmarks;
+};
+
+// Parses one binary's listing; throws std::runtime_error naming the binary and field on bad input.
+std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, const std::string& binary);
+
+// Every bench_* executable in `dir`, sorted by name.
+std::vector<std::string> find_bench_binaries(const std::string& dir);
+
+// Asks each binary for its catalogue under `profile`; throws on a binary that fails to list.
+std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& binaries,
+                                            const std::string& profile);
+
+nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments);
+
+}  // namespace pairbench::harness

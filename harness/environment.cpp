@@ -1,0 +1,175 @@
+// Fingerprint capture: CPU, memory, kernel, governor, load, build, git, OpenBLAS, CUDA.
+#include "harness/environment.h"
+
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "kernels/dispatch/cuda_stream_ops.h"
+#include "pairbench/build_info.h"
+
+extern "C" {
+char* openblas_get_corename(void);
+char* openblas_get_config(void);
+int openblas_get_num_threads(void);
+}
+
+namespace pairbench::harness {
+namespace {
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\n");
+  const auto e = s.find_last_not_of(" \t\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// First value of a "key : value" field in /proc/cpuinfo.
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    const auto colon = line.find(':');
+    if (colon != std::string::npos && trim(line.substr(0, colon)) == key) return trim(line.substr(colon + 1));
+  }
+  return "";
+}
+
+std::string run_command(const std::string& cmd) {
+  std::array<char, 256> buf{};
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    while (fgets(buf.data(), buf.size(), p)) out += buf.data();
+    pclose(p);
+  }
+  return trim(out);
+}
+
+bool has_flag(const std::vector<std::string>& flags, const char* f) {
+  return std::find(flags.begin(), flags.end(), f) != flags.end();
+}
+
+}  // namespace
+
+std::string openblas_core_name() {
+  const char* name = openblas_get_corename();
+  return name ? trim(name) : "";
+}
+
+std::string better_openblas_core(const std::string& core, const std::vector<std::string>& cpu_flags) {
+  std::string lower = core;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  static const std::array<const char*, 8> kPreAvx2 = {"prescott", "core2", "penryn", "dunnington",
+                                                     "nehalem", "sandybridge", "katmai", "atom"};
+  const bool pre_avx2 = std::find(kPreAvx2.begin(), kPreAvx2.end(), lower) != kPreAvx2.end();
+  const bool avx512 = has_flag(cpu_flags, "avx512f") && has_flag(cpu_flags, "avx512bw") && has_flag(cpu_flags, "avx512vl");
+  const bool avx2 = has_flag(cpu_flags, "avx2") && has_flag(cpu_flags, "fma");
+  if (avx512 && (pre_avx2 || lower == "haswell")) return "SkylakeX";
+  if (avx2 && pre_avx2) return "Haswell";
+  return "";
+}
+
+Environment capture_environment(const std::string& source_dir) {
+  Environment env;
+  nlohmann::json& f = env.fingerprint;
+
+  std::vector<std::string> flags;
+  {
+    std::istringstream in(cpuinfo_field("flags"));
+    for (std::string flag; in >> flag;) flags.push_back(flag);
+  }
+  std::vector<std::string> notable;
+  for (const char* flag : {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+                           "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile"}) {
+    if (has_flag(flags, flag)) notable.push_back(flag);
+  }
+  struct utsname uts {};
+  uname(&uts);
+  char hostname[256] = {};
+  gethostname(hostname, sizeof hostname - 1);
+
+  f["cpu_model"] = cpuinfo_field("model name");
+  f["cpu_flags"] = notable;
+  f["cpu_count"] = std::thread::hardware_concurrency();
+  f["cpu_governor"] = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  f["memory_bytes"] = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  f["hostname"] = hostname;
+  f["kernel"] = std::string(uts.sysname) + " " + uts.release;
+  f["thp"] = read_first_line("/sys/kernel/mm/transparent_hugepage/enabled");
+  double load[3] = {0, 0, 0};
+  getloadavg(load, 3);
+  f["load_average_1m"] = load[0];
+
+  f["build_type"] = PAIRBENCH_BUILD_TYPE;
+  f["compiler"] = PAIRBENCH_CXX_COMPILER;
+  f["cuda_compiler"] = trim(PAIRBENCH_CUDA_COMPILER);
+  f["compiler_flags"] = trim(PAIRBENCH_CXX_FLAGS);
+  f["cuda_architectures"] = PAIRBENCH_CUDA_ARCHITECTURES;
+  f["built_with_cuda"] = static_cast<bool>(PAIRBENCH_HAVE_CUDA);
+  const std::string git = "git -C '" + source_dir + "' ";
+  f["git_sha"] = run_command(git + "rev-parse HEAD 2>/dev/null");
+  f["git_dirty"] = !run_command(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
+
+  const std::string core = openblas_core_name();
+  f["blas_library"] = "OpenBLAS";
+  f["blas_config"] = trim(openblas_get_config());
+  f["blas_core"] = core;
+  f["blas_threads"] = openblas_get_num_threads();
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  f["openblas_coretype_env"] = coretype ? coretype : "";
+
+  const kernels::cuda::DeviceInfo gpu = kernels::cuda::query_device();
+  f["cuda_runtime_version"] = gpu.runtime_version;
+  f["cuda_driver_version"] = gpu.driver_version;
+  f["gpu_count"] = gpu.device_count;
+  f["gpu_name"] = gpu.available ? gpu.name : "";
+  f["gpu_compute_capability"] = gpu.available ? std::to_string(gpu.compute_capability_major) + "." +
+                                                    std::to_string(gpu.compute_capability_minor)
+                                              : "";
+  f["gpu_unavailable_reason"] = gpu.available ? "" : gpu.reason;
+
+  // Warnings: things that silently sabotage results on this machine.
+  if (std::string(PAIRBENCH_BUILD_TYPE) != "Release") {
+    env.warnings.push_back(std::string("build type is ") + PAIRBENCH_BUILD_TYPE + ", not Release: timings are not representative");
+  }
+  if (const std::string better = better_openblas_core(core, flags); !better.empty()) {
+    env.warnings.push_back("OpenBLAS selected its '" + core + "' kernels on a CPU that runs '" + better +
+                           "' (sgemm can be ~8x slower): set OPENBLAS_CORETYPE=" + better);
+  }
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  if (load[0] > 0.5 * cpus) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "machine is loaded: 1-minute load average %.2f on %u CPUs", load[0], cpus);
+    env.warnings.push_back(buf);
+  }
+  const std::string governor = f["cpu_governor"];
+  if (!governor.empty() && governor != "performance") {
+    env.warnings.push_back("CPU frequency governor is '" + governor + "', not 'performance'");
+  }
+  if (f["git_dirty"].get<bool>()) env.warnings.push_back("git work tree has uncommitted changes");
+  if (gpu.available && gpu.compute_capability_major < 7) {
+    env.warnings.push_back("GPU compute capability " + f["gpu_compute_capability"].get<std::string>() +
+                           " has no tensor cores (C17): fp16/bf16 speed-ups will not appear");
+  }
+  return env;
+}
+
+nlohmann::json Environment::to_json() const {
+  nlohmann::json j = fingerprint;
+  j["warnings"] = warnings;
+  return j;
+}
+
+}  // namespace pairbench::harness

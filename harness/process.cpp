@@ -1,0 +1,131 @@
+// Child processes with a time limit, via fork/exec and a poll loop on a pipe.
+#include "harness/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace pairbench::harness {
+
+std::string ProcessResult::describe() const {
+  switch (status) {
+    case Status::kExited: return "exited " + std::to_string(exit_code);
+    case Status::kSignalled: {
+      const char* name = sigabbrev_np(signal);
+      return std::string("killed by ") + (name ? std::string("SIG") + name : std::to_string(signal));
+    }
+    case Status::kTimedOut: {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "timed out after %.0f s", wall_s);
+      return buf;
+    }
+    case Status::kSpawnFailed: return "could not start: " + output;
+  }
+  return "unknown";
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& extra_env,
+                          std::chrono::duration<double> limit) {
+  using Clock = std::chrono::steady_clock;
+  ProcessResult result;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    result.output = std::strerror(errno);
+    return result;
+  }
+  // Everything the child needs is built before fork: only async-signal-safe calls after it.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string key = entry.substr(0, entry.find('='));
+    if (!extra_env.count(key)) env_strings.push_back(entry);
+  }
+  for (const auto& [k, v] : extra_env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+
+  const auto start = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    result.output = std::strerror(errno);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return result;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    dup2(pipe_fds[1], STDERR_FILENO);
+    execve(args[0], args.data(), envp.data());
+    const char msg[] = "execve failed\n";
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from the parent: no race with the kill below
+  close(pipe_fds[1]);
+
+  bool timed_out = false;
+  bool pipe_open = true;
+  int wait_status = 0;
+  bool reaped = false;
+  while (!reaped) {
+    const double left_ms = std::chrono::duration<double, std::milli>(limit - (Clock::now() - start)).count();
+    if (left_ms <= 0) {
+      kill(-pid, SIGKILL);
+      timed_out = true;
+      waitpid(pid, &wait_status, 0);
+      reaped = true;
+      break;
+    }
+    if (pipe_open) {
+      pollfd pfd{pipe_fds[0], POLLIN, 0};
+      const int ready = poll(&pfd, 1, static_cast<int>(std::min(left_ms, 50.0)) + 1);
+      if (ready > 0) {
+        char buf[4096];
+        const ssize_t n = read(pipe_fds[0], buf, sizeof buf);
+        if (n > 0) {
+          result.output.append(buf, static_cast<std::size_t>(n));
+          if (result.output.size() > (128u << 10)) result.output.erase(0, result.output.size() - (64u << 10));
+        } else if (n == 0) {
+          pipe_open = false;
+        }
+      }
+    } else {
+      usleep(2000);
+    }
+    if (waitpid(pid, &wait_status, WNOHANG) == pid) reaped = true;
+  }
+  // Drain what is left in the pipe (the child has exited; a grandchild could still hold it).
+  fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+  char buf[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) > 0;) result.output.append(buf, static_cast<std::size_t>(n));
+  close(pipe_fds[0]);
+  if (result.output.size() > (64u << 10)) result.output.erase(0, result.output.size() - (64u << 10));
+  kill(-pid, SIGKILL);  // leftovers of the group, if any
+
+  result.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if (timed_out) {
+    result.status = ProcessResult::Status::kTimedOut;
+  } else if (WIFEXITED(wait_status)) {
+    result.status = ProcessResult::Status::kExited;
+    result.exit_code = WEXITSTATUS(wait_status);
+  } else if (WIFSIGNALED(wait_status)) {
+    result.status = ProcessResult::Status::kSignalled;
+    result.signal = WTERMSIG(wait_status);
+  }
+  return result;
+}
+
+}  // namespace pairbench::harness

@@ -1,0 +1,27 @@
+// Runs one bench process with a time limit: its own process group (so a hung benchmark and its
+// children are killed together), extra environment variables, stderr kept for the failure line.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pairbench::harness {
+
+struct ProcessResult {
+  enum class Status { kExited, kSignalled, kTimedOut, kSpawnFailed };
+  Status status = Status::kSpawnFailed;
+  int exit_code = -1;  // kExited
+  int signal = 0;      // kSignalled
+  double wall_s = 0;
+  std::string output;  // stdout + stderr, last 64 KiB
+  std::string describe() const;  // "exited 1", "killed by SIGSEGV", "timed out after 30 s"
+};
+
+// Blocks until the process ends or `limit` passes (then SIGKILLs its process group).
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& extra_env,
+                          std::chrono::duration<double> limit);
+
+}  // namespace pairbench::harness

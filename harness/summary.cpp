@@ -1,0 +1,189 @@
+// Experiment summaries from samples: medians, Hodges–Lehmann ratios with intervals, targets.
+#include "harness/summary.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "harness/stats.h"
+
+namespace pairbench::harness {
+
+std::string format_quantity(double value, const std::string& unit) {
+  if (!std::isfinite(value)) return "n/a";
+  char buf[64];
+  if (unit == "ns") {
+    // Times are kept in ns (the metric's unit); shown in the largest unit that keeps >= 1.
+    const char* units[] = {"ns", "us", "ms", "s"};
+    int u = 0;
+    while (std::fabs(value) >= 1000 && u < 3) {
+      value /= 1000;
+      ++u;
+    }
+    std::snprintf(buf, sizeof buf, "%.4g %s", value, units[u]);
+    return buf;
+  }
+  const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
+  int p = 0;
+  while (std::fabs(value) >= 1000 && p < 5) {
+    value /= 1000;
+    ++p;
+  }
+  std::snprintf(buf, sizeof buf, "%.4g %s%s", value, prefixes[p], unit.c_str());
+  return buf;
+}
+
+namespace {
+
+// The worst status wins: one failed repetition makes the arm failed.
+std::string combine_verification(const std::vector<const Sample*>& samples) {
+  static const std::map<std::string, int> kRank = {
+      {"passed", 0}, {"not_verified", 1}, {"not_supported", 2}, {"incorrect", 3}, {"failed", 4}};
+  std::string worst = "passed";
+  for (const Sample* s : samples) {
+    const auto it = kRank.find(s->verification);
+    if (it == kRank.end() || it->second > kRank.at(worst)) worst = it == kRank.end() ? "failed" : s->verification;
+  }
+  return samples.empty() ? "not_run" : worst;
+}
+
+}  // namespace
+
+nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
+                         double confidence) {
+  std::map<std::string, std::vector<const Sample*>> by_benchmark;
+  for (const Sample& s : samples) by_benchmark[s.benchmark].push_back(&s);
+
+  nlohmann::json out = nlohmann::json::array();
+  for (const ExperimentEntry& e : experiments) {
+    nlohmann::json je = {{"name", e.name},     {"question", e.question}, {"claim", e.claim},
+                         {"kind", e.kind},     {"metric", e.metric},     {"unit", e.unit},
+                         {"better", e.better}, {"timing", e.timing},     {"points", nlohmann::json::array()}};
+    // Group benchmarks by grid point (their params), keeping grid order.
+    std::vector<std::vector<std::pair<std::string, std::string>>> points;
+    for (const auto& b : e.benchmarks) {
+      if (std::find(points.begin(), points.end(), b.params) == points.end()) points.push_back(b.params);
+    }
+    for (const auto& params : points) {
+      nlohmann::json jp = {{"params", nlohmann::json::object()}, {"arms", nlohmann::json::array()},
+                           {"ratios", nlohmann::json::array()}, {"targets", nlohmann::json::array()}};
+      for (const auto& [k, v] : params) jp["params"][k] = v;
+      std::map<std::string, std::vector<double>> values;  // arm -> good samples
+      std::map<std::string, double> medians;
+      for (const ArmEntry& arm : e.arms) {
+        const BenchmarkEntry* b = nullptr;
+        for (const auto& cand : e.benchmarks) {
+          if (cand.arm == arm.name && cand.params == params) b = &cand;
+        }
+        if (!b) continue;  // the arm does not apply at this point
+        const auto& ss = by_benchmark[b->name];
+        nlohmann::json ja = {{"arm", arm.name}, {"role", arm.role}, {"benchmark", b->name}, {"unit", e.unit}};
+        std::vector<double> good;
+        std::string reason;
+        for (const Sample* s : ss) {
+          if (s->has_value && (s->verification == "passed" || s->verification == "not_verified")) {
+            good.push_back(s->metric_value);
+          } else if (reason.empty()) {
+            reason = s->reason;
+          }
+        }
+        ja["verification"] = combine_verification(ss);
+        ja["samples"] = good.size();
+        if (!reason.empty()) ja["reason"] = reason;
+        if (!good.empty()) {
+          const double m = stats::median(good);
+          ja["median"] = m;
+          ja["min"] = *std::min_element(good.begin(), good.end());
+          ja["max"] = *std::max_element(good.begin(), good.end());
+          ja["cv"] = good.size() > 1 ? stats::robust_cv(good) : 0.0;
+          values[arm.name] = good;
+          medians[arm.name] = m;
+        }
+        jp["arms"].push_back(ja);
+      }
+      // Ratios: oriented so that > 1 means the treatment is better than the baseline.
+      if (e.kind == "comparison" && !e.arms.empty() && values.count(e.arms.front().name)) {
+        const auto& base = values[e.arms.front().name];
+        for (std::size_t i = 1; i < e.arms.size(); ++i) {
+          const auto it = values.find(e.arms[i].name);
+          if (it == values.end()) continue;
+          const bool lower_better = e.better == "lower";
+          const auto r = lower_better ? stats::ratio_of(base, it->second, confidence)
+                                      : stats::ratio_of(it->second, base, confidence);
+          const double of_medians = lower_better ? medians[e.arms.front().name] / medians[e.arms[i].name]
+                                                 : medians[e.arms[i].name] / medians[e.arms.front().name];
+          jp["ratios"].push_back({{"treatment", e.arms[i].name},
+                                  {"ratio", r.ratio},
+                                  {"ci_low", r.ci_low},
+                                  {"ci_high", r.ci_high},
+                                  {"confidence", r.confidence_achieved},
+                                  {"ratio_of_medians", of_medians},
+                                  {"estimator", "hodges_lehmann_log"}});
+        }
+      }
+      for (const TargetEntry& t : e.targets) {
+        bool applies = true;
+        for (const auto& [k, v] : t.where) {
+          const auto it = std::find_if(params.begin(), params.end(), [&](const auto& kv) { return kv.first == k; });
+          if (it == params.end() || it->second != v) applies = false;
+        }
+        if (!applies || !medians.count(t.arm)) continue;
+        const double m = medians[t.arm];
+        const bool met = e.better == "lower" ? m <= t.bound : m >= t.bound;
+        jp["targets"].push_back({{"arm", t.arm}, {"text", t.text}, {"bound", t.bound}, {"median", m}, {"met", met}});
+      }
+      je["points"].push_back(jp);
+    }
+    out.push_back(je);
+  }
+  return out;
+}
+
+void print_summary(std::ostream& out, const nlohmann::json& summary) {
+  char line[512];
+  for (const auto& e : summary) {
+    const std::string claim = e["claim"].get<std::string>();
+    out << "\n" << e["name"].get<std::string>() << (claim.empty() ? "" : " (" + claim + ")") << ": "
+        << e["question"].get<std::string>() << "\n";
+    std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3s  %-13s %s\n", "point", "arm",
+                  ("median " + e["metric"].get<std::string>()).c_str(), "cv", "n", "verification",
+                  e["kind"] == "limit" ? "" : "vs baseline (>1: better) [95% CI]");
+    out << line;
+    for (const auto& p : e["points"]) {
+      std::string point;
+      for (const auto& [k, v] : p["params"].items()) point += (point.empty() ? "" : " ") + k + ":" + v.get<std::string>();
+      if (point.empty()) point = "-";
+      bool first = true;
+      for (const auto& a : p["arms"]) {
+        std::string median = "-", cv = "-", ratio;
+        if (a.contains("median")) {
+          median = format_quantity(a["median"].get<double>(), e["unit"].get<std::string>());
+          char c[32];
+          std::snprintf(c, sizeof c, "%.1f%%", 100 * a["cv"].get<double>());
+          cv = c;
+        }
+        for (const auto& r : p["ratios"]) {
+          if (r["treatment"] == a["arm"]) {
+            char c[96];
+            std::snprintf(c, sizeof c, "%.3gx [%.3g, %.3g]", r["ratio"].get<double>(), r["ci_low"].get<double>(),
+                          r["ci_high"].get<double>());
+            ratio = c;
+          }
+        }
+        std::string verification = a["verification"].get<std::string>();
+        if (a.contains("reason") && verification != "passed") ratio = a["reason"].get<std::string>();
+        std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3d  %-13s %s\n", first ? point.c_str() : "",
+                      a["arm"].get<std::string>().c_str(), median.c_str(), cv.c_str(), a["samples"].get<int>(),
+                      verification.c_str(), ratio.c_str());
+        out << line;
+        first = false;
+      }
+      for (const auto& t : p["targets"]) {
+        out << "    target " << (t["met"].get<bool>() ? "met:    " : "MISSED: ") << t["text"].get<std::string>()
+            << " (median " << format_quantity(t["median"].get<double>(), e["unit"].get<std::string>()) << ")\n";
+      }
+    }
+  }
+}
+
+}  // namespace pairbench::harness
