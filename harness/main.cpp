@@ -276,6 +276,15 @@ int main(int argc, char** argv) {
   std::string env_format = "text";
   env->add_option("--format", env_format)->check(CLI::IsMember({"text", "json"}));
 
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string command = argv[1];
+    bool known = false;
+    for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == command;
+    if (!known) {
+      std::cerr << "pairbench: unknown command '" << command << "' (list, run, env; see --help)\n";
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -283,7 +292,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "pairbench: " << e.what() << "\n";
+    std::cerr << "pairbench: " << e.what() << " (see --help)\n";
     return kExitUsage;
   }
   try {

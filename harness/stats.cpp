@@ -1,6 +1,6 @@
 // Implementation of pairbench::stats: order statistics, the exact Mann–Whitney U null
 // distribution, Hodges–Lehmann shift/ratio intervals and the Mann–Whitney p-value.
-#include "stats.h"
+#include "harness/stats.h"
 
 #include <algorithm>
 #include <cmath>

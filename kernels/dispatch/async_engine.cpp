@@ -52,8 +52,10 @@ inline std::int64_t now_ns() {
       .count();
 }
 
-// Spins (pause, with a yield every 64 rounds so a descheduled peer on a busy core can run) until
-// pred() holds or spin_ns elapse. Returns pred()'s last value. Never parks.
+// Spins until pred() holds or spin_ns elapse; returns pred()'s last value. Never parks. Mostly
+// pause (~20 ns here); a yield every kYieldRounds rounds lets a descheduled peer run when there are
+// more runnable threads than cores (a yield costs ~1.2 us on the 2-core VM, so not more often).
+constexpr std::uint32_t kYieldRounds = 64;
 template <class Pred>
 bool spin_until(Pred&& pred, std::int64_t spin_ns) {
   if (pred()) return true;
@@ -63,8 +65,7 @@ bool spin_until(Pred&& pred, std::int64_t spin_ns) {
     if (pred()) return true;
     if ((round & 63) == 0) {
       if (now_ns() >= deadline) return pred();
-      static const unsigned ye = getenv("YE") ? atoi(getenv("YE")) : 64;
-      if (ye && (round & (ye * 64 - 1)) == 0) std::this_thread::yield();
+      if (round % kYieldRounds == 0) std::this_thread::yield();
     } else {
       cpu_relax();
     }
@@ -79,7 +80,7 @@ class SpinLock {
     for (std::uint32_t round = 1;; ++round) {
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
       while (locked_.load(std::memory_order_relaxed)) {
-        if ((++round & 63) == 0) {
+        if (++round % kYieldRounds == 0) {
           std::this_thread::yield();
         } else {
           cpu_relax();
@@ -133,6 +134,13 @@ struct BufferChunk {
   alignas(kCacheLine) VarState vars[kChunkSize];  // scheduler lock
 };
 
+// What the parked frontend waits for; workers evaluate it so they only notify when it holds.
+enum class WaitKind : std::uint32_t {
+  kCompleted,      // completed_ >= target
+  kBufferWritten,  // done_write_seq[buffer] >= target
+  kRingHead,       // head_pub_ >= target (ring space)
+};
+
 }  // namespace
 
 struct AsyncEngine::Impl {
@@ -143,30 +151,56 @@ struct AsyncEngine::Impl {
   void push(OpFn fn, void* ctx, std::span<const BufferId> reads, std::span<const BufferId> writes);
   void wait_for(BufferId buffer);
   void wait_all();
+  // Blocks until all pushed ops completed, then joins the workers. Never throws op exceptions.
   void shutdown();
 
   BufferChunk& chunk(BufferId id) {
     return *chunk_dir_[id >> kChunkBits].load(std::memory_order_acquire);
   }
+  std::atomic<std::uint64_t>& done_write_seq(BufferId id) {
+    return chunk(id).done_write_seq[id & (kChunkSize - 1)];
+  }
+  VarState& var(BufferId id) { return chunk(id).vars[id & (kChunkSize - 1)]; }
   void check_buffer(BufferId id) const {
     if (id >= num_buffers_.load(std::memory_order_acquire)) {
       throw std::out_of_range("AsyncEngine: unknown buffer id " + std::to_string(id));
     }
   }
 
-  // Frontend side.
-  template <class Pred>
-  void frontend_wait(Pred&& pred);
+  bool reached(WaitKind kind, BufferId buffer, std::uint64_t target) {
+    switch (kind) {
+      case WaitKind::kCompleted:
+        return completed_.load(std::memory_order_acquire) >= target;
+      case WaitKind::kBufferWritten:
+        return done_write_seq(buffer).load(std::memory_order_acquire) >= target;
+      case WaitKind::kRingHead:
+        return head_pub_.load(std::memory_order_acquire) >= target;
+    }
+    return true;
+  }
+  // Frontend: blocks (spin, then park) until reached(kind, buffer, target).
+  void frontend_wait(WaitKind kind, BufferId buffer, std::uint64_t target);
   void rethrow_pending_error();
-  void wake_worker();
+  // Wakes one parked worker unless an idle worker is already spinning. Callers issue a seq_cst
+  // fence after publishing the work and before calling (pairs with idle_wait()).
+  void maybe_wake_worker() {
+    if (sleeping_workers_.load(std::memory_order_relaxed) != 0 &&
+        spinning_workers_.load(std::memory_order_relaxed) == 0) {
+      work_epoch_.fetch_add(1, std::memory_order_seq_cst);
+      work_epoch_.notify_one();
+    }
+  }
 
-  // Worker side.
   void worker_main();
   bool has_work() const {
-    return tail_pub_.load(std::memory_order_acquire) != head_pub_.load(std::memory_order_relaxed) ||
-           ready_count_.load(std::memory_order_relaxed) != 0;
+    return tail_pub_.load(std::memory_order_acquire) != head_pub_.load(std::memory_order_acquire) ||
+           ready_count_.load(std::memory_order_acquire) != 0;
   }
-  bool idle_wait();  // false once stopping
+  bool stopping() const { return stop_.load(std::memory_order_acquire) && !has_work(); }
+  // Blocks until there may be work; false once the engine is stopping. backoff_ns > 0 after a
+  // pass that ingested only blocked ops: for that long only ready ops count as work, since the
+  // worker running their predecessor ingests the ring itself when it completes.
+  bool idle_wait(std::int64_t backoff_ns);
   void run(Op* op);
   // Scheduler, all under sched_lock_.
   bool ingest();
@@ -189,10 +223,10 @@ struct AsyncEngine::Impl {
   const std::int64_t spin_ns_;
   std::unique_ptr<std::uint64_t[]> ring_;
 
-  // Frontend-owned state (one frontend at a time); fe_peak_ is read by any thread.
+  // Frontend-owned state (one frontend thread at a time).
   struct alignas(kCacheLine) Frontend {
-    std::uint64_t tail = 0;         // ring write position, words, monotonic
-    std::uint64_t cached_head = 0;  // last seen consumer position
+    std::uint64_t tail = 0;         // ring write position in words, monotonic
+    std::uint64_t cached_head = 0;  // last seen head_pub_
     std::uint64_t seq = 0;          // ops pushed
     std::uint64_t cached_completed = 0;
     std::uint64_t peak = 0;
@@ -208,26 +242,35 @@ struct AsyncEngine::Impl {
 
   // Scheduler state, guarded by sched_lock_.
   alignas(kCacheLine) SpinLock sched_lock_;
-  std::uint64_t head_ = 0;          // ring read position, words
-  std::uint64_t cached_tail_ = 0;   // last seen producer position
+  std::uint64_t head_ = 0;         // ring read position in words
+  std::uint64_t cached_tail_ = 0;  // last seen tail_pub_
   std::uint64_t ingested_seq_ = 0;
   std::uint64_t completed_count_ = 0;
   std::uint32_t ready_size_ = 0;
+  std::uint32_t published_ready_ = 0;
   Op* ready_head_ = nullptr;
   Op* ready_tail_ = nullptr;
   Op* free_ops_ = nullptr;
   std::vector<std::unique_ptr<Op[]>> op_blocks_;
   std::vector<Entry> dedup_scratch_;
 
-  // Parking. Each epoch is bumped before a notify so a waiter that read the old value never
-  // sleeps through it; the waiter counts let the fast paths skip the notify syscall.
+  // Worker parking. An epoch is bumped before every notify, so a waiter that read the old value
+  // cannot sleep through it; the counts let the fast paths skip the notify syscall.
   alignas(kCacheLine) std::atomic<std::uint32_t> work_epoch_{0};
   std::atomic<std::uint32_t> sleeping_workers_{0};
   std::atomic<bool> stop_{false};
-  alignas(kCacheLine) std::atomic<std::uint32_t> done_epoch_{0};
-  std::atomic<std::uint32_t> frontend_waiters_{0};
+  // At most one idle worker spins at a time (the rest park): with 2 cores, more spinners would
+  // steal the CPU from the frontend and the busy worker.
+  alignas(kCacheLine) std::atomic<std::uint32_t> spinning_workers_{0};
 
-  // Buffer table.
+  // Frontend parking; the wait_* fields describe the frontend's pending wait.
+  alignas(kCacheLine) std::atomic<std::uint32_t> frontend_waiters_{0};
+  std::atomic<std::uint32_t> done_epoch_{0};
+  std::atomic<WaitKind> wait_kind_{WaitKind::kCompleted};
+  std::atomic<BufferId> wait_buffer_{0};
+  std::atomic<std::uint64_t> wait_target_{0};
+
+  // Buffer table: fixed directory of lazily allocated chunks, so ids stay valid while it grows.
   alignas(kCacheLine) std::mutex grow_mu_;
   std::atomic<std::uint32_t> num_buffers_{0};
   std::unique_ptr<std::atomic<BufferChunk*>[]> chunk_dir_;
@@ -265,8 +308,7 @@ AsyncEngine::Impl::~Impl() {
 void AsyncEngine::Impl::shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  const std::uint64_t target = fe_.seq;
-  frontend_wait([&] { return completed_.load(std::memory_order_acquire) >= target; });
+  frontend_wait(WaitKind::kCompleted, 0, fe_.seq);
   stop_.store(true, std::memory_order_seq_cst);
   work_epoch_.fetch_add(1, std::memory_order_seq_cst);
   work_epoch_.notify_all();
@@ -285,21 +327,20 @@ BufferId AsyncEngine::Impl::new_buffer() {
   return id;
 }
 
-void AsyncEngine::Impl::wake_worker() {
-  work_epoch_.fetch_add(1, std::memory_order_seq_cst);
-  work_epoch_.notify_one();
-}
-
-template <class Pred>
-void AsyncEngine::Impl::frontend_wait(Pred&& pred) {
-  if (spin_until(pred, spin_ns_)) return;
+void AsyncEngine::Impl::frontend_wait(WaitKind kind, BufferId buffer, std::uint64_t target) {
+  if (spin_until([&] { return reached(kind, buffer, target); }, spin_ns_)) return;
+  wait_kind_.store(kind, std::memory_order_relaxed);
+  wait_buffer_.store(buffer, std::memory_order_relaxed);
+  wait_target_.store(target, std::memory_order_relaxed);
+  // Dekker with worker_main(): it fences after publishing progress, then reads frontend_waiters_;
+  // we increment, then re-check. One of the two sees the other.
   frontend_waiters_.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {
     const std::uint32_t epoch = done_epoch_.load(std::memory_order_seq_cst);
-    if (pred()) break;
+    if (reached(kind, buffer, target)) break;
     done_epoch_.wait(epoch, std::memory_order_seq_cst);
   }
-  frontend_waiters_.fetch_sub(1, std::memory_order_relaxed);
+  frontend_waiters_.fetch_sub(1, std::memory_order_release);
 }
 
 void AsyncEngine::Impl::rethrow_pending_error() {
@@ -321,16 +362,15 @@ void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads
   for (BufferId b : writes) check_buffer(b);
   const std::uint64_t ids = reads.size() + writes.size();
   const std::uint64_t words = kRecordHeaderWords + (ids + 1) / 2;
-  if (words > kRingWords || reads.size() > UINT32_MAX || writes.size() > UINT32_MAX) {
-    throw std::length_error("AsyncEngine::push: too many buffers for one op");
-  }
+  if (words > kRingWords) throw std::length_error("AsyncEngine::push: too many buffers for one op");
 
   const std::uint64_t seq = fe_.seq + 1;
   if (max_queued_ != 0 && seq - fe_.cached_completed > max_queued_) {
-    frontend_wait([&] {
+    fe_.cached_completed = completed_.load(std::memory_order_acquire);
+    if (seq - fe_.cached_completed > max_queued_) {
+      frontend_wait(WaitKind::kCompleted, 0, seq - max_queued_);
       fe_.cached_completed = completed_.load(std::memory_order_acquire);
-      return seq - fe_.cached_completed <= max_queued_;
-    });
+    }
   }
   // A stale completed count only overestimates, so reload it only when it would raise the peak.
   if (seq - fe_.cached_completed > fe_.peak) {
@@ -346,10 +386,11 @@ void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads
   const std::uint64_t skip = pos + words > kRingWords ? kRingWords - pos : 0;
   const std::uint64_t end = fe_.tail + skip + words;
   if (end - fe_.cached_head > kRingWords) {
-    frontend_wait([&] {
+    fe_.cached_head = head_pub_.load(std::memory_order_acquire);
+    if (end - fe_.cached_head > kRingWords) {
+      frontend_wait(WaitKind::kRingHead, 0, end - kRingWords);
       fe_.cached_head = head_pub_.load(std::memory_order_acquire);
-      return end - fe_.cached_head <= kRingWords;
-    });
+    }
   }
   if (skip != 0) {
     ring_[pos] = 0;
@@ -379,73 +420,99 @@ void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads
   // pushed_ before tail_pub_: no worker can complete an op that outstanding_ops() does not count.
   pushed_.store(seq, std::memory_order_relaxed);
   tail_pub_.store(end, std::memory_order_release);
-  // Pairs with the fetch_add in idle_wait(): either the worker sees the new tail or we see it asleep.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleeping_workers_.load(std::memory_order_relaxed) != 0) wake_worker();
+  maybe_wake_worker();
 }
 
 void AsyncEngine::Impl::wait_for(BufferId buffer) {
   check_buffer(buffer);
-  BufferChunk& c = chunk(buffer);
-  const std::uint32_t slot = buffer & (kChunkSize - 1);
-  const std::uint64_t target = c.last_write_seq[slot];
-  // Writers of one buffer complete in enqueue order, so one monotonic seq per buffer suffices.
-  frontend_wait([&] { return c.done_write_seq[slot].load(std::memory_order_acquire) >= target; });
+  // Writers of one buffer complete in enqueue order (WAW), so one monotonic seq per buffer says
+  // whether all of them are done.
+  const std::uint64_t target = chunk(buffer).last_write_seq[buffer & (kChunkSize - 1)];
+  frontend_wait(WaitKind::kBufferWritten, buffer, target);
   rethrow_pending_error();
 }
 
 void AsyncEngine::Impl::wait_all() {
-  const std::uint64_t target = fe_.seq;
-  frontend_wait([&] { return completed_.load(std::memory_order_acquire) >= target; });
+  frontend_wait(WaitKind::kCompleted, 0, fe_.seq);
   rethrow_pending_error();
 }
 
 // ---- worker side ----
 
 void AsyncEngine::Impl::worker_main() {
+  constexpr std::int64_t kMinBackoffNs = 500;
+  constexpr std::int64_t kMaxBackoffNs = 8'000;
   Op* done = nullptr;
+  std::int64_t backoff_ns = 0;
   for (;;) {
-    Op* next = nullptr;
-    bool progressed = false;
-    bool more_ready = false;
     sched_lock_.lock();
-    if (done != nullptr) {
-      complete(done);
-      progressed = true;
+    const bool completed = done != nullptr;
+    if (completed) complete(done);
+    const bool ingested = ingest();
+    Op* next = pop_ready();
+    if (ready_size_ != published_ready_) {
+      published_ready_ = ready_size_;
+      ready_count_.store(ready_size_, std::memory_order_release);
     }
-    progressed |= ingest();
-    next = pop_ready();
-    more_ready = ready_size_ != 0;
+    const bool more_ready = ready_size_ != 0;
     sched_lock_.unlock();
+    done = nullptr;
 
-    if (progressed || more_ready) {
-      // Pairs with the fetch_adds in frontend_wait() and idle_wait() (no lost wake-up).
+    if (completed || ingested || next != nullptr) {
+      // Pairs with the increments in frontend_wait() and idle_wait(): no lost wake-up.
       std::atomic_thread_fence(std::memory_order_seq_cst);
-      if (progressed && frontend_waiters_.load(std::memory_order_relaxed) != 0) {
+      if ((completed || ingested) && frontend_waiters_.load(std::memory_order_acquire) != 0 &&
+          reached(wait_kind_.load(std::memory_order_relaxed),
+                  wait_buffer_.load(std::memory_order_relaxed),
+                  wait_target_.load(std::memory_order_relaxed))) {
         done_epoch_.fetch_add(1, std::memory_order_seq_cst);
         done_epoch_.notify_all();
       }
-      if (more_ready && sleeping_workers_.load(std::memory_order_relaxed) != 0) wake_worker();
+      // About to be busy: hand leftover work to a parked worker if nobody is spinning.
+      if (next != nullptr && (more_ready || tail_pub_.load(std::memory_order_relaxed) !=
+                                                head_pub_.load(std::memory_order_relaxed))) {
+        maybe_wake_worker();
+      }
     }
     if (next != nullptr) {
+      backoff_ns = 0;
       run(next);
       done = next;
       continue;
     }
-    done = nullptr;
-    if (!idle_wait()) return;
+    backoff_ns = ingested ? std::clamp(backoff_ns * 2, kMinBackoffNs, kMaxBackoffNs) : 0;
+    if (!idle_wait(backoff_ns)) return;
   }
 }
 
-bool AsyncEngine::Impl::idle_wait() {
-  auto ready = [&] { return has_work() || stop_.load(std::memory_order_relaxed); };
-  while (!spin_until(ready, spin_ns_)) {
+bool AsyncEngine::Impl::idle_wait(std::int64_t backoff_ns) {
+  auto any_work = [&] { return has_work() || stop_.load(std::memory_order_relaxed); };
+  for (;;) {
+    std::uint32_t no_spinner = 0;
+    if (spin_ns_ > 0 &&
+        spinning_workers_.compare_exchange_strong(no_spinner, 1, std::memory_order_seq_cst)) {
+      bool found = false;
+      if (backoff_ns > 0) {
+        found = spin_until(
+            [&] {
+              return ready_count_.load(std::memory_order_acquire) != 0 ||
+                     stop_.load(std::memory_order_relaxed);
+            },
+            backoff_ns);
+      }
+      if (!found) found = spin_until(any_work, spin_ns_);
+      // Decrement before the next pass ingests: the frontend, seeing no spinner, wakes a sleeper.
+      spinning_workers_.fetch_sub(1, std::memory_order_seq_cst);
+      if (found) return !stopping();
+    }
     const std::uint32_t epoch = work_epoch_.load(std::memory_order_seq_cst);
     sleeping_workers_.fetch_add(1, std::memory_order_seq_cst);
-    if (!ready()) work_epoch_.wait(epoch, std::memory_order_seq_cst);
-    sleeping_workers_.fetch_sub(1, std::memory_order_relaxed);
+    if (!any_work()) work_epoch_.wait(epoch, std::memory_order_seq_cst);
+    sleeping_workers_.fetch_sub(1, std::memory_order_seq_cst);
+    if (any_work()) return !stopping();
+    backoff_ns = 0;
   }
-  return !(stop_.load(std::memory_order_acquire) && !has_work());
 }
 
 void AsyncEngine::Impl::run(Op* op) {
@@ -465,17 +532,17 @@ bool AsyncEngine::Impl::ingest() {
     cached_tail_ = tail_pub_.load(std::memory_order_acquire);
     if (head_ == cached_tail_) return false;
   }
-  for (int n = 0; n < kIngestBatch && head_ != cached_tail_; ++n) {
+  for (int n = 0; n < kIngestBatch && head_ != cached_tail_;) {
     const std::uint64_t pos = head_ & kRingMask;
     if (ring_[pos] == 0) {  // wrap marker
       head_ += kRingWords - pos;
-      --n;
       continue;
     }
     const std::uint64_t counts = ring_[pos + 2];
     const std::uint64_t ids = (counts >> 32) + (counts & 0xffffffffu);
     ingest_record(pos);
     head_ += kRecordHeaderWords + (ids + 1) / 2;
+    ++n;
   }
   head_pub_.store(head_, std::memory_order_release);
   return true;
@@ -503,7 +570,7 @@ void AsyncEngine::Impl::ingest_record(std::uint64_t pos) {
     op->entries = op->overflow.data();
   }
 
-  // Distinct buffers; a buffer both read and written (or listed twice) counts once, as a write.
+  // Distinct buffers; one both read and written (or listed twice) counts once, as a write if any.
   std::uint32_t count = 0;
   if (n <= kLinearDedupLimit) {
     for (std::uint32_t k = 0; k < n; ++k) {
@@ -519,7 +586,9 @@ void AsyncEngine::Impl::ingest_record(std::uint64_t pos) {
     }
   } else {
     dedup_scratch_.clear();
-    for (std::uint32_t k = 0; k < n; ++k) dedup_scratch_.push_back(Entry{op, nullptr, id_at(k), k >= n_reads});
+    for (std::uint32_t k = 0; k < n; ++k) {
+      dedup_scratch_.push_back(Entry{op, nullptr, id_at(k), k >= n_reads});
+    }
     std::sort(dedup_scratch_.begin(), dedup_scratch_.end(), [](const Entry& a, const Entry& b) {
       return a.buffer != b.buffer ? a.buffer < b.buffer : a.write > b.write;
     });
@@ -531,40 +600,40 @@ void AsyncEngine::Impl::ingest_record(std::uint64_t pos) {
 
   for (std::uint32_t i = 0; i < count; ++i) {
     Entry& e = op->entries[i];
-    VarState& var = chunk(e.buffer).vars[e.buffer & (kChunkSize - 1)];
-    const bool free_now = e.write ? (!var.active_write && var.active_reads == 0 && var.head == nullptr)
-                                  : (!var.active_write && var.head == nullptr);
-    if (free_now) {
+    VarState& v = var(e.buffer);
+    const bool granted = e.write ? (!v.active_write && v.active_reads == 0 && v.head == nullptr)
+                                 : (!v.active_write && v.head == nullptr);
+    if (granted) {
       if (e.write) {
-        var.active_write = true;
+        v.active_write = true;
       } else {
-        ++var.active_reads;
+        ++v.active_reads;
       }
     } else {
-      if (var.tail != nullptr) {
-        var.tail->next = &e;
+      if (v.tail != nullptr) {
+        v.tail->next = &e;
       } else {
-        var.head = &e;
+        v.head = &e;
       }
-      var.tail = &e;
+      v.tail = &e;
       ++op->pending;
     }
   }
   if (op->pending == 0) push_ready(op);
 }
 
-void AsyncEngine::Impl::grant(VarState& var) {
-  while (Entry* h = var.head) {
-    if (h->write ? (var.active_write || var.active_reads != 0) : var.active_write) return;
-    var.head = h->next;
-    if (var.head == nullptr) var.tail = nullptr;
+void AsyncEngine::Impl::grant(VarState& v) {
+  while (Entry* h = v.head) {
+    if (h->write ? (v.active_write || v.active_reads != 0) : v.active_write) return;
+    v.head = h->next;
+    if (v.head == nullptr) v.tail = nullptr;
     h->next = nullptr;
     if (h->write) {
-      var.active_write = true;
+      v.active_write = true;
       release(h->op);
       return;
     }
-    ++var.active_reads;
+    ++v.active_reads;
     release(h->op);
   }
 }
@@ -572,19 +641,16 @@ void AsyncEngine::Impl::grant(VarState& var) {
 void AsyncEngine::Impl::complete(Op* op) {
   for (std::uint32_t i = 0; i < op->count; ++i) {
     const Entry& e = op->entries[i];
-    BufferChunk& c = chunk(e.buffer);
-    const std::uint32_t slot = e.buffer & (kChunkSize - 1);
-    VarState& var = c.vars[slot];
+    VarState& v = var(e.buffer);
     if (e.write) {
-      var.active_write = false;
-      c.done_write_seq[slot].store(op->seq, std::memory_order_release);
-      grant(var);
-    } else if (--var.active_reads == 0) {
-      grant(var);
+      v.active_write = false;
+      done_write_seq(e.buffer).store(op->seq, std::memory_order_release);
+      grant(v);
+    } else if (--v.active_reads == 0) {
+      grant(v);
     }
   }
-  ++completed_count_;
-  completed_.store(completed_count_, std::memory_order_release);
+  completed_.store(++completed_count_, std::memory_order_release);
   free_op(op);
 }
 
@@ -596,7 +662,7 @@ void AsyncEngine::Impl::push_ready(Op* op) {
     ready_head_ = op;
   }
   ready_tail_ = op;
-  ready_count_.store(++ready_size_, std::memory_order_relaxed);
+  ++ready_size_;
 }
 
 Op* AsyncEngine::Impl::pop_ready() {
@@ -604,7 +670,7 @@ Op* AsyncEngine::Impl::pop_ready() {
   if (op == nullptr) return nullptr;
   ready_head_ = op->next;
   if (ready_head_ == nullptr) ready_tail_ = nullptr;
-  ready_count_.store(--ready_size_, std::memory_order_relaxed);
+  --ready_size_;
   return op;
 }
 
@@ -641,7 +707,7 @@ void AsyncEngine::wait_for(BufferId buffer) { impl_->wait_for(buffer); }
 void AsyncEngine::wait_all() { impl_->wait_all(); }
 
 std::size_t AsyncEngine::outstanding_ops() const {
-  // completed first: completed <= pushed at every instant, so the difference never underflows.
+  // completed_ first: completed <= pushed at every instant, so the difference never underflows.
   const std::uint64_t completed = impl_->completed_.load(std::memory_order_acquire);
   const std::uint64_t pushed = impl_->pushed_.load(std::memory_order_acquire);
   return static_cast<std::size_t>(pushed - completed);

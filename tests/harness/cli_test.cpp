@@ -1,0 +1,115 @@
+// The pairbench CLI end to end: usage errors (one line, exit 2), the catalogue, and a run over a
+// bench binary whose arms crash, hang and compute wrong answers (the rest must still be written).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "harness/process.h"
+#include "harness/run_file.h"
+
+namespace pairbench::harness {
+namespace {
+namespace fs = std::filesystem;
+
+ProcessResult pairbench(std::vector<std::string> args) {
+  args.insert(args.begin(), PAIRBENCH_EXE);
+  return run_process(args, {}, std::chrono::seconds(120));
+}
+
+int line_count(const std::string& s) {
+  int n = 0;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) n += !line.empty();
+  return n;
+}
+
+// A usage error: exit 2, one line, naming `what`.
+void expect_usage_error(const std::vector<std::string>& args, const std::string& what) {
+  SCOPED_TRACE(what);
+  const ProcessResult r = pairbench(args);
+  ASSERT_EQ(r.status, ProcessResult::Status::kExited) << r.describe();
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(line_count(r.output), 1) << r.output;
+  EXPECT_NE(r.output.find(what), std::string::npos) << r.output;
+}
+
+TEST(Cli, UsageErrorsAreOneLineAndExit2) {
+  expect_usage_error({}, "required");
+  expect_usage_error({"frobnicate"}, "frobnicate");
+  expect_usage_error({"run", "--profile", "weekly"}, "weekly");
+  expect_usage_error({"run", "--repetitions", "0"}, "repetitions");
+  expect_usage_error({"run", "--experiments", "dispatch.nonsense", "--bench-dir", FAULT_BENCH_DIR}, "dispatch.nonsense");
+  expect_usage_error({"run", "--experiments", "faults", "--arms", "unicorn", "--bench-dir", FAULT_BENCH_DIR}, "unicorn");
+  expect_usage_error({"run", "--out", "/proc/no/such/dir/run.json", "--bench-dir", FAULT_BENCH_DIR}, "/proc/no/such/dir/run.json");
+  expect_usage_error({"list", "--format", "yaml"}, "yaml");
+}
+
+TEST(Cli, ListJsonShowsArmsAndWhyTheyCannotRun) {
+  const ProcessResult r = pairbench({"list", "--format", "json", "--bench-dir", FAULT_BENCH_DIR});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["name"], "faults.mixed");
+  EXPECT_EQ(j[0]["arms"][0]["role"], "baseline");
+  bool saw_absent = false;
+  for (const auto& b : j[0]["benchmarks"]) {
+    if (b["arm"] == "absent") {
+      saw_absent = true;
+      EXPECT_FALSE(b["available"].get<bool>());
+      EXPECT_EQ(b["reason"], "needs a unicorn");
+    }
+  }
+  EXPECT_TRUE(saw_absent);
+}
+
+TEST(Cli, CrashingHangingAndWrongArmsLeaveTheOthersIntact) {
+  char tmpl[] = "/tmp/pairbench-cli-test-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string out = dir + "/run.json";
+  const ProcessResult r = pairbench({"run", "--bench-dir", FAULT_BENCH_DIR, "--repetitions", "2", "--timeout", "2",
+                                     "--min-time", "0.01", "--out", out});
+  ASSERT_EQ(r.status, ProcessResult::Status::kExited) << r.describe();
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  const nlohmann::json doc = read_run_file(out);  // written, and valid
+
+  int ok_samples = 0, env_samples = 0;
+  for (const auto& b : doc["benchmarks"]) {
+    ok_samples += b["arm"] == "ok";
+    env_samples += b["arm"] == "env_echo";
+    EXPECT_EQ(b["verification"], "passed");
+  }
+  EXPECT_EQ(ok_samples, 4);   // 2 grid points x 2 repetitions
+  EXPECT_EQ(env_samples, 4);  // the environment arm saw its variable
+  std::map<std::string, std::string> status, reason;
+  for (const auto& n : doc["pairbench"]["not_run"]) {
+    status[n["arm"]] = n["verification"];
+    reason[n["arm"]] = n["reason"];
+  }
+  EXPECT_EQ(status["crash"], "failed");
+  EXPECT_NE(reason["crash"].find("SIGABRT"), std::string::npos) << reason["crash"];
+  EXPECT_EQ(status["hang"], "failed");
+  EXPECT_NE(reason["hang"].find("timed out"), std::string::npos) << reason["hang"];
+  EXPECT_EQ(status["wrong"], "incorrect");
+  EXPECT_EQ(reason["wrong"], "2 + 2 != 5");
+  EXPECT_EQ(status["absent"], "not_supported");
+  EXPECT_EQ(reason["absent"], "needs a unicorn");
+
+  // The summary carries the same verdicts, and a ratio only where both arms have samples.
+  const auto& point = doc["pairbench"]["experiments"][0]["points"][0];
+  for (const auto& a : point["arms"]) {
+    if (a["arm"] == "ok") {
+      EXPECT_EQ(a["samples"], 2);
+    }
+    if (a["arm"] == "crash") {
+      EXPECT_EQ(a["verification"], "failed");
+    }
+  }
+  ASSERT_EQ(point["ratios"].size(), 1u);
+  EXPECT_EQ(point["ratios"][0]["treatment"], "env_echo");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace pairbench::harness

@@ -1,0 +1,76 @@
+// Experiment summaries on synthetic samples with known answers: ratio orientation, verdicts.
+#include "harness/summary.h"
+
+#include <gtest/gtest.h>
+
+namespace pairbench::harness {
+namespace {
+
+ExperimentEntry experiment(const std::string& better) {
+  ExperimentEntry e;
+  e.name = "demo.exp";
+  e.kind = "comparison";
+  e.metric = "m";
+  e.unit = better == "lower" ? "ns" : "B/s";
+  e.better = better;
+  e.axes = {{"n", {"1"}}};
+  e.arms = {{"base", "baseline", {}}, {"fast", "treatment", {}}, {"broken", "treatment", {}}};
+  for (const auto& arm : e.arms) e.benchmarks.push_back({"demo.exp/" + arm.name + "/n:1", arm.name, {{"n", "1"}}, true, ""});
+  e.targets = {{"fast", {{"n", "1"}}, 30, "fast within 30"}};
+  return e;
+}
+
+Sample sample(const std::string& arm, double value, const std::string& verification = "passed") {
+  Sample s;
+  s.benchmark = "demo.exp/" + arm + "/n:1";
+  s.experiment = "demo.exp";
+  s.arm = arm;
+  s.verification = verification;
+  s.metric_value = value;
+  s.has_value = verification == "passed";
+  if (!s.has_value) s.reason = "boom";
+  return s;
+}
+
+TEST(Summary, LowerIsBetterRatioIsBaselineOverTreatment) {
+  std::vector<Sample> samples;
+  for (double v : {100.0, 101.0, 99.0, 100.5, 99.5}) samples.push_back(sample("base", v));
+  for (double v : {25.0, 25.25, 24.75, 25.125, 24.875}) samples.push_back(sample("fast", v));
+  samples.push_back(sample("broken", 0, "incorrect"));
+  const auto s = summarise({experiment("lower")}, samples);
+  const auto& p = s[0]["points"][0];
+  ASSERT_EQ(p["ratios"].size(), 1u);  // no ratio for an arm without good samples
+  EXPECT_NEAR(p["ratios"][0]["ratio"].get<double>(), 4.0, 1e-9);
+  EXPECT_LE(p["ratios"][0]["ci_low"].get<double>(), 4.0);
+  EXPECT_GE(p["ratios"][0]["ci_high"].get<double>(), 4.0);
+  EXPECT_EQ(p["arms"][0]["median"], 100.0);
+  EXPECT_EQ(p["arms"][2]["verification"], "incorrect");
+  EXPECT_EQ(p["arms"][2]["reason"], "boom");
+  ASSERT_EQ(p["targets"].size(), 1u);
+  EXPECT_TRUE(p["targets"][0]["met"].get<bool>());
+}
+
+TEST(Summary, HigherIsBetterRatioIsTreatmentOverBaseline) {
+  std::vector<Sample> samples;
+  for (double v : {10.0, 10.0, 10.0}) samples.push_back(sample("base", v));
+  for (double v : {20.0, 20.0, 20.0}) samples.push_back(sample("fast", v));
+  const auto s = summarise({experiment("higher")}, samples);
+  EXPECT_NEAR(s[0]["points"][0]["ratios"][0]["ratio"].get<double>(), 2.0, 1e-12);
+  EXPECT_FALSE(s[0]["points"][0]["targets"][0]["met"].get<bool>());  // 20 < 30 where higher is better
+}
+
+TEST(Summary, OneFailedRepetitionMarksTheArmFailed) {
+  std::vector<Sample> samples = {sample("base", 1), sample("base", 1, "failed"), sample("fast", 1)};
+  const auto s = summarise({experiment("lower")}, samples);
+  EXPECT_EQ(s[0]["points"][0]["arms"][0]["verification"], "failed");
+  EXPECT_EQ(s[0]["points"][0]["arms"][0]["samples"], 1);
+}
+
+TEST(Summary, FormatsQuantitiesWithSiPrefixes) {
+  EXPECT_EQ(format_quantity(85.2, "ns"), "85.2 ns");
+  EXPECT_EQ(format_quantity(1234.0, "ns"), "1.234 us");
+  EXPECT_EQ(format_quantity(12.5e9, "B/s"), "12.5 GB/s");
+}
+
+}  // namespace
+}  // namespace pairbench::harness
