@@ -56,6 +56,15 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
                            field(t, "where", where + ".targets").get<std::map<std::string, std::string>>(),
                            field(t, "bound", where + ".targets").get<double>(), str(t, "text", where + ".targets")});
     }
+    if (je.contains("limits")) {
+      for (const auto& l : je["limits"]) {
+        const std::string at = where + ".limits";
+        e.limits.push_back({str(l, "experiment", at), str(l, "arm", at),
+                            field(l, "where", at).get<std::map<std::string, std::string>>(),
+                            field(l, "arms", at).get<std::vector<std::string>>(),
+                            field(l, "when", at).get<std::map<std::string, std::string>>()});
+      }
+    }
     for (const auto& b : field(je, "benchmarks", where)) {
       BenchmarkEntry be;
       be.name = str(b, "name", where + ".benchmarks");

@@ -30,6 +30,13 @@ struct TargetEntry {
   std::string text;
 };
 
+struct LimitEntry {
+  std::string experiment, arm;
+  std::map<std::string, std::string> where;
+  std::vector<std::string> arms;
+  std::map<std::string, std::string> when;
+};
+
 struct ExperimentEntry {
   std::string binary;  // absolute path of the bench binary that runs it
   std::string name, claim, question, timing, kind;
@@ -37,6 +44,7 @@ struct ExperimentEntry {
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   std::vector<ArmEntry> arms;
   std::vector<TargetEntry> targets;
+  std::vector<LimitEntry> limits;
   std::vector<BenchmarkEntry> benchmarks;
 };
 

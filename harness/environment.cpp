@@ -119,7 +119,9 @@ Environment capture_environment(const std::string& source_dir) {
   f["cuda_architectures"] = PAIRBENCH_CUDA_ARCHITECTURES;
   f["built_with_cuda"] = static_cast<bool>(PAIRBENCH_HAVE_CUDA);
   const std::string git = "git -C '" + source_dir + "' ";
-  f["git_sha"] = run_command(git + "rev-parse HEAD 2>/dev/null");
+  std::string sha = run_command(git + "rev-parse --verify -q HEAD 2>/dev/null");
+  if (sha.size() != 40 || sha.find_first_not_of("0123456789abcdef") != std::string::npos) sha.clear();
+  f["git_sha"] = sha;  // empty outside a git checkout
   f["git_dirty"] = !run_command(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
 
   const std::string core = openblas_core_name();
@@ -145,8 +147,8 @@ Environment capture_environment(const std::string& source_dir) {
     env.warnings.push_back(std::string("build type is ") + PAIRBENCH_BUILD_TYPE + ", not Release: timings are not representative");
   }
   if (const std::string better = better_openblas_core(core, flags); !better.empty()) {
-    env.warnings.push_back("OpenBLAS selected its '" + core + "' kernels on a CPU that runs '" + better +
-                           "' (sgemm can be ~8x slower): set OPENBLAS_CORETYPE=" + better);
+    env.warnings.push_back("OpenBLAS selected its '" + core + "' kernels on a CPU that can run '" + better +
+                           "' kernels (BLAS arms run far below this CPU's peak): set OPENBLAS_CORETYPE=" + better);
   }
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
   if (load[0] > 0.5 * cpus) {

@@ -47,6 +47,44 @@ std::string combine_verification(const std::vector<const Sample*>& samples) {
   return samples.empty() ? "not_run" : worst;
 }
 
+bool matches(const nlohmann::json& params, const std::map<std::string, std::string>& want) {
+  for (const auto& [k, v] : want) {
+    if (!params.contains(k) || params[k] != v) return false;
+  }
+  return true;
+}
+
+// Second pass: each arm with a LimitRef gets the limit's median and its own percentage of it.
+void attach_limits(const std::vector<ExperimentEntry>& experiments, nlohmann::json& summary) {
+  for (std::size_t i = 0; i < experiments.size(); ++i) {
+    for (const LimitEntry& l : experiments[i].limits) {
+      const nlohmann::json* limit_arm = nullptr;
+      for (const auto& other : summary) {
+        if (other["name"] != l.experiment) continue;
+        for (const auto& p : other["points"]) {
+          if (!matches(p["params"], l.where)) continue;
+          for (const auto& a : p["arms"]) {
+            if (a["arm"] == l.arm && a.contains("median")) limit_arm = &a;
+          }
+        }
+      }
+      if (!limit_arm) continue;  // the limit was not run (not selected, or failed)
+      const double limit = (*limit_arm)["median"].get<double>();
+      for (auto& p : summary[i]["points"]) {
+        if (!matches(p["params"], l.when)) continue;
+        for (auto& a : p["arms"]) {
+          const bool wanted = l.arms.empty() || std::find(l.arms.begin(), l.arms.end(), a["arm"]) != l.arms.end();
+          if (!wanted || !a.contains("median") || a.contains("limit")) continue;
+          a["limit"] = {{"benchmark", (*limit_arm)["benchmark"]}, {"median", limit}};
+          // Percent of the limit: for lower-is-better metrics the limit is a floor, so invert.
+          const double m = a["median"].get<double>();
+          a["percent_of_limit"] = 100.0 * (summary[i]["better"] == "lower" ? limit / m : m / limit);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
@@ -136,6 +174,7 @@ nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const 
     }
     out.push_back(je);
   }
+  attach_limits(experiments, out);
   return out;
 }
 
@@ -147,7 +186,7 @@ void print_summary(std::ostream& out, const nlohmann::json& summary) {
         << e["question"].get<std::string>() << "\n";
     std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3s  %-13s %s\n", "point", "arm",
                   ("median " + e["metric"].get<std::string>()).c_str(), "cv", "n", "verification",
-                  e["kind"] == "limit" ? "" : "vs baseline (>1: better) [95% CI]");
+                  e["kind"] == "limit" ? "" : "vs baseline (>1: treatment better) [95% CI]");
     out << line;
     for (const auto& p : e["points"]) {
       std::string point;
@@ -164,11 +203,22 @@ void print_summary(std::ostream& out, const nlohmann::json& summary) {
         }
         for (const auto& r : p["ratios"]) {
           if (r["treatment"] == a["arm"]) {
-            char c[96];
+            char c[128];
             std::snprintf(c, sizeof c, "%.3gx [%.3g, %.3g]", r["ratio"].get<double>(), r["ci_low"].get<double>(),
                           r["ci_high"].get<double>());
             ratio = c;
+            // With few samples the 95% level cannot be reached; say what the interval covers.
+            const double level = r["confidence"].get<double>();
+            if (level < 0.949) {
+              std::snprintf(c, sizeof c, " (%.0f%% CI)", 100 * level);
+              ratio += c;
+            }
           }
+        }
+        if (a.contains("percent_of_limit")) {
+          char c[48];
+          std::snprintf(c, sizeof c, "%.0f%% of limit", a["percent_of_limit"].get<double>());
+          ratio = ratio.empty() ? c : ratio + "; " + c;
         }
         std::string verification = a["verification"].get<std::string>();
         if (a.contains("reason") && verification != "passed") ratio = a["reason"].get<std::string>();

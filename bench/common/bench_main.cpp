@@ -38,6 +38,7 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                          {"axes", nlohmann::json::array()},
                          {"arms", nlohmann::json::array()},
                          {"targets", nlohmann::json::array()},
+                         {"limits", nlohmann::json::array()},
                          {"benchmarks", nlohmann::json::array()}};
     for (const Axis& axis : e.grid) {
       Experiment one{.grid = {axis}};
@@ -53,6 +54,10 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
     }
     for (const Target& t : e.targets) {
       je["targets"].push_back({{"arm", t.arm}, {"where", t.where}, {"bound", t.bound}, {"text", t.text}});
+    }
+    for (const LimitRef& l : e.limits) {
+      je["limits"].push_back({{"experiment", l.experiment}, {"arm", l.arm}, {"where", l.where},
+                              {"arms", l.arms}, {"when", l.when}});
     }
     for (const Point& p : grid_points(e, profile)) {
       for (const Arm& arm : e.arms) {

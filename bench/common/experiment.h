@@ -68,6 +68,16 @@ struct Target {
   std::string text;                          // e.g. "async <= 100 ns per tiny op"
 };
 
+// Places an arm's results against a machine limit measured in the same run: the summary shows
+// the arm's median as a percentage of the limit benchmark's median (same metric and unit).
+struct LimitRef {
+  std::string experiment;                    // a limit experiment, e.g. "limits.memory_bandwidth"
+  std::string arm;                           // its arm, e.g. "copy"
+  std::map<std::string, std::string> where;  // the limit's grid point, e.g. {{"threads", "1"}}
+  std::vector<std::string> arms;             // our arms it applies to; empty = every arm
+  std::map<std::string, std::string> when;   // our grid points it applies to; empty = all
+};
+
 struct Experiment {
   std::string name;         // "<area>.<experiment>", e.g. "dispatch.sync_vs_async"
   std::string claim;        // id in claims.json, e.g. "C3"; empty for a machine limit
@@ -77,6 +87,7 @@ struct Experiment {
   Timing timing = Timing::kWallClock;
   Metric metric;
   std::vector<Target> targets;
+  std::vector<LimitRef> limits;
   bool is_limit = false;    // measures this machine's physical limit; one arm, no ratios
 };
 

@@ -112,6 +112,8 @@ PAIRBENCH_EXPERIMENT(readback_in_loop) {
                {.name = "steps", .quick = {"1000"}, .nightly = {"1000", "10000"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+      // A synchronous hand-off cannot beat one cross-core round trip: the physical floor.
+      .limits = {{.experiment = "limits.core_pingpong", .arm = "spin", .arms = {"readback_every_step"}, .when = {{"device", "cpu"}}}},
   };
 }
 

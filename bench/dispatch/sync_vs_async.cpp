@@ -110,6 +110,8 @@ PAIRBENCH_EXPERIMENT(sync_vs_async) {
                    .text = "async <= 100 ns per tiny op, amortised"},
                   {.arm = "sync", .where = {{"device", "cpu"}}, .bound = 2000,
                    .text = "sync round trip (enqueue + wait) <= 2 us"}},
+      // A synchronous hand-off cannot beat one cross-core round trip: the physical floor.
+      .limits = {{.experiment = "limits.core_pingpong", .arm = "spin", .arms = {"sync"}, .when = {{"device", "cpu"}}}},
   };
 }
 

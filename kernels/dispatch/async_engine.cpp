@@ -4,7 +4,6 @@
 #include "dispatch/async_engine.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -19,6 +18,9 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
+#if defined(__linux__)
+#include <sched.h>
 #endif
 
 namespace pairbench::kernels {
@@ -46,6 +48,41 @@ inline void cpu_relax() {
 #endif
 }
 
+inline int current_cpu() {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
+// Moves the calling worker off `avoid_cpu` (worker `index` goes to the (index+1)-th allowed CPU
+// after it), then restores its affinity mask: a placement hint, not pinning. Linux starts a new
+// thread on its creator's CPU, and a futex wake may pull a worker onto the waker's; the load
+// balancer takes ~10-25 ms to undo that, and until then every hand-off with the frontend is a
+// context switch (sync round trip ~6 us instead of <1 us on the 2-core VM).
+inline void move_off_cpu(int avoid_cpu, int index) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (avoid_cpu < 0 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  const int count = CPU_COUNT(&allowed);
+  if (count < 2 || !CPU_ISSET(avoid_cpu, &allowed)) return;
+  int skip = index % (count - 1) + 1;
+  int target = avoid_cpu;
+  while (skip > 0) {
+    target = (target + 1) % CPU_SETSIZE;
+    if (CPU_ISSET(target, &allowed)) --skip;
+  }
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(target, &one);
+  if (sched_setaffinity(0, sizeof(one), &one) == 0) sched_setaffinity(0, sizeof(allowed), &allowed);
+#else
+  (void)avoid_cpu;
+  (void)index;
+#endif
+}
+
 inline std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -53,23 +90,29 @@ inline std::int64_t now_ns() {
 }
 
 // Spins until pred() holds or spin_ns elapse; returns pred()'s last value. Never parks. Mostly
-// pause (~20 ns here); a yield every kYieldRounds rounds lets a descheduled peer run when there are
-// more runnable threads than cores (a yield costs ~1.2 us on the 2-core VM, so not more often).
-constexpr std::uint32_t kYieldRounds = 64;
-template <class Pred>
-bool spin_until(Pred&& pred, std::int64_t spin_ns) {
+// pause (~20 ns here); every kCheckRounds rounds it reads the clock, calls every_check() and
+// yields, so a descheduled peer can run when threads outnumber cores (a yield costs ~1.2 us on
+// the 2-core VM, hence not every round).
+constexpr std::uint32_t kCheckRounds = 64;
+template <class Pred, class Check>
+bool spin_until(Pred&& pred, std::int64_t spin_ns, Check&& every_check) {
   if (pred()) return true;
   if (spin_ns <= 0) return false;
   const std::int64_t deadline = now_ns() + spin_ns;
   for (std::uint32_t round = 1;; ++round) {
     if (pred()) return true;
-    if ((round & 63) == 0) {
+    if (round % kCheckRounds == 0) {
       if (now_ns() >= deadline) return pred();
-      if (round % kYieldRounds == 0) std::this_thread::yield();
+      every_check();
+      std::this_thread::yield();
     } else {
       cpu_relax();
     }
   }
+}
+template <class Pred>
+bool spin_until(Pred&& pred, std::int64_t spin_ns) {
+  return spin_until(pred, spin_ns, [] {});
 }
 
 // Test-and-test-and-set lock; held for a bounded scheduler pass, so spinning (with yields for
@@ -80,7 +123,7 @@ class SpinLock {
     for (std::uint32_t round = 1;; ++round) {
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
       while (locked_.load(std::memory_order_relaxed)) {
-        if (++round % kYieldRounds == 0) {
+        if (++round % kCheckRounds == 0) {
           std::this_thread::yield();
         } else {
           cpu_relax();
@@ -118,27 +161,27 @@ struct Op {
 };
 
 // Per-buffer dependency state (MXNet ThreadedVar): granted readers/writer plus a FIFO of
-// blocked entries. Only touched under the scheduler lock.
-struct VarState {
+// blocked entries, guarded by the scheduler lock; and the seq of the newest completed writer,
+// which the frontend polls in wait_for(). One cache line per buffer: workers completing ops on
+// different buffers must not false-share.
+struct alignas(kCacheLine) VarState {
   Entry* head = nullptr;
   Entry* tail = nullptr;
   std::uint32_t active_reads = 0;
   bool active_write = false;
+  std::atomic<std::uint64_t> done_write_seq{0};
 };
 
-// Buffer table chunk. Arrays are split by who writes them so the frontend's writes and the
-// workers' writes never share a cache line.
+// Buffer table chunk; last_write_seq is written by the frontend only, so it lives apart.
 struct BufferChunk {
-  std::uint64_t last_write_seq[kChunkSize] = {};  // frontend only: seq of the newest writer
-  alignas(kCacheLine) std::atomic<std::uint64_t> done_write_seq[kChunkSize] = {};  // workers
-  alignas(kCacheLine) VarState vars[kChunkSize];  // scheduler lock
+  std::uint64_t last_write_seq[kChunkSize] = {};  // seq of the newest enqueued writer
+  VarState vars[kChunkSize];
 };
 
 // What the parked frontend waits for; workers evaluate it so they only notify when it holds.
 enum class WaitKind : std::uint32_t {
   kCompleted,      // completed_ >= target
   kBufferWritten,  // done_write_seq[buffer] >= target
-  kRingHead,       // head_pub_ >= target (ring space)
 };
 
 }  // namespace
@@ -158,7 +201,7 @@ struct AsyncEngine::Impl {
     return *chunk_dir_[id >> kChunkBits].load(std::memory_order_acquire);
   }
   std::atomic<std::uint64_t>& done_write_seq(BufferId id) {
-    return chunk(id).done_write_seq[id & (kChunkSize - 1)];
+    return var(id).done_write_seq;
   }
   VarState& var(BufferId id) { return chunk(id).vars[id & (kChunkSize - 1)]; }
   void check_buffer(BufferId id) const {
@@ -173,14 +216,23 @@ struct AsyncEngine::Impl {
         return completed_.load(std::memory_order_acquire) >= target;
       case WaitKind::kBufferWritten:
         return done_write_seq(buffer).load(std::memory_order_acquire) >= target;
-      case WaitKind::kRingHead:
-        return head_pub_.load(std::memory_order_acquire) >= target;
     }
     return true;
   }
   // Frontend: blocks (spin, then park) until reached(kind, buffer, target).
   void frontend_wait(WaitKind kind, BufferId buffer, std::uint64_t target);
   void rethrow_pending_error();
+  void note_frontend_cpu() {
+    const int cpu = current_cpu();  // ~2 ns (glibc reads it from rseq)
+    if (cpu != fe_.cpu) {
+      fe_.cpu = cpu;
+      frontend_cpu_.store(cpu, std::memory_order_relaxed);
+    }
+  }
+  // Frontend, ring full: rather than wait for busy workers, moves queued records into the
+  // scheduler itself (taking the scheduler lock) until the ring is at most half full and the
+  // record ending at ring position `end` fits.
+  void drain_ring(std::uint64_t end);
   // Wakes one parked worker unless an idle worker is already spinning. Callers issue a seq_cst
   // fence after publishing the work and before calling (pairs with idle_wait()).
   void maybe_wake_worker() {
@@ -191,7 +243,7 @@ struct AsyncEngine::Impl {
     }
   }
 
-  void worker_main();
+  void worker_main(int index);
   bool has_work() const {
     return tail_pub_.load(std::memory_order_acquire) != head_pub_.load(std::memory_order_acquire) ||
            ready_count_.load(std::memory_order_acquire) != 0;
@@ -200,10 +252,11 @@ struct AsyncEngine::Impl {
   // Blocks until there may be work; false once the engine is stopping. backoff_ns > 0 after a
   // pass that ingested only blocked ops: for that long only ready ops count as work, since the
   // worker running their predecessor ingests the ring itself when it completes.
-  bool idle_wait(std::int64_t backoff_ns);
+  bool idle_wait(int index, std::int64_t backoff_ns);
   void run(Op* op);
   // Scheduler, all under sched_lock_.
-  bool ingest();
+  // noexcept: an allocation failure here would leave the scheduler half-updated; terminate.
+  bool ingest() noexcept;
   void ingest_record(std::uint64_t pos);
   void complete(Op* op);
   void grant(VarState& var);
@@ -212,6 +265,12 @@ struct AsyncEngine::Impl {
   }
   void push_ready(Op* op);
   Op* pop_ready();
+  void publish_ready() {
+    if (ready_size_ != published_ready_) {
+      published_ready_ = ready_size_;
+      ready_count_.store(ready_size_, std::memory_order_release);
+    }
+  }
   Op* alloc_op();
   void free_op(Op* op) {
     op->next = free_ops_;
@@ -230,10 +289,12 @@ struct AsyncEngine::Impl {
     std::uint64_t seq = 0;          // ops pushed
     std::uint64_t cached_completed = 0;
     std::uint64_t peak = 0;
+    int cpu = -1;
   } fe_;
   alignas(kCacheLine) std::atomic<std::uint64_t> tail_pub_{0};
   std::atomic<std::uint64_t> pushed_{0};
   std::atomic<std::uint64_t> peak_pub_{0};
+  std::atomic<int> frontend_cpu_{-1};  // CPU of the frontend's latest push or wait
 
   // Published by the scheduler.
   alignas(kCacheLine) std::atomic<std::uint64_t> head_pub_{0};
@@ -294,7 +355,13 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
   for (std::uint32_t i = 0; i < kMaxChunks; ++i) chunk_dir_[i].store(nullptr, std::memory_order_relaxed);
   threads_.reserve(static_cast<std::size_t>(workers_));
   try {
-    for (int i = 0; i < workers_; ++i) threads_.emplace_back([this] { worker_main(); });
+    const int creator_cpu = current_cpu();
+    for (int i = 0; i < workers_; ++i) {
+      threads_.emplace_back([this, creator_cpu, i] {
+        move_off_cpu(creator_cpu, i);
+        worker_main(i);
+      });
+    }
   } catch (...) {
     shutdown();
     throw;
@@ -328,6 +395,7 @@ BufferId AsyncEngine::Impl::new_buffer() {
 }
 
 void AsyncEngine::Impl::frontend_wait(WaitKind kind, BufferId buffer, std::uint64_t target) {
+  note_frontend_cpu();
   if (spin_until([&] { return reached(kind, buffer, target); }, spin_ns_)) return;
   wait_kind_.store(kind, std::memory_order_relaxed);
   wait_buffer_.store(buffer, std::memory_order_relaxed);
@@ -362,8 +430,12 @@ void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads
   for (BufferId b : writes) check_buffer(b);
   const std::uint64_t ids = reads.size() + writes.size();
   const std::uint64_t words = kRecordHeaderWords + (ids + 1) / 2;
-  if (words > kRingWords) throw std::length_error("AsyncEngine::push: too many buffers for one op");
+  // At most half the ring, so that a record always fits once the ring is empty.
+  if (words > kRingWords / 2) {
+    throw std::length_error("AsyncEngine::push: too many buffers for one op");
+  }
 
+  note_frontend_cpu();
   const std::uint64_t seq = fe_.seq + 1;
   if (max_queued_ != 0 && seq - fe_.cached_completed > max_queued_) {
     fe_.cached_completed = completed_.load(std::memory_order_acquire);
@@ -387,10 +459,7 @@ void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads
   const std::uint64_t end = fe_.tail + skip + words;
   if (end - fe_.cached_head > kRingWords) {
     fe_.cached_head = head_pub_.load(std::memory_order_acquire);
-    if (end - fe_.cached_head > kRingWords) {
-      frontend_wait(WaitKind::kRingHead, 0, end - kRingWords);
-      fe_.cached_head = head_pub_.load(std::memory_order_acquire);
-    }
+    if (end - fe_.cached_head > kRingWords) drain_ring(end);
   }
   if (skip != 0) {
     ring_[pos] = 0;
@@ -424,6 +493,22 @@ void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads
   maybe_wake_worker();
 }
 
+void AsyncEngine::Impl::drain_ring(std::uint64_t end) {
+  bool ready = false;
+  std::uint64_t head = 0;
+  do {
+    sched_lock_.lock();
+    ingest();
+    publish_ready();
+    ready |= ready_size_ != 0;
+    sched_lock_.unlock();
+    head = head_pub_.load(std::memory_order_acquire);
+  } while (end - head > kRingWords || fe_.tail - head > kRingWords / 2);
+  fe_.cached_head = head_pub_.load(std::memory_order_acquire);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (ready) maybe_wake_worker();
+}
+
 void AsyncEngine::Impl::wait_for(BufferId buffer) {
   check_buffer(buffer);
   // Writers of one buffer complete in enqueue order (WAW), so one monotonic seq per buffer says
@@ -440,7 +525,7 @@ void AsyncEngine::Impl::wait_all() {
 
 // ---- worker side ----
 
-void AsyncEngine::Impl::worker_main() {
+void AsyncEngine::Impl::worker_main(int index) {
   constexpr std::int64_t kMinBackoffNs = 500;
   constexpr std::int64_t kMaxBackoffNs = 8'000;
   Op* done = nullptr;
@@ -451,10 +536,7 @@ void AsyncEngine::Impl::worker_main() {
     if (completed) complete(done);
     const bool ingested = ingest();
     Op* next = pop_ready();
-    if (ready_size_ != published_ready_) {
-      published_ready_ = ready_size_;
-      ready_count_.store(ready_size_, std::memory_order_release);
-    }
+    publish_ready();
     const bool more_ready = ready_size_ != 0;
     sched_lock_.unlock();
     done = nullptr;
@@ -482,12 +564,21 @@ void AsyncEngine::Impl::worker_main() {
       continue;
     }
     backoff_ns = ingested ? std::clamp(backoff_ns * 2, kMinBackoffNs, kMaxBackoffNs) : 0;
-    if (!idle_wait(backoff_ns)) return;
+    if (!idle_wait(index, backoff_ns)) return;
   }
 }
 
-bool AsyncEngine::Impl::idle_wait(std::int64_t backoff_ns) {
+bool AsyncEngine::Impl::idle_wait(int index, std::int64_t backoff_ns) {
   auto any_work = [&] { return has_work() || stop_.load(std::memory_order_relaxed); };
+  // A spinner sharing the frontend's CPU only delays it: move away (at most once per idle spell).
+  bool moved = false;
+  auto avoid_frontend = [&] {
+    const int frontend_cpu = frontend_cpu_.load(std::memory_order_relaxed);
+    if (!moved && frontend_cpu >= 0 && current_cpu() == frontend_cpu) {
+      move_off_cpu(frontend_cpu, index);
+      moved = true;
+    }
+  };
   for (;;) {
     std::uint32_t no_spinner = 0;
     if (spin_ns_ > 0 &&
@@ -499,9 +590,9 @@ bool AsyncEngine::Impl::idle_wait(std::int64_t backoff_ns) {
               return ready_count_.load(std::memory_order_acquire) != 0 ||
                      stop_.load(std::memory_order_relaxed);
             },
-            backoff_ns);
+            backoff_ns, avoid_frontend);
       }
-      if (!found) found = spin_until(any_work, spin_ns_);
+      if (!found) found = spin_until(any_work, spin_ns_, avoid_frontend);
       // Decrement before the next pass ingests: the frontend, seeing no spinner, wakes a sleeper.
       spinning_workers_.fetch_sub(1, std::memory_order_seq_cst);
       if (found) return !stopping();
@@ -527,7 +618,7 @@ void AsyncEngine::Impl::run(Op* op) {
   }
 }
 
-bool AsyncEngine::Impl::ingest() {
+bool AsyncEngine::Impl::ingest() noexcept {
   if (head_ == cached_tail_) {
     cached_tail_ = tail_pub_.load(std::memory_order_acquire);
     if (head_ == cached_tail_) return false;

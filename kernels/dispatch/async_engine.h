@@ -2,6 +2,11 @@
 // a frontend that enqueues ops and returns at once, a backend of worker threads that runs
 // them. Ops declare the buffers they read and write; the engine orders dependent ops
 // (read-after-write, write-after-read, write-after-write) and runs independent ones in parallel.
+//
+// Threading: push, wait_for and wait_all are frontend calls, made from one thread at a time
+// (that thread may change if the caller synchronises the hand-over). new_buffer and the
+// counters may be called from any thread, ops included. An op must not call push or wait_*
+// on its own engine.
 #pragma once
 
 #include <cstddef>
@@ -28,8 +33,10 @@ struct AsyncEngineOptions {
 
 class AsyncEngine {
  public:
+  // Starts the workers; throws std::invalid_argument if options.workers < 1.
   explicit AsyncEngine(AsyncEngineOptions options = {});
-  // Runs every op already enqueued, then joins the workers (shutdown with work queued loses nothing).
+  // Blocks until every op already enqueued has run, then joins the workers (shutdown with work
+  // queued loses nothing). An exception not yet rethrown is dropped.
   ~AsyncEngine();
   AsyncEngine(const AsyncEngine&) = delete;
   AsyncEngine& operator=(const AsyncEngine&) = delete;
@@ -38,7 +45,10 @@ class AsyncEngine {
   BufferId new_buffer();
 
   // Enqueues fn(ctx); returns at once, or blocks while max_queued_ops ops are outstanding.
-  // Called from one frontend thread at a time.
+  // A buffer may appear in both lists or more than once; it then counts once, as a write if
+  // listed as one. Throws std::out_of_range for a tag not made by new_buffer(),
+  // std::invalid_argument for a null fn, std::length_error for more than ~16k tags in one op.
+  // No allocation in steady state.
   void push(OpFn fn, void* ctx, std::span<const BufferId> reads, std::span<const BufferId> writes);
   void push(OpFn fn, void* ctx, std::initializer_list<BufferId> reads,
             std::initializer_list<BufferId> writes) {
@@ -46,12 +56,17 @@ class AsyncEngine {
          std::span<const BufferId>(writes.begin(), writes.size()));
   }
 
-  // Blocks until every op enqueued so far that writes `buffer` has completed (MXNet wait_to_read).
+  // Blocks until every op enqueued so far that writes `buffer` has completed (MXNet wait_to_read);
+  // their writes are then visible to the caller. Does not wait for readers of `buffer`.
+  // Errors: an op that throws still completes (its dependents run). The first exception
+  // captured since the last rethrow is rethrown by the next wait_for or wait_all, after that
+  // wait is satisfied, whichever buffer it names; later exceptions meanwhile are dropped.
   void wait_for(BufferId buffer);
-  // Blocks until every op enqueued so far has completed (MXNet waitall).
+  // Blocks until every op enqueued so far has completed (MXNet waitall). Rethrows as wait_for.
   void wait_all();
 
-  // Ops enqueued but not yet completed, now and at most since construction (for C4).
+  // Ops enqueued but not yet completed, now and at most since construction (for C4). The peak
+  // is sampled at each push, so it is exact up to completions racing with that push.
   std::size_t outstanding_ops() const;
   std::size_t peak_outstanding_ops() const;
   int workers() const;
