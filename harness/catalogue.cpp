@@ -44,6 +44,7 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
     e.metric = str(metric, "name", where + ".metric");
     e.unit = str(metric, "unit", where + ".metric");
     e.better = str(metric, "better", where + ".metric");
+    e.gate_threshold = je.value("gate_threshold", 0.0);
     for (const auto& a : field(je, "axes", where)) {
       e.axes.emplace_back(str(a, "name", where + ".axes"), field(a, "values", where + ".axes").get<std::vector<std::string>>());
     }

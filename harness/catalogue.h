@@ -41,6 +41,7 @@ struct ExperimentEntry {
   std::string binary;  // absolute path of the bench binary that runs it
   std::string name, claim, question, timing, kind;
   std::string metric, unit, better;  // better: lower | higher
+  double gate_threshold = 0;         // 0 = the gate's default
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   std::vector<ArmEntry> arms;
   std::vector<TargetEntry> targets;

@@ -142,6 +142,19 @@ Environment capture_environment(const std::string& source_dir) {
                                               : "";
   f["gpu_unavailable_reason"] = gpu.available ? "" : gpu.reason;
 
+  // The machine key: results are comparable only between runs with the same key (same CPU,
+  // GPU, driver and build). FNV-1a over the fields that change what a benchmark measures.
+  std::string key_text;
+  for (const char* k : kComparableFields) {
+    key_text += f[k].is_string() ? f[k].get<std::string>() : f[k].dump();
+    key_text += '\x1f';
+  }
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : key_text) hash = (hash ^ c) * 1099511628211ull;
+  char key[17];
+  std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(hash));
+  f["machine_key"] = key;
+
   // Warnings: things that silently sabotage results on this machine.
   if (std::string(PAIRBENCH_BUILD_TYPE) != "Release") {
     env.warnings.push_back(std::string("build type is ") + PAIRBENCH_BUILD_TYPE + ", not Release: timings are not representative");

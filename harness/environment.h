@@ -19,6 +19,11 @@ Environment capture_environment(const std::string& source_dir);
 
 // The OpenBLAS kernel this process selected (openblas_get_corename), e.g. "Prescott", "SkylakeX".
 std::string openblas_core_name();
+// Fingerprint fields that must match for two runs to be compared (the machine key's inputs).
+inline constexpr const char* kComparableFields[] = {"cpu_model", "cpu_count", "gpu_name", "gpu_count",
+                                                    "cuda_driver_version", "build_type", "compiler",
+                                                    "compiler_flags"};
+
 // Whether `core` is an OpenBLAS kernel older than what a CPU with these flags can run.
 // Returns the kernel the CPU should use ("SkylakeX", "Haswell") or "" when `core` is fine.
 std::string better_openblas_core(const std::string& core, const std::vector<std::string>& cpu_flags);

@@ -38,13 +38,16 @@ void check_writable(const std::string& path) {
 }
 
 void write_json_atomically(const std::string& path, const nlohmann::json& doc) {
+  write_text_atomically(path, doc.dump(2) + "\n");
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
   const std::string dir = directory_of(path);
   std::error_code ec;
   fs::create_directories(dir, ec);
   std::string tmp = path + ".tmp-XXXXXX";
   const int fd = mkstemp(tmp.data());
   if (fd < 0) throw std::runtime_error(path + ": cannot create temporary file: " + errno_text());
-  const std::string text = doc.dump(2) + "\n";
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);

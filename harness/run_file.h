@@ -14,6 +14,9 @@ inline constexpr int kRunFileSchemaVersion = 1;
 // Throws std::runtime_error naming the path on failure; the old file, if any, is untouched.
 void write_json_atomically(const std::string& path, const nlohmann::json& doc);
 
+// Writes text to `path` atomically (same method); throws std::runtime_error naming the path.
+void write_text_atomically(const std::string& path, const std::string& text);
+
 // Fails early (before hours of benchmarking) if `path` cannot be written: throws naming the path.
 void check_writable(const std::string& path);
 

@@ -24,6 +24,7 @@ struct Job {
   const ExperimentEntry* experiment;
   const BenchmarkEntry* benchmark;
   int repetition;
+  int side;
 };
 
 std::string verification_from_error(const std::string& message) {
@@ -99,6 +100,10 @@ Sample sample_from_gbench(const nlohmann::json& out, const ExperimentEntry& e, c
 }
 
 RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options) {
+  return run_sides({Side{"", experiments, {}}}, options);
+}
+
+RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) {
   using Clock = std::chrono::steady_clock;
   RunOutcome outcome;
   outcome.seed = options.seed ? options.seed
@@ -107,18 +112,21 @@ RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, cons
 
   // Arms that cannot run here are recorded once and never launched.
   std::vector<Job> runnable;
-  for (const auto& e : experiments) {
-    for (const auto& b : e.benchmarks) {
-      if (b.available) {
-        runnable.push_back({&e, &b, 0});
-      } else {
-        Sample s;
-        s.benchmark = b.name;
-        s.experiment = e.name;
-        s.arm = b.arm;
-        s.verification = "not_supported";
-        s.reason = b.reason;
-        outcome.samples.push_back(s);
+  for (std::size_t side = 0; side < sides.size(); ++side) {
+    for (const auto& e : sides[side].experiments) {
+      for (const auto& b : e.benchmarks) {
+        if (b.available) {
+          runnable.push_back({&e, &b, 0, static_cast<int>(side)});
+        } else {
+          Sample s;
+          s.benchmark = b.name;
+          s.experiment = e.name;
+          s.arm = b.arm;
+          s.verification = "not_supported";
+          s.reason = b.reason;
+          s.side = static_cast<int>(side);
+          outcome.samples.push_back(s);
+        }
       }
     }
   }
@@ -142,9 +150,11 @@ RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, cons
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
     const std::string out_path = std::string(tmp_dir) + "/sample-" + std::to_string(i) + ".json";
-    std::map<std::string, std::string> env;
+    std::map<std::string, std::string> env = sides[job.side].extra_env;
     for (const auto& arm : job.experiment->arms) {
-      if (arm.name == job.benchmark->arm) env = arm.env;
+      if (arm.name == job.benchmark->arm) {
+        for (const auto& [k, v] : arm.env) env[k] = v;
+      }
     }
     const ProcessResult pr = run_process(
         {job.experiment->binary, "--pairbench_profile=" + options.profile, "--pairbench_only=" + job.benchmark->name,
@@ -177,6 +187,7 @@ RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, cons
       }
     }
     s.process_wall_s = pr.wall_s;
+    s.side = job.side;
     const bool bad = s.verification == "failed" || s.verification == "incorrect";
     if (bad) ++outcome.failed_processes;
 
@@ -185,6 +196,7 @@ RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, cons
     char head[64];
     std::snprintf(head, sizeof head, "[%zu/%zu]", i + 1, jobs.size());
     std::string what = s.has_value && !bad ? s.verification : s.verification + ": " + s.reason;
+    if (sides.size() > 1) what = sides[job.side].name + " " + what;
     if (options.progress_tty) {
       if (bad) std::cerr << "\r\033[K" << job.benchmark->name << " rep " << job.repetition << ": " << what << "\n";
       std::string line = std::string(head) + " " + job.benchmark->name;

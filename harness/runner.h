@@ -29,6 +29,16 @@ struct RunOutcome {
 
 RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options);
 
+// Several builds (or environments) in one run: every benchmark of every side, interleaved process
+// by process in one randomised order, so drift over the run cannot read as a difference between
+// sides. Samples carry their side's index. `extra_env` is added to every process of that side.
+struct Side {
+  std::string name;
+  std::vector<ExperimentEntry> experiments;
+  std::map<std::string, std::string> extra_env;
+};
+RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options);
+
 // Turns one bench process's Google Benchmark JSON into a sample for `benchmark`.
 Sample sample_from_gbench(const nlohmann::json& gbench_output, const ExperimentEntry& e,
                           const BenchmarkEntry& b, int repetition);

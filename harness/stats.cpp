@@ -274,4 +274,92 @@ double mann_whitney_p_two_sided(std::span<const double> x, std::span<const doubl
   return std::erfc(z / std::sqrt(2.0));
 }
 
+std::vector<double> holm_adjust(std::span<const double> p_values) {
+  const std::size_t m = p_values.size();
+  std::vector<std::size_t> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p_values[a] < p_values[b]; });
+  std::vector<double> adjusted(m);
+  double running = 0;
+  for (std::size_t rank = 0; rank < m; ++rank) {
+    const double p = p_values[order[rank]];
+    if (!(p >= 0 && p <= 1)) throw std::invalid_argument("pairbench::stats::holm_adjust: p-value outside [0, 1]");
+    running = std::max(running, std::min(1.0, static_cast<double>(m - rank) * p));  // monotone step-down
+    adjusted[order[rank]] = running;
+  }
+  return adjusted;
+}
+
+std::vector<double> benjamini_hochberg_adjust(std::span<const double> p_values) {
+  const std::size_t m = p_values.size();
+  std::vector<std::size_t> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p_values[a] < p_values[b]; });
+  std::vector<double> adjusted(m);
+  double running = 1;
+  for (std::size_t rank = m; rank-- > 0;) {
+    const double p = p_values[order[rank]];
+    if (!(p >= 0 && p <= 1)) {
+      throw std::invalid_argument("pairbench::stats::benjamini_hochberg_adjust: p-value outside [0, 1]");
+    }
+    running = std::min(running, std::min(1.0, p * static_cast<double>(m) / static_cast<double>(rank + 1)));
+    adjusted[order[rank]] = running;
+  }
+  return adjusted;
+}
+
+namespace {
+
+// Best single split of series[begin, end): index and score (see detect_change_points).
+std::pair<std::size_t, double> best_split(std::span<const double> x, std::size_t begin, std::size_t end,
+                                          std::size_t min_segment, double* step) {
+  std::size_t best = 0;
+  double best_score = 0;
+  for (std::size_t k = begin + min_segment; k + min_segment <= end; ++k) {
+    const std::span<const double> left = x.subspan(begin, k - begin), right = x.subspan(k, end - k);
+    const double ml = median(left), mr = median(right);
+    std::vector<double> residuals;
+    residuals.reserve(end - begin);
+    for (double v : left) residuals.push_back(std::fabs(v - ml));
+    for (double v : right) residuals.push_back(std::fabs(v - mr));
+    // Floor the scale so a perfectly flat series with one tiny step is not "infinitely" significant.
+    const double scale = std::max(kMadToSigma * median(residuals), 1e-3);
+    const double nl = static_cast<double>(left.size()), nr = static_cast<double>(right.size());
+    const double score = std::fabs(mr - ml) / scale * std::sqrt(nl * nr / (nl + nr));
+    if (score > best_score) {
+      best_score = score;
+      best = k;
+      *step = mr - ml;
+    }
+  }
+  return {best, best_score};
+}
+
+void segment(std::span<const double> x, std::size_t begin, std::size_t end, double min_score,
+             double min_log_step, std::size_t min_segment, std::vector<std::size_t>& out) {
+  if (end - begin < 2 * min_segment) return;
+  double step = 0;
+  const auto [k, score] = best_split(x, begin, end, min_segment, &step);
+  if (k == 0 || score < min_score || std::fabs(step) < min_log_step) return;
+  out.push_back(k);
+  segment(x, begin, k, min_score, min_log_step, min_segment, out);
+  segment(x, k, end, min_score, min_log_step, min_segment, out);
+}
+
+}  // namespace
+
+std::vector<std::size_t> detect_change_points(std::span<const double> series, double min_score,
+                                              double min_relative_step, std::size_t min_segment) {
+  require_samples(series, "detect_change_points");
+  std::vector<double> logs;
+  for (double v : series) {
+    if (v <= 0) throw std::invalid_argument("pairbench::stats::detect_change_points: values must be > 0");
+    logs.push_back(std::log(v));
+  }
+  std::vector<std::size_t> out;
+  segment(logs, 0, logs.size(), min_score, std::log1p(min_relative_step), std::max<std::size_t>(min_segment, 1), out);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace pairbench::stats

@@ -78,4 +78,19 @@ struct CiRank {
 // P(U <= k - 1) <= (1 - confidence) / 2, but at least 1 (see stats.cpp for the small-sample case).
 CiRank shift_ci_rank(std::size_t m, std::size_t n, double confidence);
 
+// Holm's step-down adjustment (family-wise error control, any dependence): adjusted p-values
+// in the input order; reject where adjusted < alpha.
+std::vector<double> holm_adjust(std::span<const double> p_values);
+// Benjamini–Hochberg adjustment (false discovery rate control): adjusted p-values, input order.
+std::vector<double> benjamini_hochberg_adjust(std::span<const double> p_values);
+
+// A robust step detector for a series of positive values (e.g. per-run medians; it works on
+// their logarithms, so steps are relative): binary
+// segmentation that splits where the difference of segment medians, scaled by the pooled
+// residual MAD and sqrt(nL*nR/n), is largest, and keeps the split when that score exceeds
+// `min_score` and the step exceeds `min_relative_step` in absolute value. Returns split indices
+// (the first index of each new segment), ascending. Segments shorter than `min_segment` are never made.
+std::vector<std::size_t> detect_change_points(std::span<const double> series, double min_score = 6.0,
+                                              double min_relative_step = 0.02, std::size_t min_segment = 3);
+
 }  // namespace pairbench::stats

@@ -23,6 +23,7 @@ struct Sample {
   bool has_value = false;
   nlohmann::json gbench;    // Google Benchmark's entry for this run, when there is one
   double process_wall_s = 0;
+  int side = 0;  // which build/environment, for `pairbench ab` and `selftest`
 };
 
 // Builds `pairbench.experiments` (shape in ARCHITECTURE.md). `confidence` for ratio intervals.

@@ -35,6 +35,7 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                          {"metric", {{"name", e.metric.name}, {"unit", e.metric.unit},
                                      {"better", better_name(e.metric.better)}}},
                          {"kind", e.is_limit ? "limit" : "comparison"},
+                         {"gate_threshold", e.gate_threshold},
                          {"axes", nlohmann::json::array()},
                          {"arms", nlohmann::json::array()},
                          {"targets", nlohmann::json::array()},

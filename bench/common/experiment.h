@@ -88,6 +88,7 @@ struct Experiment {
   Metric metric;
   std::vector<Target> targets;
   std::vector<LimitRef> limits;
+  double gate_threshold = 0;  // relative slowdown the regression gate acts on; 0 = the gate's default
   bool is_limit = false;    // measures this machine's physical limit; one arm, no ratios
 };
 

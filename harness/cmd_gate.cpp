@@ -1,0 +1,170 @@
+// `pairbench compare`, `gate`, `baseline update` and `history`.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include "harness/commands.h"
+#include "harness/history.h"
+#include "harness/run_file.h"
+#include "harness/stats.h"
+#include "pairbench/build_info.h"
+
+namespace pairbench::harness {
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json read_input(const std::string& path) {
+  try {
+    return read_run_file(path);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// Writes the optional outputs, prints the table, and returns 1 on a regression.
+int finish_gate(const GateReport& report, const GateArgs& args) {
+  print_gate_table(std::cout, report);
+  if (!args.markdown.empty()) write_text_atomically(args.markdown, gate_markdown(report));
+  if (!args.junit.empty()) write_text_atomically(args.junit, gate_junit(report));
+  if (!args.json.empty()) write_text_atomically(args.json, gate_json(report).dump(2) + "\n");
+  return report.failed() ? kExitRegression : kExitOk;
+}
+
+GateReport compare_or_refuse(const nlohmann::json& a, const nlohmann::json& b, const GateArgs& args,
+                             const std::string& la, const std::string& lb) {
+  try {
+    return compare_runs(a, b, args.options, la, lb);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// The newest run file (by name: run-<UTC time>-...) in the results directory.
+std::string newest_run(const std::string& results_dir) {
+  std::string best;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(results_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("run-", 0) == 0 && entry.path().extension() == ".json" && entry.path().string() > best) {
+      best = entry.path().string();
+    }
+  }
+  if (best.empty()) throw UsageError("--current: no run-*.json in " + results_dir + " (run `pairbench run` first)");
+  return best;
+}
+
+std::string baseline_path(const std::string& results_dir, const std::string& machine_key) {
+  return results_dir + "/baselines/" + machine_key + ".json";
+}
+
+}  // namespace
+
+int cmd_compare(const std::string& baseline, const std::string& current, const GateArgs& args) {
+  const auto a = read_input(baseline), b = read_input(current);
+  return finish_gate(compare_or_refuse(a, b, args, baseline, current), args);
+}
+
+int cmd_gate(const std::string& baseline_arg, const std::string& current_arg, const std::string& results_dir,
+             const GateArgs& args) {
+  const std::string current = current_arg.empty() ? newest_run(results_dir) : current_arg;
+  const auto cur = read_input(current);
+  std::string baseline = baseline_arg;
+  if (baseline.empty()) {
+    // This machine's baseline: same machine key as the current run (CPU, GPU, driver, build).
+    const std::string key = cur["pairbench"]["environment"].value("machine_key", "");
+    baseline = baseline_path(results_dir, key);
+    if (!fs::exists(baseline)) {
+      throw UsageError("--baseline: no baseline for machine " + key + " (" + baseline +
+                       "); store one with `pairbench baseline update`");
+    }
+  }
+  const auto base = read_input(baseline);
+  return finish_gate(compare_or_refuse(base, cur, args, baseline, current), args);
+}
+
+int cmd_baseline_update(const std::string& run_arg, const std::string& results_dir, const std::string& history) {
+  const std::string run = run_arg.empty() ? newest_run(results_dir) : run_arg;
+  const auto doc = read_input(run);
+  const std::string key = doc["pairbench"]["environment"].value("machine_key", "");
+  if (key.empty()) throw UsageError(run + ": pairbench.environment.machine_key: missing");
+  const std::string path = baseline_path(results_dir, key);
+  write_json_atomically(path, doc);
+  if (!history.empty() && fs::exists(history)) {
+    // Mark it in the history too, so trends can show where the baseline was taken.
+    History db(history);
+    const auto series = db.series(key);
+    std::int64_t run_id = 0;
+    for (const auto& s : series) {
+      for (const auto& p : s.points) {
+        if (p.started_at == doc["pairbench"].value("started_at", "")) run_id = p.run_id;
+      }
+    }
+    if (run_id) db.set_baseline(key, run_id);
+  }
+  std::cout << "baseline for machine " << key << ": " << path << " (from " << run << ")\n";
+  return kExitOk;
+}
+
+int cmd_history(const std::string& benchmark, const std::string& db_path, const std::string& machine_arg,
+                int last_runs, const std::string& format) {
+  if (!fs::exists(db_path)) throw UsageError("--db: " + db_path + " does not exist (every `pairbench run` appends to it)");
+  History db(db_path);
+  std::string machine = machine_arg;
+  if (machine.empty()) machine = capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint["machine_key"];
+  const auto all = db.series(machine, benchmark, last_runs);
+  if (all.empty()) {
+    throw UsageError(benchmark.empty() ? "no history for machine " + machine + " in " + db_path
+                                       : "no history of '" + benchmark + "' for machine " + machine + " in " + db_path);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : all) {
+    std::vector<double> medians;
+    for (const auto& p : s.points) medians.push_back(p.median);
+    std::vector<History::ChangePoint> cps;
+    nlohmann::json jcps = nlohmann::json::array();
+    const auto splits = stats::detect_change_points(medians);
+    for (std::size_t i = 0; i < splits.size(); ++i) {
+      const std::size_t k = splits[i];
+      const std::size_t begin = i == 0 ? 0 : splits[i - 1];
+      const std::size_t end = i + 1 < splits.size() ? splits[i + 1] : medians.size();
+      const double before = stats::median(std::span(medians).subspan(begin, k - begin));
+      const double after = stats::median(std::span(medians).subspan(k, end - k));
+      cps.push_back({s.points[k].run_id, before, after});
+      jcps.push_back({{"run_id", s.points[k].run_id}, {"started_at", s.points[k].started_at},
+                      {"git_sha", s.points[k].git_sha}, {"before", before}, {"after", after},
+                      {"change", after / before - 1}});
+    }
+    db.store_change_points(s.benchmark, machine, cps);
+    nlohmann::json jpoints = nlohmann::json::array();
+    for (const auto& p : s.points) {
+      jpoints.push_back({{"run_id", p.run_id}, {"started_at", p.started_at}, {"git_sha", p.git_sha},
+                         {"median", p.median}, {"samples", p.samples}});
+    }
+    out.push_back({{"benchmark", s.benchmark}, {"metric", s.metric}, {"unit", s.unit}, {"better", s.better},
+                   {"runs", s.points.size()}, {"points", jpoints}, {"change_points", jcps}});
+  }
+  if (format == "json") {
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "history of machine " << machine << " in " << db_path << "\n";
+  for (const auto& s : out) {
+    const auto& pts = s["points"];
+    char line[400];
+    std::snprintf(line, sizeof line, "%-64s %4zu runs  first %.4g  last %.4g %s\n",
+                  s["benchmark"].get<std::string>().c_str(), pts.size(), pts.front()["median"].get<double>(),
+                  pts.back()["median"].get<double>(), s["unit"].get<std::string>().c_str());
+    std::cout << line;
+    for (const auto& c : s["change_points"]) {
+      std::snprintf(line, sizeof line, "    change point %s (git %.12s): %.4g -> %.4g (%+.1f%%)\n",
+                    c["started_at"].get<std::string>().c_str(), c["git_sha"].get<std::string>().c_str(),
+                    c["before"].get<double>(), c["after"].get<double>(), 100 * c["change"].get<double>());
+      std::cout << line;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace pairbench::harness

@@ -1,0 +1,254 @@
+// SQLite history: schema, appending runs, per-run medians and change points.
+#include "harness/history.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "harness/stats.h"
+
+namespace pairbench::harness {
+namespace {
+
+constexpr int kBusyTimeoutMs = 30'000;  // two CI jobs appending at once wait, never fail
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS runs(
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL,        -- ISO-8601 UTC
+  git_sha TEXT NOT NULL,
+  machine_key TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,       -- JSON
+  run_file TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS samples(
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  benchmark TEXT NOT NULL,
+  experiment TEXT NOT NULL,
+  arm TEXT NOT NULL,
+  repetition INTEGER NOT NULL,
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL,
+  value REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS baselines(
+  machine_key TEXT PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  updated_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS change_points(
+  benchmark TEXT NOT NULL,
+  machine_key TEXT NOT NULL,
+  run_id INTEGER NOT NULL,
+  before REAL NOT NULL,
+  after REAL NOT NULL,
+  PRIMARY KEY(benchmark, machine_key, run_id));
+CREATE INDEX IF NOT EXISTS samples_by_benchmark ON samples(benchmark, run_id);
+CREATE INDEX IF NOT EXISTS runs_by_machine ON runs(machine_key, started_at);
+)sql";
+
+// A prepared statement that finalises itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql, const std::string& path) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) {
+      throw std::runtime_error(path + ": " + sqlite3_errmsg(db));
+    }
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement& bind(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement& bind(int i, double v) {
+    sqlite3_bind_double(stmt_, i, v);
+    return *this;
+  }
+  Statement& bind(int i, std::int64_t v) {
+    sqlite3_bind_int64(stmt_, i, v);
+    return *this;
+  }
+  bool step(const std::string& path) {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw std::runtime_error(path + ": " + sqlite3_errmsg(db_));
+  }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::string text(int col) const {
+    const auto* t = sqlite3_column_text(stmt_, col);
+    return t ? reinterpret_cast<const char*>(t) : "";
+  }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
+  std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+}  // namespace
+
+History::History(const std::string& path) : path_(path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
+    const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    throw std::runtime_error(path + ": cannot open history database: " + why);
+  }
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  try {
+    exec("PRAGMA journal_mode=WAL");    // readers never block the writer, and vice versa
+    exec("PRAGMA synchronous=NORMAL");  // with WAL: durable at checkpoints, never corrupt
+    exec("PRAGMA foreign_keys=ON");
+    exec("BEGIN IMMEDIATE");
+    exec(kSchema);
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_close(db_);
+    throw;
+  }
+}
+
+History::~History() { sqlite3_close(db_); }
+
+void History::exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    const std::string why = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    throw std::runtime_error(path_ + ": " + why);
+  }
+}
+
+std::int64_t History::append_run(const nlohmann::json& doc, const std::string& run_file) {
+  const auto& pb = doc.at("pairbench");
+  const auto& env = pb.at("environment");
+  // Metric, unit and direction per experiment, from the run's summary.
+  std::map<std::string, std::tuple<std::string, std::string, std::string>> metric_of;
+  for (const auto& e : pb.at("experiments")) {
+    metric_of[e.at("name")] = {e.at("metric"), e.at("unit"), e.at("better")};
+  }
+  exec("BEGIN IMMEDIATE");  // takes the write lock up front: concurrent appenders queue here
+  try {
+    Statement run(db_, "INSERT INTO runs(started_at, git_sha, machine_key, profile, fingerprint, run_file) "
+                       "VALUES(?,?,?,?,?,?)", path_);
+    run.bind(1, pb.value("started_at", ""))
+        .bind(2, env.value("git_sha", ""))
+        .bind(3, env.value("machine_key", ""))
+        .bind(4, pb.value("profile", ""))
+        .bind(5, env.dump())
+        .bind(6, run_file);
+    run.step(path_);
+    const std::int64_t run_id = sqlite3_last_insert_rowid(db_);
+    Statement sample(db_, "INSERT INTO samples(run_id, benchmark, experiment, arm, repetition, metric, unit, better, value) "
+                          "VALUES(?,?,?,?,?,?,?,?,?)", path_);
+    for (const auto& b : doc.at("benchmarks")) {
+      const std::string experiment = b.at("experiment");
+      const auto it = metric_of.find(experiment);
+      if (it == metric_of.end()) continue;
+      const auto& [metric, unit, better] = it->second;
+      sample.bind(1, run_id)
+          .bind(2, b.at("name").get<std::string>())
+          .bind(3, experiment)
+          .bind(4, b.at("arm").get<std::string>())
+          .bind(5, static_cast<std::int64_t>(b.value("repetition_index", 0)))
+          .bind(6, metric)
+          .bind(7, unit)
+          .bind(8, better)
+          .bind(9, b.at("metric_value").get<double>());
+      sample.step(path_);
+      sample.reset();
+    }
+    exec("COMMIT");
+    return run_id;
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+std::vector<History::Series> History::series(const std::string& machine_key, const std::string& benchmark,
+                                             int last_runs) {
+  // Samples of the machine's runs, oldest run first; medians are taken here (SQLite has none).
+  std::string sql =
+      "SELECT s.benchmark, s.metric, s.unit, s.better, r.id, r.started_at, r.git_sha, s.value "
+      "FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.machine_key = ?1";
+  if (!benchmark.empty()) sql += " AND s.benchmark = ?2";
+  if (last_runs > 0) {
+    sql += " AND r.id IN (SELECT id FROM runs WHERE machine_key = ?1 ORDER BY started_at DESC, id DESC LIMIT " +
+           std::to_string(last_runs) + ")";
+  }
+  sql += " ORDER BY s.benchmark, r.started_at, r.id";
+  Statement q(db_, sql.c_str(), path_);
+  q.bind(1, machine_key);
+  if (!benchmark.empty()) q.bind(2, benchmark);
+  std::vector<Series> out;
+  std::vector<double> values;
+  auto flush_point = [&] {
+    if (values.empty()) return;
+    out.back().points.back().median = stats::median(values);
+    out.back().points.back().samples = static_cast<int>(values.size());
+    values.clear();
+  };
+  while (q.step(path_)) {
+    const std::string name = q.text(0);
+    const std::int64_t run_id = q.integer(4);
+    if (out.empty() || out.back().benchmark != name) {
+      flush_point();
+      out.push_back({name, q.text(1), q.text(2), q.text(3), {}});
+    }
+    if (out.back().points.empty() || out.back().points.back().run_id != run_id) {
+      flush_point();
+      out.back().points.push_back({run_id, q.text(5), q.text(6), 0, 0});
+    }
+    values.push_back(q.real(7));
+  }
+  flush_point();
+  return out;
+}
+
+void History::store_change_points(const std::string& benchmark, const std::string& machine_key,
+                                  const std::vector<ChangePoint>& points) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    Statement del(db_, "DELETE FROM change_points WHERE benchmark = ? AND machine_key = ?", path_);
+    del.bind(1, benchmark).bind(2, machine_key);
+    del.step(path_);
+    Statement ins(db_, "INSERT INTO change_points(benchmark, machine_key, run_id, before, after) VALUES(?,?,?,?,?)",
+                  path_);
+    for (const auto& p : points) {
+      ins.bind(1, benchmark).bind(2, machine_key).bind(3, p.run_id).bind(4, p.before).bind(5, p.after);
+      ins.step(path_);
+      ins.reset();
+    }
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+void History::set_baseline(const std::string& machine_key, std::int64_t run_id) {
+  Statement q(db_, "INSERT INTO baselines(machine_key, run_id, updated_at) VALUES(?,?,strftime('%Y-%m-%dT%H:%M:%SZ','now')) "
+                   "ON CONFLICT(machine_key) DO UPDATE SET run_id = excluded.run_id, updated_at = excluded.updated_at",
+              path_);
+  q.bind(1, machine_key).bind(2, run_id);
+  q.step(path_);
+}
+
+std::int64_t History::baseline_run(const std::string& machine_key) {
+  Statement q(db_, "SELECT run_id FROM baselines WHERE machine_key = ?", path_);
+  q.bind(1, machine_key);
+  return q.step(path_) ? q.integer(0) : 0;
+}
+
+std::int64_t History::run_count() {
+  Statement q(db_, "SELECT count(*) FROM runs", path_);
+  q.step(path_);
+  return q.integer(0);
+}
+
+}  // namespace pairbench::harness

@@ -1,0 +1,55 @@
+// The history database: an embedded SQLite file (results/history.sqlite by default), one row per
+// sample, keyed by machine, benchmark and run. Safe under concurrent writers (WAL, busy timeout,
+// one IMMEDIATE transaction per run appended).
+#pragma once
+
+#include <sqlite3.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace pairbench::harness {
+
+class History {
+ public:
+  // Opens (creating if needed) the database; throws std::runtime_error naming the path.
+  explicit History(const std::string& path);
+  ~History();
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
+
+  // Appends a run file's samples; returns the new run id. `run_file` is the path recorded.
+  std::int64_t append_run(const nlohmann::json& run_doc, const std::string& run_file);
+
+  struct RunPoint {
+    std::int64_t run_id;
+    std::string started_at, git_sha;
+    double median;
+    int samples;
+  };
+  struct Series {
+    std::string benchmark, metric, unit, better;
+    std::vector<RunPoint> points;  // oldest first
+  };
+  // Per-run medians of each benchmark (or just `benchmark`) on one machine, oldest first.
+  std::vector<Series> series(const std::string& machine_key, const std::string& benchmark = "",
+                             int last_runs = 0);
+  // Replaces the stored change points of a benchmark on a machine.
+  struct ChangePoint {
+    std::int64_t run_id;
+    double before, after;
+  };
+  void store_change_points(const std::string& benchmark, const std::string& machine_key,
+                           const std::vector<ChangePoint>& points);
+  void set_baseline(const std::string& machine_key, std::int64_t run_id);
+  std::int64_t baseline_run(const std::string& machine_key);  // 0 where none
+  std::int64_t run_count();
+
+ private:
+  void exec(const char* sql);
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace pairbench::harness
