@@ -16,11 +16,14 @@ namespace fs = std::filesystem;
 namespace {
 
 nlohmann::json read_input(const std::string& path) {
+  nlohmann::json doc;
   try {
-    return read_run_file(path);
+    doc = read_run_file(path);
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
   }
+  if (doc["benchmarks"].empty()) throw UsageError(path + ": benchmarks: empty (no benchmark produced a sample)");
+  return doc;
 }
 
 // Writes the optional outputs, prints the table, and returns 1 on a regression.

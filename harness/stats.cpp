@@ -310,40 +310,43 @@ std::vector<double> benjamini_hochberg_adjust(std::span<const double> p_values) 
 
 namespace {
 
-// Best single split of series[begin, end): index and score (see detect_change_points).
+// Best single split of series[begin, end): located where the CUSUM statistic (difference of
+// segment means weighted by sqrt(nL*nR/n)) peaks, which places steps accurately; then scored
+// robustly: the difference of segment medians over the pooled residual MAD, same weight.
 std::pair<std::size_t, double> best_split(std::span<const double> x, std::size_t begin, std::size_t end,
-                                          std::size_t min_segment, double* step) {
+                                          std::size_t min_segment, double noise, double* step) {
+  const double n = static_cast<double>(end - begin);
+  double total = 0;
+  for (std::size_t i = begin; i < end; ++i) total += x[i];
   std::size_t best = 0;
-  double best_score = 0;
+  double best_cusum = -1, left_sum = 0;
+  for (std::size_t i = begin; i < begin + min_segment; ++i) left_sum += x[i];
   for (std::size_t k = begin + min_segment; k + min_segment <= end; ++k) {
-    const std::span<const double> left = x.subspan(begin, k - begin), right = x.subspan(k, end - k);
-    const double ml = median(left), mr = median(right);
-    std::vector<double> residuals;
-    residuals.reserve(end - begin);
-    for (double v : left) residuals.push_back(std::fabs(v - ml));
-    for (double v : right) residuals.push_back(std::fabs(v - mr));
-    // Floor the scale so a perfectly flat series with one tiny step is not "infinitely" significant.
-    const double scale = std::max(kMadToSigma * median(residuals), 1e-3);
-    const double nl = static_cast<double>(left.size()), nr = static_cast<double>(right.size());
-    const double score = std::fabs(mr - ml) / scale * std::sqrt(nl * nr / (nl + nr));
-    if (score > best_score) {
-      best_score = score;
+    const double nl = static_cast<double>(k - begin), nr = n - nl;
+    const double cusum = std::fabs(left_sum / nl - (total - left_sum) / nr) * std::sqrt(nl * nr / n);
+    if (cusum > best_cusum) {
+      best_cusum = cusum;
       best = k;
-      *step = mr - ml;
     }
+    left_sum += x[k];
   }
-  return {best, best_score};
+  if (best == 0) return {0, 0};
+  const std::span<const double> left = x.subspan(begin, best - begin), right = x.subspan(best, end - best);
+  const double ml = median(left), mr = median(right);
+  const double nl = static_cast<double>(left.size()), nr = static_cast<double>(right.size());
+  *step = mr - ml;
+  return {best, std::fabs(mr - ml) / noise * std::sqrt(nl * nr / (nl + nr))};
 }
 
 void segment(std::span<const double> x, std::size_t begin, std::size_t end, double min_score,
-             double min_log_step, std::size_t min_segment, std::vector<std::size_t>& out) {
+             double min_log_step, std::size_t min_segment, double noise, std::vector<std::size_t>& out) {
   if (end - begin < 2 * min_segment) return;
   double step = 0;
-  const auto [k, score] = best_split(x, begin, end, min_segment, &step);
+  const auto [k, score] = best_split(x, begin, end, min_segment, noise, &step);
   if (k == 0 || score < min_score || std::fabs(step) < min_log_step) return;
   out.push_back(k);
-  segment(x, begin, k, min_score, min_log_step, min_segment, out);
-  segment(x, k, end, min_score, min_log_step, min_segment, out);
+  segment(x, begin, k, min_score, min_log_step, min_segment, noise, out);
+  segment(x, k, end, min_score, min_log_step, min_segment, noise, out);
 }
 
 }  // namespace
@@ -356,8 +359,18 @@ std::vector<std::size_t> detect_change_points(std::span<const double> series, do
     if (v <= 0) throw std::invalid_argument("pairbench::stats::detect_change_points: values must be > 0");
     logs.push_back(std::log(v));
   }
+  // Noise from consecutive differences: a few steps barely move their median, so the scale stays
+  // the run-to-run noise even when the series holds several steps. Floored so that a perfectly
+  // flat series with one tiny step is not "infinitely" significant.
+  double noise = 1e-3;
+  if (logs.size() > 2) {
+    std::vector<double> diffs;
+    for (std::size_t i = 1; i < logs.size(); ++i) diffs.push_back(std::fabs(logs[i] - logs[i - 1]));
+    noise = std::max(noise, kMadToSigma * median(diffs) / std::sqrt(2.0));
+  }
   std::vector<std::size_t> out;
-  segment(logs, 0, logs.size(), min_score, std::log1p(min_relative_step), std::max<std::size_t>(min_segment, 1), out);
+  segment(logs, 0, logs.size(), min_score, std::log1p(min_relative_step), std::max<std::size_t>(min_segment, 1), noise,
+          out);
   std::sort(out.begin(), out.end());
   return out;
 }

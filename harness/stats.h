@@ -85,9 +85,9 @@ std::vector<double> holm_adjust(std::span<const double> p_values);
 std::vector<double> benjamini_hochberg_adjust(std::span<const double> p_values);
 
 // A robust step detector for a series of positive values (e.g. per-run medians; it works on
-// their logarithms, so steps are relative): binary
-// segmentation that splits where the difference of segment medians, scaled by the pooled
-// residual MAD and sqrt(nL*nR/n), is largest, and keeps the split when that score exceeds
+// their logarithms, so steps are relative): binary segmentation that splits where the CUSUM
+// statistic peaks, scores the split by the difference of segment medians over the series' noise
+// (robust scale of consecutive differences) times sqrt(nL*nR/n), and keeps the split when that score exceeds
 // `min_score` and the step exceeds `min_relative_step` in absolute value. Returns split indices
 // (the first index of each new segment), ascending. Segments shorter than `min_segment` are never made.
 std::vector<std::size_t> detect_change_points(std::span<const double> series, double min_score = 6.0,

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "harness/process.h"
@@ -46,6 +47,52 @@ TEST(Cli, UsageErrorsAreOneLineAndExit2) {
   expect_usage_error({"list", "--format", "yaml"}, "yaml");
 }
 
+// compare/gate on malformed run files: one line naming the file and field, exit 2.
+TEST(Cli, CompareRejectsMalformedRunFiles) {
+  char tmpl[] = "/tmp/pairbench-cli-bad-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string good = std::string(FIXTURES_DIR) + "/run_cpu_a.json";
+  std::ifstream in(good);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  const std::string text = doc.dump();
+  auto with = [&](auto&& edit) {
+    nlohmann::json d = doc;
+    edit(d);
+    return d.dump();
+  };
+  struct Case {
+    std::string file, expected;
+  };
+  const std::vector<Case> cases = {
+      {write("truncated.json", text.substr(0, text.size() / 3)), "not valid JSON"},
+      {write("schema.json", with([](auto& d) { d["pairbench"]["schema_version"] = 7; })), "pairbench.schema_version"},
+      {write("nofield.json", with([](auto& d) { d["benchmarks"][0].erase("metric_value"); })), "benchmarks[0].metric_value"},
+      {write("zero.json", with([](auto& d) { d["benchmarks"][1]["real_time"] = 0; })), "benchmarks[1].real_time"},
+      {write("nan.json", [&] {
+         std::string t = with([](auto& d) { d["benchmarks"][0]["real_time"] = 12345.678; });
+         t.replace(t.find("12345.678"), 9, "NaN");
+         return t;
+       }()), "not valid JSON"},
+      {write("empty.json", with([](auto& d) { d["benchmarks"] = nlohmann::json::array(); })), "benchmarks: empty"},
+      {dir + "/absent.json", "cannot open"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    const ProcessResult r = pairbench({"compare", good, c.file});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(line_count(r.output), 1) << r.output;
+    EXPECT_NE(r.output.find(c.file), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << r.output;
+  }
+  // The same run compared with itself: no regression, exit 0.
+  EXPECT_EQ(pairbench({"compare", good, good}).exit_code, 0);
+  fs::remove_all(dir);
+}
+
 TEST(Cli, ListJsonShowsArmsAndWhyTheyCannotRun) {
   const ProcessResult r = pairbench({"list", "--format", "json", "--bench-dir", FAULT_BENCH_DIR});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -69,7 +116,7 @@ TEST(Cli, CrashingHangingAndWrongArmsLeaveTheOthersIntact) {
   const std::string dir = mkdtemp(tmpl);
   const std::string out = dir + "/run.json";
   const ProcessResult r = pairbench({"run", "--bench-dir", FAULT_BENCH_DIR, "--repetitions", "2", "--timeout", "2",
-                                     "--min-time", "0.01", "--out", out});
+                                     "--min-time", "0.01", "--no-history", "--out", out});
   ASSERT_EQ(r.status, ProcessResult::Status::kExited) << r.describe();
   EXPECT_EQ(r.exit_code, 3) << r.output;
   const nlohmann::json doc = read_run_file(out);  // written, and valid

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Nightly job: Release build, nightly profile, gate against this machine's baseline, plot report.
+# Keeps the run file, gate outputs (Markdown, JUnit XML, JSON) and the report in $ARTIFACTS_DIR.
+# Exit: 0 ok; 1 regression; 3 a benchmark crashed, hung or was wrong (the rest still gated).
+# Runs by hand too: `ci/nightly.sh` (PROFILE=quick for a short rehearsal).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD_TYPE=Release ./ci/build.sh || exit 2
+pb="${BUILD_DIR:-build}/bin/pairbench"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+profile="${PROFILE:-nightly}"
+artifacts="${ARTIFACTS_DIR:-results/artifacts/$stamp}"
+mkdir -p "$artifacts"
+run="results/run-$stamp-$profile.json"
+
+"$pb" env | tee "$artifacts/environment.txt"
+"$pb" run --profile "$profile" --out "$run" "$@"
+run_status=$?
+[ -f "$run" ] || { echo "ci/nightly.sh: no run file written (status $run_status)" >&2; exit "$run_status"; }
+cp "$run" "$artifacts/"
+
+gate_status=0
+if "$pb" gate --current "$run" --markdown "$artifacts/gate.md" --junit "$artifacts/gate.xml" \
+     --json "$artifacts/gate.json"; then
+  gate_status=0
+else
+  gate_status=$?
+  if [ "$gate_status" = 2 ] && [ ! -f "$artifacts/gate.md" ]; then
+    # No baseline for this machine yet (or it cannot be compared): this run becomes the baseline.
+    echo "ci/nightly.sh: no usable baseline; storing this run as the baseline" >&2
+    "$pb" baseline update --run "$run"
+    gate_status=0
+  fi
+fi
+"$pb" history --last 60 > "$artifacts/history.txt" 2>&1 || true
+if [ -f plots/report.py ]; then
+  "$pb" report --run "$run" --history results/history.sqlite -o "$artifacts/report" || echo "ci/nightly.sh: report failed" >&2
+fi
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$artifacts/gate.md" ]; then
+  cat "$artifacts/gate.md" >> "$GITHUB_STEP_SUMMARY"
+fi
+echo "artifacts: $artifacts"
+if [ "$gate_status" != 0 ]; then exit "$gate_status"; fi
+exit "$run_status"
