@@ -1,9 +1,14 @@
 // `pairbench ab` (two builds, interleaved process by process, then compared) and
 // `pairbench selftest` (the gate's own false-alarm and detection rates on this machine).
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 
 #include "harness/commands.h"
+#include "harness/history.h"
+#include "harness/stats.h"
 #include "harness/process.h"
 #include "harness/run_file.h"
 #include "pairbench/build_info.h"
@@ -50,6 +55,53 @@ AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& 
   const RunOutcome outcome = run_sides(sides, options);
   return {build_run_doc(sides[0].experiments, outcome.samples, options, outcome, envs[0], started, command, 0),
           build_run_doc(sides[1].experiments, outcome.samples, options, outcome, envs[1], started, command, 1)};
+}
+
+// Times `history` (per-run medians and change points of every benchmark) and `gate` (one
+// comparison) over a synthetic history of `runs` nightly runs, to check they stay interactive.
+nlohmann::json time_history_and_gate(int runs, int benchmarks, int samples) {
+  using Clock = std::chrono::steady_clock;
+  char tmpl[] = "/tmp/pairbench-selftest-history-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string db_path = dir + "/history.sqlite";
+  nlohmann::json doc = {{"context", nlohmann::json::object()}, {"benchmarks", nlohmann::json::array()}};
+  doc["pairbench"] = {{"schema_version", 1}, {"profile", "nightly"}, {"environment", {{"machine_key", "selftest"}}},
+                      {"experiments", {{{"name", "synthetic.x"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", "lower"}}}}};
+  {
+    History db(db_path);
+    for (int r = 0; r < runs; ++r) {
+      doc["benchmarks"] = nlohmann::json::array();
+      for (int b = 0; b < benchmarks; ++b) {
+        for (int i = 0; i < samples; ++i) {
+          doc["benchmarks"].push_back({{"name", "synthetic.x/a/n:" + std::to_string(b)}, {"experiment", "synthetic.x"},
+                                       {"arm", "a"}, {"repetition_index", i}, {"real_time", 1.0},
+                                       {"metric_value", 100.0 + (r >= runs / 2 ? 10 : 0) + (i * 7 + b + r) % 5}});
+        }
+      }
+      char stamp[32];
+      std::snprintf(stamp, sizeof stamp, "2026-01-01T%02d:%02d:%02dZ", r / 3600, (r / 60) % 60, r % 60);
+      doc["pairbench"]["started_at"] = stamp;
+      db.append_run(doc, "synthetic.json");
+    }
+  }
+  const auto t0 = Clock::now();
+  {
+    History db(db_path);
+    for (const auto& s : db.series("selftest")) {
+      std::vector<double> medians;
+      for (const auto& p : s.points) medians.push_back(p.median);
+      std::vector<History::ChangePoint> cps;
+      for (std::size_t k : stats::detect_change_points(medians)) cps.push_back({s.points[k].run_id, 0, 0});
+      db.store_change_points(s.benchmark, "selftest", cps);
+    }
+  }
+  const double history_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const auto t1 = Clock::now();
+  compare_runs(doc, doc, GateOptions{}, "a", "b");
+  const double gate_s = std::chrono::duration<double>(Clock::now() - t1).count();
+  fs::remove_all(dir);
+  return {{"runs", runs}, {"benchmarks", benchmarks}, {"samples_per_run", samples},
+          {"history_s", history_s}, {"gate_s", gate_s}};
 }
 
 }  // namespace
@@ -100,6 +152,13 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
   GateOptions gate = args.gate.options;
   gate.force = true;
+
+  int runnable = 0;
+  for (const auto& e : experiments) {
+    for (const auto& b : e.benchmarks) runnable += b.available;
+  }
+  std::cerr << "selftest: timing history and gate over 1000 synthetic nightly runs\n";
+  const nlohmann::json speed = time_history_and_gate(1000, std::max(runnable, 50), 9);
 
   char pct[32];
   std::snprintf(pct, sizeof pct, "%g", args.slowdown_pct);
@@ -155,6 +214,7 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
                            {"eligible_injected", eligible},
                            {"caught_injected", caught},
                            {"detection_rate", eligible ? double(caught) / eligible : 0.0},
+                           {"history_and_gate_speed", speed},
                            {"environment", env.to_json()},
                            {"trials", trials}};
   std::printf("\npairbench selftest (%s profile, %d processes per benchmark per side, %d trials of each kind)\n",
@@ -165,6 +225,9 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
               "%d injected comparisons in all\n",
               args.slowdown_pct, caught, eligible, 100 * args.max_noise, 100.0 * result["detection_rate"].get<double>(),
               injected_total);
+  std::printf("  history over %d runs x %d benchmarks x %d samples: %.2f s; gate: %.3f s (target <= 5 s each)\n",
+              speed["runs"].get<int>(), speed["benchmarks"].get<int>(), speed["samples_per_run"].get<int>(),
+              speed["history_s"].get<double>(), speed["gate_s"].get<double>());
   if (!args.out.empty()) {
     write_json_atomically(args.out, result);
     std::printf("wrote %s\n", args.out.c_str());
