@@ -11,6 +11,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libsqlite3-dev
   libopenblas-dev
   python3 python3-scipy python3-matplotlib   # compare.py needs scipy; plots/ needs matplotlib
+  libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0   # allocator arms (LD_PRELOAD), alloc.* experiments
+  chromium                              # plots tests: load the report in a headless browser
 )
 
 missing=()
