@@ -1,0 +1,127 @@
+// Anonymous mappings in a chosen page state; host-memory limits reported as NotSupported.
+#include "kernels/copy/host_buffer.h"
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+namespace pairbench::kernels::copy {
+
+HostBuffer::HostBuffer(std::size_t bytes, PageState state, PageSize pages) {
+  if (bytes == 0) return;
+  require_host_memory(bytes, "a host buffer");
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    throw NotSupported("mmap of " + format_bytes(bytes) + " failed: " + std::strerror(errno) +
+                       " (vm.overcommit_memory, RLIMIT_AS)");
+  }
+  data_ = static_cast<std::byte*>(p);
+  size_ = bytes;
+  // Advisory: where THP is disabled already this changes nothing, so its result is not checked.
+  if (pages == PageSize::kBase4KiB) madvise(p, bytes, MADV_NOHUGEPAGE);
+  if (state == PageState::kUntouched) return;
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  // One write per page is enough to fault it in; volatile keeps the compiler from dropping it.
+  for (std::size_t off = 0; off < bytes; off += page) static_cast<volatile std::byte*>(p)[off] = std::byte{0};
+  if (state == PageState::kLocked) {
+    if (mlock(p, bytes) != 0) {
+      const int err = errno;
+      release();
+      throw NotSupported(describe_mlock_failure(err, bytes));
+    }
+    locked_ = true;
+  }
+}
+
+HostBuffer::~HostBuffer() { release(); }
+
+HostBuffer::HostBuffer(HostBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      locked_(std::exchange(other.locked_, false)) {}
+
+HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    locked_ = std::exchange(other.locked_, false);
+  }
+  return *this;
+}
+
+void HostBuffer::release() noexcept {
+  if (data_) munmap(data_, size_);  // also drops the lock
+  data_ = nullptr;
+  size_ = 0;
+  locked_ = false;
+}
+
+std::size_t mem_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::size_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+void require_host_memory(std::size_t bytes, const std::string& what) {
+  const std::size_t available = mem_available_bytes();
+  if (available != 0 && bytes > available) {
+    throw NotSupported(what + " needs " + format_bytes(bytes) + " of host memory; MemAvailable is " +
+                       format_bytes(available) + " (/proc/meminfo)");
+  }
+}
+
+namespace {
+std::string format_rlimit(rlim_t v) {
+  return v == RLIM_INFINITY ? std::string("unlimited") : format_bytes(static_cast<std::size_t>(v));
+}
+}  // namespace
+
+std::string describe_mlock_failure(int err, std::size_t bytes) {
+  std::string out = "mlock of " + format_bytes(bytes) + " failed: " + std::strerror(err);
+  rlimit limit{};
+  if (getrlimit(RLIMIT_MEMLOCK, &limit) == 0) {
+    out += " (RLIMIT_MEMLOCK soft " + format_rlimit(limit.rlim_cur) + ", hard " + format_rlimit(limit.rlim_max) +
+           "; raise it with ulimit -l or grant CAP_IPC_LOCK)";
+  } else {
+    out += " (RLIMIT_MEMLOCK unreadable)";
+  }
+  return out;
+}
+
+std::int64_t minor_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+std::string format_bytes(std::size_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0 || v == static_cast<double>(static_cast<std::size_t>(v))) {
+    std::snprintf(buf, sizeof buf, "%zu %s", static_cast<std::size_t>(v), units[u]);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  }
+  return buf;
+}
+
+}  // namespace pairbench::kernels::copy
