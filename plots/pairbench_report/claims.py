@@ -1,0 +1,257 @@
+"""The claims catalogue (harness/claims.json) and the verdicts it gives on one run file.
+
+The rules are stated in claims.json itself (`verdict_rules`); this module implements exactly those:
+per point, `better` (CI above the threshold) or `same` (CI inside a tolerance band); over points,
+any 'did not hold' wins, then all 'held', else inconclusive; nothing measured: not run here.
+"""
+import fnmatch
+import json
+import math
+
+from .errors import BadInput
+
+HELD = "held"
+NOT_HELD = "did not hold"
+INCONCLUSIVE = "inconclusive"
+NOT_RUN = "not run here"
+RECORDED = "recorded"
+
+_GLOB_CHARS = set("*?[")
+
+
+def load_claims(path):
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such file (the claims catalogue)") from None
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadInput(f"{path}: not valid JSON: {e}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+        raise BadInput(f"{path}: field claims: expected a list")
+    for i, c in enumerate(doc["claims"]):
+        if not isinstance(c, dict) or not isinstance(c.get("id"), str) or not isinstance(c.get("claim"), str):
+            raise BadInput(f"{path}: field claims[{i}]: expected an object with string 'id' and 'claim'")
+        verdict = c.get("verdict", {"kind": "ratio", "checks": []})
+        if not isinstance(verdict, dict):
+            raise BadInput(f"{path}: field claims[{i}].verdict: expected an object")
+        for j, chk in enumerate(verdict.get("checks", [])):
+            if not isinstance(chk, dict) or not isinstance(chk.get("experiment"), str):
+                raise BadInput(f"{path}: field claims[{i}].verdict.checks[{j}].experiment: expected a string")
+            if chk.get("test", "better") not in ("better", "same"):
+                raise BadInput(f"{path}: field claims[{i}].verdict.checks[{j}].test: expected 'better' or 'same'")
+    return doc
+
+
+def point_label(params, axes):
+    keys = [a for a in axes if a in params] + [k for k in params if k not in axes]
+    return " ".join(f"{k}:{params[k]}" for k in keys) or "(single point)"
+
+
+def _matches(params, spec, default):
+    if not spec:
+        return default
+    for axis, wanted in spec.items():
+        values = wanted if isinstance(wanted, list) else [wanted]
+        if params.get(axis) not in [str(v) for v in values]:
+            return False
+    return True
+
+
+def _judge_point(ratio, check):
+    low, high = ratio["ci_low"], ratio["ci_high"]
+    if low is None or high is None:
+        return INCONCLUSIVE, "no interval"
+    if check.get("test", "better") == "same":
+        tol = float(check.get("tolerance", 1.1))
+        if 1.0 / tol <= low and high <= tol:
+            return HELD, f"interval inside [{1 / tol:.3g}, {tol:.3g}]"
+        if low > tol or high < 1.0 / tol:
+            return NOT_HELD, f"interval outside [{1 / tol:.3g}, {tol:.3g}]"
+        return INCONCLUSIVE, f"interval overlaps the edge of [{1 / tol:.3g}, {tol:.3g}]"
+    threshold = float(check.get("threshold", 1.0))
+    eq = float(check.get("equivalence", 1.02))
+    if low > threshold:
+        return HELD, f"interval above {threshold:g}"
+    if high < threshold:
+        return NOT_HELD, f"interval below {threshold:g}: the treatment is worse"
+    if 1.0 / eq <= low and high <= eq:
+        return NOT_HELD, f"interval inside [{1 / eq:.3g}, {eq:.3g}]: no meaningful difference"
+    return INCONCLUSIVE, f"interval spans {threshold:g}"
+
+
+def _select(pattern, claim_id, run):
+    if not (set(pattern) & _GLOB_CHARS):
+        e = run.experiment_by_name.get(pattern)
+        return [e] if e else []
+    return [e for e in run.experiments
+            if fnmatch.fnmatchcase(e["name"], pattern) and e["claim"] in (claim_id, "") and e["kind"] != "limit"]
+
+
+def _arm_reason(arm):
+    if arm is None:
+        return "not run"
+    if arm["reason"]:
+        return arm["reason"] if arm["verification"] in ("not_supported", "not_run", "") else \
+            f"{arm['verification']}: {arm['reason']}"
+    if arm["verification"] != "passed":
+        return arm["verification"]
+    return "no ratio"
+
+
+def _check_rows(check, exps, claim):
+    """Per selected point and treatment: a measured row, or a not-run row with its reason."""
+    measured, missing = [], []
+    wanted = check.get("treatments")
+    for exp in exps:
+        for p in exp["points"]:
+            if not _matches(p["params"], check.get("where"), True):
+                continue
+            if check.get("exclude") and _matches(p["params"], check["exclude"], False):
+                continue
+            arms = {a["arm"]: a for a in p["arms"]}
+            baseline = next((a for a in p["arms"] if a["role"] == "baseline"), None)
+            treatments = [a["arm"] for a in p["arms"] if a["role"] == "treatment"]
+            if wanted:
+                treatments = [t for t in treatments if t in wanted]
+            label = point_label(p["params"], exp["axes"])
+            for t in treatments:
+                r = next((r for r in p["ratios"] if r["treatment"] == t), None)
+                if r is None:
+                    arm = arms.get(t)
+                    reason = _arm_reason(arm)
+                    if arm is not None and arm["verification"] == "passed" and baseline is not None:
+                        reason = f"baseline {baseline['arm']}: {_arm_reason(baseline)}"
+                    missing.append({"experiment": exp["name"], "point": label, "treatment": t, "reason": reason})
+                    continue
+                verdict, why = _judge_point(r, check)
+                measured.append({"experiment": exp["name"], "point": label, "treatment": t,
+                                 "baseline": baseline["arm"] if baseline else "",
+                                 "ratio": r["ratio"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                                 "confidence": r["confidence"], "verdict": verdict, "why": why,
+                                 "test": check.get("test", "better")})
+    return measured, missing
+
+
+def _planned(claim, pattern):
+    for e in claim.get("experiments", []):
+        if isinstance(e, dict) and e.get("name") == pattern:
+            return bool(e.get("planned"))
+    return False
+
+
+def _judge_ratio_claim(claim, run):
+    checks = [dict(c) for c in claim.get("verdict", {}).get("checks", [])]
+    selected = set()
+    per_check = []
+    for chk in checks:
+        exps = _select(chk["experiment"], claim["id"], run)
+        selected.update(e["name"] for e in exps)
+        per_check.append((chk, exps))
+    # Experiments of this run that say they test the claim but no check names: default rule.
+    for e in run.experiments:
+        if e["claim"] == claim["id"] and e["name"] not in selected and e["kind"] != "limit":
+            per_check.append(({"experiment": e["name"], "test": "better", "threshold": 1.0}, [e]))
+            selected.add(e["name"])
+    measured, missing, absent = [], [], []
+    for chk, exps in per_check:
+        if not exps:
+            why = "planned, not implemented yet" if _planned(claim, chk["experiment"]) else "not in this run"
+            absent.append(f"{chk['experiment']}: {why}")
+            continue
+        m, n = _check_rows(chk, exps, claim)
+        measured += m
+        missing += n
+    result = {"measured": measured, "missing": missing, "absent": absent}
+    if not measured:
+        reasons = sorted({f"{x['experiment']} {x['point']}: {x['reason']}" for x in missing})
+        short = sorted({x["reason"] for x in missing})
+        if short:
+            why = "; ".join(short)
+        elif absent:
+            why = "no experiment ran: " + "; ".join(absent)
+        else:
+            why = "no experiment tests this claim yet"
+        result.update(verdict=NOT_RUN, why=why, details=reasons)
+        return result
+    held = sum(1 for m in measured if m["verdict"] == HELD)
+    failed = [m for m in measured if m["verdict"] == NOT_HELD]
+    if failed:
+        verdict = NOT_HELD
+        why = f"held at {held} of {len(measured)} points; not at " + \
+              "; ".join(f"{m['point']} ({m['treatment']})" for m in failed[:4])
+        if len(failed) > 4:
+            why += f" and {len(failed) - 4} more"
+    elif held == len(measured):
+        verdict = HELD
+        why = f"held at all {len(measured)} points measured"
+    else:
+        verdict = INCONCLUSIVE
+        why = f"held at {held} of {len(measured)} points; the other intervals are too wide to decide"
+    if missing:
+        reasons = sorted({x["reason"] for x in missing})
+        why += f"; {len(missing)} not run here ({'; '.join(reasons)})"
+    result.update(verdict=verdict, why=why, details=[])
+    return result
+
+
+def _judge_environment(claim, run):
+    v = claim["verdict"]
+    value = run.environment.get(v.get("field", ""), "")
+    if value in ("", None, 0):
+        reason = run.environment.get(v.get("absent_reason_field", ""), "") or "no GPU in this run"
+        return {"verdict": NOT_RUN, "why": str(reason), "measured": [], "missing": [], "absent": [], "details": [],
+                "recorded": []}
+    text = f"{v.get('field')}: {value}"
+    try:
+        major = float(str(value).split(".")[0])
+        text += " (has tensor cores)" if major >= 7 else " (no tensor cores)"
+    except ValueError:
+        pass
+    gpu = run.environment.get("gpu_name", "")
+    if gpu:
+        text = f"{gpu}, {text}"
+    return {"verdict": RECORDED, "why": "environment capture only; " + text, "measured": [], "missing": [],
+            "absent": [], "details": [], "recorded": [text]}
+
+
+def _judge_limits(claim, run):
+    limits = [e for e in run.experiments if e["kind"] == "limit"
+              and any(a["median"] is not None for p in e["points"] for a in p["arms"])]
+    placed = []
+    for e in run.experiments:
+        for p in e["points"]:
+            for a in p["arms"]:
+                if a["percent_of_limit"] is not None and a["limit"]:
+                    placed.append(f"{a['benchmark'] or e['name']}: {a['percent_of_limit']:.0f} % of "
+                                  f"{a['limit']['benchmark']}")
+    if not limits:
+        return {"verdict": NOT_RUN, "why": "no machine limit was measured in this run", "measured": [],
+                "missing": [], "absent": [], "details": [], "recorded": []}
+    why = (f"{len(limits)} limit experiment(s) measured ({', '.join(e['name'] for e in limits)}); "
+           f"{len(placed)} result(s) placed against them")
+    return {"verdict": RECORDED, "why": why, "measured": [], "missing": [], "absent": [], "details": [],
+            "recorded": placed}
+
+
+def judge_all(claims_doc, run):
+    """One result per claim: the catalogue entry plus verdict, why, measured rows, not-run rows."""
+    out = []
+    for claim in claims_doc["claims"]:
+        kind = claim.get("verdict", {}).get("kind", "ratio")
+        if kind == "environment":
+            res = _judge_environment(claim, run)
+        elif kind == "limits":
+            res = _judge_limits(claim, run)
+        else:
+            res = _judge_ratio_claim(claim, run)
+        res.setdefault("recorded", [])
+        res["claim"] = claim
+        out.append(res)
+    return out
+
+
+def finite(x):
+    return x is not None and math.isfinite(x)

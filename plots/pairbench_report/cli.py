@@ -1,0 +1,97 @@
+"""`report.py --run FILE [--history DB] [--claims FILE] -o DIR`: figures and index.html.
+Exit status 0 when written; 2 on bad input or usage, with one line naming the file and field."""
+import argparse
+import glob
+import os
+import sys
+
+from .errors import BadInput
+
+DEFAULT_CLAIMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "claims.json")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise BadInput(f"usage: {message} (see --help)")
+
+
+def _parser():
+    p = _Parser(prog="report.py", description="Render pairbench's plot report: PNG and SVG figures plus an "
+                                               "offline index.html.")
+    p.add_argument("--run", required=True, metavar="FILE", help="run file written by `pairbench run`")
+    p.add_argument("--history", metavar="DB", help="history database (SQLite) for the trend figures")
+    p.add_argument("--claims", metavar="FILE", default=os.path.normpath(DEFAULT_CLAIMS),
+                   help="claims catalogue (default: harness/claims.json beside this source tree)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    return p
+
+
+def _prepare_outdir(path):
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as err:
+        raise BadInput(f"{path}: cannot create the output folder: {err.strerror}") from None
+    if not os.access(path, os.W_OK):
+        raise BadInput(f"{path}: output folder is not writable")
+    # Figures of an earlier report in the same folder would linger beside the new page: drop ours only.
+    for old in glob.glob(os.path.join(path, "fig[0-9][0-9]*-*.png")) + glob.glob(os.path.join(path, "fig[0-9][0-9]*-*.svg")):
+        os.remove(old)
+
+
+def build(args):
+    from . import claims as claims_mod
+    from . import figures, page
+    from .history import History
+    from .runfile import load_run
+
+    run = load_run(args.run)
+    catalogue = claims_mod.load_claims(args.claims)
+    history = History(args.history) if args.history else None
+    _prepare_outdir(args.out)
+    results = claims_mod.judge_all(catalogue, run)
+    writer = figures.Writer(args.out)
+    exp_figs = {}
+    for exp in run.experiments:
+        figs = []
+        notes = page.not_run_notes(exp)
+        skipped = ("; not run here: " + "; ".join(f"{r} ({len(v)} arm/point pairs)" for r, v in notes.items())) if notes else ""
+        if exp["kind"] != "limit":
+            f = figures.ratio_figure(exp, writer)
+            if f:
+                figs.append({"files": f, "alt": f"ratios of {exp['name']} treatments to the baseline",
+                             "caption": page.e(f"Ratio of each treatment to the baseline across the grid "
+                                               f"(> 1: treatment better; bars: the interval the run file records){skipped}.")})
+        with_error = exp["name"].startswith("precision.") or exp["metric"] == "flop_per_second"
+        f, error_counter = figures.metric_figure(exp, run, writer, with_error=True)
+        if f:
+            what = "bandwidth" if exp["unit"] == "B/s" else exp["metric"]
+            extra = f", with {error_counter} beside it" if error_counter else (
+                "; no error counter in this run" if with_error else "")
+            figs.append({"files": f, "alt": f"{what} per arm for {exp['name']}",
+                         "caption": page.e(f"{what} per arm (median; whiskers: min to max over processes), with "
+                                           f"this machine's limit where the run measured one{extra}{skipped}.")})
+        f = figures.rss_figure(exp, run, writer)
+        if f:
+            figs.append({"files": f, "alt": f"time against peak RSS for {exp['name']}",
+                         "caption": page.e("Time against peak RSS: one point per allocator (colour) and workload "
+                                           "(marker); toward the lower left is better.")})
+        exp_figs[exp["name"]] = figs
+    hist_figs = figures.history_figures(history, run.machine_key(), writer) if history else []
+    text = page.render(args.out, run, results, exp_figs, history, hist_figs,
+                       os.path.basename(args.history) if args.history else "")
+    tmp = os.path.join(args.out, ".index.html.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, os.path.join(args.out, "index.html"))
+    return writer.count
+
+
+def main(argv=None):
+    try:
+        args = _parser().parse_args(argv)
+        count = build(args)
+    except BadInput as err:
+        print(f"report: {err}", file=sys.stderr)
+        return 2
+    print(f"report: wrote {os.path.join(args.out, 'index.html')} and {count} figure(s) (PNG + SVG)")
+    return 0

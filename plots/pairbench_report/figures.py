@@ -1,0 +1,626 @@
+"""Figures, each written as PNG and SVG: ratios across the grid, the deciding metric per arm with
+the machine's limit, accuracy beside speed, allocator time against peak RSS, history trends.
+
+Every string from a run file reaches matplotlib as plain text (mathtext is off), so a `$` or a
+`<script>` in a benchmark name is drawn as itself.
+"""
+import math
+import re
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.dates as mdates  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.transforms import offset_copy  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
+
+from . import units  # noqa: E402
+from .runfile import as_number  # noqa: E402
+
+plt.rcParams.update({
+    "text.parse_math": False,  # strings from run files are text, never TeX
+    "svg.fonttype": "none",    # SVG text stays text: small files, selectable
+    "svg.hashsalt": "pairbench",  # stable ids, so SVGs diff cleanly
+    "font.size": 9,
+    "axes.titlesize": 9.5,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "figure.titlesize": 11,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+})
+
+PNG_DPI = 110
+BASELINE_COLOUR = "#404040"
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+           "#bcbd22", "#7f7f7f"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h"]
+ERROR_COUNTERS = ("rel_error", "relative_error", "max_rel_error", "error", "max_abs_error")
+
+
+def wrap(text, width=80):
+    return "\n".join(textwrap.wrap(str(text), width=width, break_long_words=True, break_on_hyphens=False)) or ""
+
+
+def label(text):
+    """Legend labels that start with '_' are hidden by matplotlib: keep them visible."""
+    text = str(text)
+    return "\u200b" + text if text.startswith("_") else text
+
+
+def _g(x):
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e7 or abs(x) < 1e-3:
+        return f"{x:.0e}".replace("e+0", "e").replace("e-0", "e-").replace("e+", "e")
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.3g}"
+
+
+def plain_log_axis(axis, lo, hi):
+    """A log axis with plain-number tick labels (the default ones would need mathtext)."""
+    decades = math.log10(hi / lo) if lo > 0 and hi > 0 else 1
+    subs = (1.0, 2.0, 5.0) if decades < 2.5 else (1.0,)
+    if decades < 0.6:
+        subs = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: _g(v)))
+    axis.set_minor_locator(LogLocator(base=10, subs="auto") if decades < 6 else NullLocator())
+    axis.set_minor_formatter(NullFormatter())
+
+
+def axis_title(axis_name):
+    if axis_name.endswith("_us"):
+        return f"{axis_name} (µs)"
+    if axis_name.endswith("_ns"):
+        return f"{axis_name} (ns)"
+    if axis_name.endswith("_ms"):
+        return f"{axis_name} (ms)"
+    if axis_name == "bytes" or axis_name.endswith("_bytes"):
+        return f"{axis_name} (size)"
+    return axis_name
+
+
+def is_size_axis(axis_name):
+    return axis_name == "bytes" or axis_name.endswith("_bytes") or axis_name == "size"
+
+
+def grid_x_axis(ax, axis_name, values):
+    """Ticks at the grid's own values, labelled in their unit; log scale when they span 8x."""
+    values = sorted(set(values))
+    lo, hi = values[0], values[-1]
+    if lo > 0 and hi / lo >= 8:
+        ax.set_xscale("log", base=2 if is_size_axis(axis_name) else 10)
+        ax.set_xlim(lo / 1.6, hi * 1.6)
+    else:
+        pad = (hi - lo) * 0.1 or max(abs(hi) * 0.1, 1)
+        ax.set_xlim(lo - pad, hi + pad)
+    fmt = units.format_size_tick if is_size_axis(axis_name) else units.format_count_tick
+    if len(values) > 12:
+        step = math.ceil(len(values) / 12)
+        values = values[::step]
+    ax.xaxis.set_major_locator(FixedLocator(values))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel(axis_title(axis_name))
+    longest = max(len(fmt(v)) for v in values)
+    if len(values) * (longest + 2) > 60:
+        plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+
+
+def categorical_x_axis(ax, labels, title):
+    ax.set_xticks(range(len(labels)))
+    width = 22 if len(labels) > 3 else 40
+    ax.set_xticklabels([wrap(lb, width) for lb in labels])
+    ax.set_xlim(-0.6, len(labels) - 0.4)
+    if sum(len(lb) + 4 for lb in labels) > 70 or any(len(lb) > width for lb in labels):
+        plt.setp(ax.get_xticklabels(), rotation=25, ha="right")
+    ax.set_xlabel(title)
+    ax.grid(False, axis="x")
+
+
+class Writer:
+    """Saves figures as figNN-<slug>.png/.svg in the output folder; names are safe file names."""
+
+    def __init__(self, outdir):
+        self.outdir = outdir
+        self.count = 0
+
+    def save(self, fig, slug):
+        self.count += 1
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", slug).strip("._-")[:60] or "figure"
+        stem = f"fig{self.count:02d}-{safe}"
+        # Legends placed outside the axes are kept whole (constrained layout in mpl 3.6 ignores them).
+        fig.savefig(f"{self.outdir}/{stem}.png", dpi=PNG_DPI, bbox_inches="tight", pad_inches=0.12)
+        fig.savefig(f"{self.outdir}/{stem}.svg", bbox_inches="tight", pad_inches=0.12)
+        plt.close(fig)
+        return {"png": f"{stem}.png", "svg": f"{stem}.svg"}
+
+
+# ---- helpers over an experiment ---------------------------------------------------------------
+
+def arm_order(exp):
+    order, roles = [], {}
+    for p in exp["points"]:
+        for a in p["arms"]:
+            if a["arm"] not in roles:
+                order.append(a["arm"])
+                roles[a["arm"]] = a["role"]
+    order.sort(key=lambda n: 0 if roles[n] == "baseline" else 1)
+    return order, roles
+
+
+def arm_colours(exp):
+    order, roles = arm_order(exp)
+    colours, i = {}, 0
+    for name in order:
+        if roles[name] == "baseline":
+            colours[name] = BASELINE_COLOUR
+        else:
+            colours[name] = PALETTE[i % len(PALETTE)]
+            i += 1
+    return colours
+
+
+def varying_axes(exp, points):
+    """(numeric varying axes, other varying axes) among `points`, in the experiment's axis order."""
+    numeric, other = [], []
+    for axis in exp["axes"]:
+        values = {p["params"].get(axis) for p in points}
+        if len(values) <= 1:
+            continue
+        if all(v is not None and as_number(v) is not None for v in values):
+            numeric.append(axis)
+        else:
+            other.append(axis)
+    return numeric, other
+
+
+def _layout(exp, points):
+    """How to lay the grid out: ('line', x_axis, panel_axes) when exactly one numeric axis varies,
+    else ('categorical', None, varying axes)."""
+    numeric, other = varying_axes(exp, points)
+    if len(numeric) == 1:
+        return "line", numeric[0], other
+    return "categorical", None, numeric + other
+
+
+def _fixed_text(exp, points, shown_axes):
+    """The grid values every point shares and no axis or label shows: 'device:cpu ops:1000'."""
+    fixed = []
+    for axis in exp["axes"]:
+        if axis in shown_axes:
+            continue
+        values = {p["params"].get(axis) for p in points}
+        if len(values) == 1 and None not in values:
+            fixed.append(f"{axis}:{param_text(axis, next(iter(values)))}")
+    return " ".join(fixed)
+
+
+def param_text(axis, value):
+    """A grid value for a figure label: byte sizes with binary prefixes, the rest as written."""
+    n = as_number(value)
+    if n is not None and is_size_axis(axis) and n >= 1024:
+        return units.format_size_tick(n)
+    return str(value)
+
+
+def _sub_label(params, axes):
+    return " ".join(f"{a}:{param_text(a, params.get(a, ''))}" for a in axes)
+
+
+def place_legend(ax, entries, **kw):
+    """Inside the axes when short; otherwise under the axes (below the tick labels and the axis
+    label), or to the right when the tick labels are rotated. Limits are listed after the arms."""
+    handles, labels = ax.get_legend_handles_labels()
+    pairs = sorted(zip(handles, labels), key=lambda hl: hl[1].startswith("limit:") or "'s limit: " in hl[1])
+    kw.setdefault("handles", [h for h, _ in pairs])
+    kw.setdefault("labels", [lb for _, lb in pairs])
+    if entries <= 3:
+        return ax.legend(loc="best", **kw)
+    if any(t.get_rotation() for t in ax.get_xticklabels()):
+        return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kw)
+    below = offset_copy(ax.transAxes, fig=ax.figure, y=-40, units="points")
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below,
+                     ncols=2 if entries > 2 else 1, borderaxespad=0.0, **kw)
+
+
+def _dodge(i, n, log):
+    off = (i - (n - 1) / 2) * 0.045
+    return (lambda x: x * 10 ** off) if log else (lambda x: x + off)
+
+
+def _title(fig, exp, subtitle):
+    q = exp["question"] or exp["name"]
+    fig.suptitle(wrap(q, 85), fontweight="bold")
+
+
+# ---- 1. ratios across the grid -----------------------------------------------------------------
+
+def ratio_figure(exp, writer):
+    """Each treatment's ratio to the baseline with its interval, across the grid; a line at 1."""
+    pts = [p for p in exp["points"] if any(r["ci_low"] is not None for r in p["ratios"])]
+    if not pts:
+        return None
+    colours = arm_colours(exp)
+    baseline = next((a["arm"] for p in pts for a in p["arms"] if a["role"] == "baseline"), "baseline")
+    confs = sorted({round(100 * r["confidence"]) for p in pts for r in p["ratios"] if r["confidence"]})
+    if len(confs) == 1:
+        conf_text = f"{confs[0]} % interval"
+    elif confs:
+        conf_text = f"{confs[0]}–{confs[-1]} % intervals"
+    else:
+        conf_text = "interval"
+    mode, x_axis, panel_axes = _layout(exp, pts)
+    all_vals = [v for p in pts for r in p["ratios"] for v in (r["ratio"], r["ci_low"], r["ci_high"])
+                if v is not None and v > 0] + [1.0]
+    lo, hi = min(all_vals) / 1.25, max(all_vals) * 1.25
+    fixed = _fixed_text(exp, pts, ([x_axis] if x_axis else []) + panel_axes)
+    subtitle = (f"{exp['name']}{' at ' + fixed if fixed else ''}: each treatment vs the baseline '{baseline}' "
+                f"(> 1: treatment better); bars: {conf_text}")
+    if mode == "line":
+        series = {}
+        for p in pts:
+            for r in p["ratios"]:
+                if r["ci_low"] is None:
+                    continue
+                key = (r["treatment"], _sub_label(p["params"], panel_axes))
+                series.setdefault(key, []).append((as_number(p["params"][x_axis]), r))
+        if len(series) > 12:
+            mode = "categorical"
+    if mode == "line":
+        fig, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
+        xs_all = [x for s in series.values() for x, _ in s]
+        log_x = min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 8
+        styles = ["-", "--", ":", "-."]
+        sub_keys = sorted({k[1] for k in series})
+        for i, (key, rows) in enumerate(sorted(series.items())):
+            rows.sort(key=lambda t: t[0])
+            shift = _dodge(i, len(series), log_x)
+            xs = [shift(x) for x, _ in rows]
+            ys = [r["ratio"] for _, r in rows]
+            err = [[r["ratio"] - r["ci_low"] for _, r in rows], [r["ci_high"] - r["ratio"] for _, r in rows]]
+            name = key[0] + (f" · {key[1]}" if key[1] else "")
+            ax.errorbar(xs, ys, yerr=err, marker=MARKERS[sub_keys.index(key[1]) % len(MARKERS)], capsize=3,
+                        color=colours.get(key[0], PALETTE[0]), ls=styles[sub_keys.index(key[1]) % len(styles)],
+                        label=label(name))
+        grid_x_axis(ax, x_axis, xs_all)
+        ax.set_yscale("log")
+        ax.set_ylim(lo, hi)
+        plain_log_axis(ax.yaxis, lo, hi)
+        ax.axhline(1.0, color="black", lw=1, ls="--", zorder=0)
+        ax.set_ylabel(f"ratio to '{baseline}' (×, log scale)")
+        ax.set_title(wrap(subtitle, 95))
+        place_legend(ax, len(series), title="treatment")
+    else:
+        rows = []
+        for p in pts:
+            for r in p["ratios"]:
+                if r["ci_low"] is not None:
+                    rows.append((_sub_label(p["params"], panel_axes) if panel_axes else "", r))
+        height = 1.9 + 0.42 * len(rows)
+        fig, ax = plt.subplots(figsize=(8, min(height, 14)), layout="constrained")
+        for i, (pl, r) in enumerate(rows):
+            y = len(rows) - 1 - i
+            ax.errorbar([r["ratio"]], [y], xerr=[[r["ratio"] - r["ci_low"]], [r["ci_high"] - r["ratio"]]],
+                        marker="o", capsize=3, color=colours.get(r["treatment"], PALETTE[0]), ls="none")
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([wrap(r["treatment"] + (f" · {pl}" if pl else ""), 45) for pl, r in reversed(rows)])
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+        plain_log_axis(ax.xaxis, lo, hi)
+        ax.axvline(1.0, color="black", lw=1, ls="--", zorder=0)
+        ax.set_xlabel(f"ratio to '{baseline}' (×, log scale; > 1: treatment better)")
+        ax.grid(False, axis="y")
+        ax.set_title(wrap(subtitle, 70))
+    _title(fig, exp, subtitle)
+    return writer.save(fig, exp["name"] + "-ratio")
+
+
+# ---- 2. the deciding metric per arm, with the machine's limit ----------------------------------
+
+def _errors_by_arm(exp, run, pts):
+    counter = None
+    for name in ERROR_COUNTERS:
+        if any(run.counter_values(a["benchmark"], name) for p in pts for a in p["arms"]):
+            counter = name
+            break
+    return counter
+
+
+def metric_figure(exp, run, writer, with_error=False):
+    """Median of the deciding metric per arm (whiskers: min to max over processes) across the grid,
+    with each limit the summary attached drawn as a horizontal line. With `with_error` and an error
+    counter in the run, a panel under each one shows it (accuracy beside speed)."""
+    pts = [p for p in exp["points"] if any(a["median"] is not None for a in p["arms"])]
+    if not pts:
+        return None, None
+    error_counter = _errors_by_arm(exp, run, pts) if with_error else None
+    order, roles = arm_order(exp)
+    colours = arm_colours(exp)
+    mode, x_axis, panel_axes = _layout(exp, pts)
+    if mode == "line":
+        panels = []
+        for p in pts:
+            key = _sub_label(p["params"], panel_axes)
+            if key not in panels:
+                panels.append(key)
+        if len(panels) > 6:
+            numeric, other = varying_axes(exp, pts)
+            mode, x_axis, panel_axes = "categorical", None, numeric + other
+    if mode == "categorical":
+        panels = [""]
+        if len(pts) == 1:
+            mode = "arms"  # one point: the arms themselves are the categories
+    unit = exp["unit"]
+    values = [v for p in pts for a in p["arms"] for v in (a["median"], a["min"], a["max"]) if v is not None]
+    values += [a["limit"]["median"] for p in pts for a in p["arms"] if a["limit"]]
+    divisor, shown = units.scale_for(unit, values)
+    positive = [v for v in values if v > 0]
+    meds = [a["median"] for p in pts for a in p["arms"] if a["median"] is not None and a["median"] > 0]
+    log_y = bool(meds) and max(meds) / min(meds) > 8
+    cat_labels = [_sub_label(p["params"], panel_axes) if panel_axes else "all" for p in pts]
+    better = "lower" if exp["better"] == "lower" else "higher"
+    heights = []
+    for _ in panels:
+        heights += [1.0, 0.62] if error_counter else [1.0]
+    n_limits = len({(a["limit"]["benchmark"], a["limit"]["median"]) for p in pts for a in p["arms"] if a["limit"]})
+    legend_rows = math.ceil((len(order) + n_limits) / 2) if len(order) + n_limits > 3 else 0
+    legend_rows += math.ceil(len(order) / 2) if error_counter and len(order) > 3 else 0
+    fig = plt.figure(figsize=(8.5, 0.9 + 3.3 * sum(heights) + len(panels) * 0.2 * legend_rows),
+                     layout="constrained")
+    gs = fig.add_gridspec(len(heights), 1, height_ratios=heights)
+    for row, panel in enumerate(panels):
+        step = 2 if error_counter else 1
+        ax = fig.add_subplot(gs[row * step, 0])
+        eax = fig.add_subplot(gs[row * step + 1, 0]) if error_counter else None
+        panel_pts = [p for p in pts if mode != "line" or _sub_label(p["params"], panel_axes) == panel]
+        present = [n for n in order if any(a["arm"] == n and a["median"] is not None
+                                           for p in panel_pts for a in p["arms"])]
+        xs_all = [as_number(p["params"][x_axis]) for p in panel_pts] if mode == "line" else []
+        log_x = mode == "line" and min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 8
+        entries, err_values, limits = 0, [], {}
+        for i, name in enumerate(present):
+            if mode == "line":
+                shift = _dodge(i, len(present), log_x)
+            elif mode == "categorical":
+                shift = (lambda x, i=i: x + (i - (len(present) - 1) / 2) * 0.7 / max(len(present), 1))
+            else:
+                shift = (lambda x, i=i: i)
+            xs, ys, lo_err, hi_err, ex, ey, best_pct = [], [], [], [], [], [], None
+            for p in panel_pts:
+                a = next((a for a in p["arms"] if a["arm"] == name), None)
+                if a is None or a["median"] is None:
+                    continue
+                if a["limit"]:
+                    limits.setdefault((a["limit"]["benchmark"], a["limit"]["median"]), set()).add(name)
+                x = as_number(p["params"][x_axis]) if mode == "line" else pts.index(p)
+                m = a["median"] / divisor
+                xs.append(shift(x))
+                ys.append(m)
+                lo_err.append(m - (a["min"] / divisor if a["min"] is not None else m))
+                hi_err.append((a["max"] / divisor if a["max"] is not None else m) - m)
+                if a["percent_of_limit"] is not None:
+                    best_pct = max(best_pct or 0, a["percent_of_limit"])
+                if error_counter:
+                    e = run.counter_median(a["benchmark"], error_counter)
+                    if e is not None and e > 0:
+                        ex.append(shift(x))
+                        ey.append(e)
+            text = f"{name} ({roles[name]})"
+            if best_pct is not None:
+                text += f", up to {best_pct:.0f} % of limit" if best_pct >= 10 else f", up to {best_pct:.2g} % of limit"
+            ax.errorbar(xs, ys, yerr=[lo_err, hi_err], marker=MARKERS[i % len(MARKERS)], capsize=3, ms=6,
+                        color=colours[name], ls="-" if mode == "line" else "none",
+                        label=label(text) if mode != "arms" else None)
+            entries += 1
+            if mode == "arms":
+                for x, y in zip(xs, ys):
+                    ax.annotate(units.format_value(y * divisor, unit), (x, y), xytext=(8, 0),
+                                textcoords="offset points", va="center", fontsize=8)
+            if eax is not None and ey:
+                eax.plot(ex, ey, marker=MARKERS[i % len(MARKERS)], color=colours[name],
+                         ls="-" if mode == "line" else "none", label=label(name))
+                err_values += ey
+        shared = len(limits) == 1 or all(len(arms) == len(present) for arms in limits.values())
+        for k, ((bench, med), arms) in enumerate(sorted(limits.items())):
+            colour = "black" if shared or len(arms) != 1 else colours.get(next(iter(arms)), "black")
+            ax.axhline(med / divisor, color=colour, ls=(0, (4, 2)) if k % 2 == 0 else (0, (1, 1.5)), lw=1.2,
+                       label=label((f"{next(iter(arms))}'s limit" if len(arms) == 1 and not shared else "limit")
+                                   + f": {units.format_value(med, unit)} ({bench})"))
+            entries += 1
+        if mode == "line":
+            grid_x_axis(ax, x_axis, xs_all)
+        elif mode == "categorical":
+            categorical_x_axis(ax, cat_labels, "grid point" if panel_axes else "")
+        else:
+            categorical_x_axis(ax, [f"{n} ({roles[n]})" for n in present], "arm")
+        if log_y:
+            ax.set_yscale("log")
+            lo_v, hi_v = min(positive) / divisor / 1.5, max(positive) / divisor * 1.5
+            ax.set_ylim(lo_v, hi_v)
+            plain_log_axis(ax.yaxis, lo_v, hi_v)
+        else:
+            ax.set_ylim(0, max(values) / divisor * 1.12 if values else 1)
+        ax.set_ylabel(wrap(f"{units.metric_label(exp['metric'], unit)} ({shown}); {better} is better", 40))
+        shown_axes = ([x_axis] if x_axis else []) + panel_axes
+        fixed = _fixed_text(exp, panel_pts, shown_axes)
+        ax.set_title(wrap(" · ".join(t for t in (exp["name"], panel, fixed) if t), 80))
+        if mode != "arms" or limits:
+            place_legend(ax, entries)
+        if eax is not None:
+            if mode == "line":
+                grid_x_axis(eax, x_axis, xs_all)
+            elif mode == "categorical":
+                categorical_x_axis(eax, cat_labels, "grid point" if panel_axes else "")
+            else:
+                categorical_x_axis(eax, present, "arm")
+            eax.set_title(wrap(f"accuracy at the same points: {error_counter} (median over processes)", 80))
+            eax.set_ylabel(wrap(f"{error_counter.replace('_', ' ')} (dimensionless); lower is better", 40))
+            if err_values:
+                eax.set_yscale("log")
+                lo_e, hi_e = min(err_values) / 3, max(err_values) * 3
+                eax.set_ylim(lo_e, hi_e)
+                plain_log_axis(eax.yaxis, lo_e, hi_e)
+                place_legend(eax, len(present))
+    _title(fig, exp, "")
+    return writer.save(fig, exp["name"] + ("-accuracy" if error_counter else "-metric")), error_counter
+
+
+# ---- 3. allocators: time against peak RSS ------------------------------------------------------
+
+RSS_COUNTERS = ("peak_rss_bytes", "max_rss_bytes", "rss_peak_bytes")
+
+
+def rss_figure(exp, run, writer):
+    counter = next((c for c in RSS_COUNTERS if any(run.counter_values(a["benchmark"], c)
+                                                   for p in exp["points"] for a in p["arms"])), None)
+    if counter is None:
+        return None
+    order, roles = arm_order(exp)
+    colours = arm_colours(exp)
+    numeric, other = varying_axes(exp, exp["points"])
+    workload_axes = numeric + other
+    rows = []
+    for p in exp["points"]:
+        for a in p["arms"]:
+            rss = run.counter_median(a["benchmark"], counter)
+            if a["median"] is None or rss is None:
+                continue
+            rows.append((a, _sub_label(p["params"], workload_axes) if workload_axes else "all", rss))
+    if not rows:
+        return None
+    workloads = []
+    for _, w, _ in rows:
+        if w not in workloads:
+            workloads.append(w)
+    unit = exp["unit"]
+    ys = [v for a, _, _ in rows for v in (a["median"], a["min"], a["max"]) if v is not None]
+    divisor, shown = units.scale_for(unit, ys)
+    xdiv, xshown = units.scale_for("bytes", [r for _, _, r in rows])
+    fig, ax = plt.subplots(figsize=(8, 5.2), layout="constrained")
+    for a, w, rss in rows:
+        m = a["median"] / divisor
+        lo = m - (a["min"] / divisor if a["min"] is not None else m)
+        hi = (a["max"] / divisor if a["max"] is not None else m) - m
+        ax.errorbar([rss / xdiv], [m], yerr=[[lo], [hi]], marker=MARKERS[workloads.index(w) % len(MARKERS)],
+                    color=colours[a["arm"]], ms=7, capsize=3, ls="none")
+    xs = [r / xdiv for _, _, r in rows]
+    if min(xs) > 0 and max(xs) / min(xs) > 20:
+        ax.set_xscale("log")
+        plain_log_axis(ax.xaxis, min(xs) / 1.5, max(xs) * 1.5)
+    pos = [v / divisor for v in ys if v > 0]
+    if pos and max(pos) / min(pos) > 20:
+        ax.set_yscale("log")
+        ax.set_ylim(min(pos) / 1.5, max(pos) * 1.5)
+        plain_log_axis(ax.yaxis, min(pos) / 1.5, max(pos) * 1.5)
+    better = "lower" if exp["better"] == "lower" else "higher"
+    ax.set_xlabel(f"peak RSS ({xshown}, median over processes); lower is better")
+    ax.set_ylabel(f"{units.metric_label(exp['metric'], unit)} ({shown}); {better} is better")
+    arm_handles = [Line2D([], [], color=colours[n], marker="o", ls="none", label=label(f"{n} ({roles[n]})"))
+                   for n in order if any(a["arm"] == n for a, _, _ in rows)]
+    load_handles = [Line2D([], [], color="grey", marker=MARKERS[i % len(MARKERS)], ls="none", label=label(wrap(w, 40)))
+                    for i, w in enumerate(workloads)]
+    # Two legends: the inner one is a plain artist (not counted by the tight bounding box), so it
+    # stays inside the axes; the allocators go outside on the right.
+    first = ax.legend(handles=load_handles, title="workload (grid point)", loc="best")
+    ax.add_artist(first)
+    ax.legend(handles=arm_handles, title="allocator (arm)", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    sub = (f"{exp['name']}: one point per allocator and workload; whiskers: min to max "
+           f"over processes; better is toward the {'lower' if better == 'lower' else 'upper'} left")
+    ax.set_title(wrap(sub, 90))
+    _title(fig, exp, sub)
+    return writer.save(fig, exp["name"] + "-rss")
+
+
+# ---- 4. history ---------------------------------------------------------------------------------
+
+def history_figures(history, this_machine, writer, per_figure=6):
+    """Per experiment, small multiples: each benchmark's per-run median over time (dots: process
+    samples), one line per machine, change points as red lines, the machine's baseline as a star."""
+    out = []
+    machines = history.machines()
+    mcolour = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(machines)}
+    for experiment, series in sorted(history.experiments().items()):
+        benches = []
+        for s in series:
+            if s.benchmark not in benches:
+                benches.append(s.benchmark)
+        for start in range(0, len(benches), per_figure):
+            chunk = benches[start:start + per_figure]
+            ncols = 2 if len(chunk) > 1 else 1
+            nrows = math.ceil(len(chunk) / ncols)
+            # The last, short row holds the legend (figure legends outside the axes need mpl >= 3.7).
+            fig = plt.figure(figsize=(11 if ncols == 2 else 8, 1.4 + 2.9 * nrows), layout="constrained")
+            gs = fig.add_gridspec(nrows + 1, ncols, height_ratios=[1.0] * nrows + [0.16])
+            axes = [[fig.add_subplot(gs[r, c]) for c in range(ncols)] for r in range(nrows)]
+            legend_ax = fig.add_subplot(gs[nrows, :])
+            legend_ax.axis("off")
+            any_cp = any_base = False
+            seen_machines = []
+            unit_text = ""
+            for idx, bench in enumerate(chunk):
+                ax = axes[idx // ncols][idx % ncols]
+                bs = [s for s in series if s.benchmark == bench]
+                vals = [v for s in bs for _, _, vs in s.runs for v in vs]
+                divisor, shown = units.scale_for(bs[0].unit, vals)
+                unit_text = units.metric_label(bs[0].metric, bs[0].unit)
+                for s in bs:
+                    colour = mcolour[s.machine_key]
+                    mine = s.machine_key == this_machine
+                    if s.machine_key not in seen_machines:
+                        seen_machines.append(s.machine_key)
+                    med = s.medians()
+                    ax.plot([t for _, t, _ in med], [m / divisor for _, _, m in med], color=colour,
+                            lw=1.8 if mine else 1.0, alpha=1.0 if mine else 0.7, marker="o", ms=3)
+                    dots_t = [t for _, t, vs in s.runs for _ in vs]
+                    dots_v = [v / divisor for _, _, vs in s.runs for v in vs]
+                    ax.plot(dots_t, dots_v, ls="none", marker=".", ms=2.5, color=colour, alpha=0.35)
+                    for rid, before, after in history.change_points.get((s.benchmark, s.machine_key), []):
+                        t = history.runs[rid]["started_at"]
+                        ax.axvline(t, color="#d62728", ls="--", lw=1.1)
+                        change = (after / before - 1) * 100 if before else float("nan")
+                        ax.annotate(f"{change:+.0f} %", xy=(t, 1), xycoords=("data", "axes fraction"),
+                                    xytext=(3, -10), textcoords="offset points", color="#d62728", fontsize=7.5)
+                        any_cp = True
+                    base = history.baselines.get(s.machine_key)
+                    for rid, t, m in med:
+                        if rid == base:
+                            ax.plot([t], [m / divisor], marker="*", ms=13, color="#ffb000", mec="black",
+                                    mew=0.7, ls="none", zorder=5)
+                            any_base = True
+                name = bench[len(experiment) + 1:] if bench.startswith(experiment + "/") else bench
+                ax.set_title(wrap(name, 55 if ncols == 2 else 90))
+                ax.set_ylabel(f"{units.metric_label(bs[0].metric, bs[0].unit)} ({shown})"
+                              + (f"; {bs[0].better} is better" if bs[0].better in ("lower", "higher") else ""))
+                loc = mdates.AutoDateLocator(maxticks=6)
+                ax.xaxis.set_major_locator(loc)
+                ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
+                lo = min(vals) / divisor if vals else 0
+                hi = max(vals) / divisor if vals else 1
+                ax.set_ylim(min(0, lo), hi * 1.15 if hi > 0 else 1)
+            for idx in range(len(chunk), nrows * ncols):
+                axes[idx // ncols][idx % ncols].set_visible(False)
+            handles = [Line2D([], [], color=mcolour[m], marker="o", ms=3,
+                              label=label(f"machine {m}" + (" (this run's machine)" if m == this_machine else "")))
+                       for m in seen_machines]
+            handles.append(Line2D([], [], color="grey", marker=".", ls="none", label="one process sample"))
+            if any_cp:
+                handles.append(Line2D([], [], color="#d62728", ls="--", label="change point (change of median)"))
+            if any_base:
+                handles.append(Line2D([], [], color="#ffb000", marker="*", mec="black", ms=11, ls="none",
+                                      label="this machine's baseline run"))
+            legend_ax.legend(handles=handles, loc="center", ncols=min(len(handles), 3), frameon=False)
+            part = f" ({start // per_figure + 1} of {math.ceil(len(benches) / per_figure)})" if len(benches) > per_figure else ""
+            fig.suptitle(wrap(f"Is {experiment} getting worse? {unit_text} per run over time{part}", 90),
+                         fontweight="bold")
+            out.append({"experiment": experiment, "benchmarks": chunk,
+                        "files": writer.save(fig, f"history-{experiment}-{start // per_figure + 1}")})
+    return out

@@ -1,0 +1,354 @@
+"""index.html: one self-contained page (inline CSS, no script, relative image paths). Every
+string that comes from a run file, the claims catalogue or the history database goes through
+`e()` (html.escape with quotes)."""
+import datetime
+import html
+import os
+import re
+import struct
+
+from . import units
+from .claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_RUN, RECORDED, point_label
+
+CSS = """
+:root { --fg:#1b1b1b; --muted:#5a5a5a; --line:#d8d8d8; --bg:#ffffff; --soft:#f5f6f8; }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+       color: var(--fg); background: var(--bg); margin: 0 auto; max-width: 1200px; padding: 0 1.2rem 3rem; }
+h1 { font-size: 1.6rem; margin: 1.2rem 0 .2rem; }
+h2 { font-size: 1.3rem; margin-top: 2.2rem; border-bottom: 2px solid var(--line); padding-bottom: .2rem; }
+h3 { font-size: 1.1rem; margin: 1.8rem 0 .3rem; }
+code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .88em; overflow-wrap: anywhere; }
+td.mono { overflow-wrap: normal; }
+td.arm { white-space: nowrap; }
+.meta { color: var(--muted); margin: 0 0 .8rem; }
+.banner { border: 1px solid #c9a400; background: #fff8d6; padding: .6rem .9rem; border-radius: 6px; margin: .8rem 0; }
+.banner.fixture { border-color: #b04040; background: #fdecec; }
+.banner ul { margin: .3rem 0 0 1.1rem; padding: 0; }
+nav ul { columns: 2; margin: .4rem 0; padding-left: 1.2rem; }
+.table-wrap { overflow-x: auto; margin: .5rem 0 1rem; }
+table { border-collapse: collapse; width: 100%; font-size: .9rem; }
+th, td { border-bottom: 1px solid var(--line); padding: .3rem .5rem; text-align: left; vertical-align: top; }
+th { background: var(--soft); position: sticky; top: 0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.group td { border-top: 2px solid var(--line); }
+.verdict { display: inline-block; padding: .05rem .45rem; border-radius: 4px; font-weight: 600; white-space: nowrap; }
+.v-held { background: #dcf3e1; color: #11612a; }
+.v-did-not-hold { background: #fbdede; color: #8f1b1b; }
+.v-inconclusive { background: #fff0c2; color: #6b5200; }
+.v-not-run-here { background: #ececec; color: #4a4a4a; }
+.v-recorded { background: #ddeaf9; color: #1d4f8a; }
+.why { color: var(--muted); font-size: .85rem; }
+ul.rows { margin: 0; padding-left: 1rem; }
+ul.rows li { margin: .1rem 0; }
+figure { margin: 1rem 0 1.4rem; }
+figure img { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 4px; background: #fff; }
+figcaption { color: var(--muted); font-size: .88rem; margin-top: .3rem; }
+.ok { color: #11612a; font-weight: 600; }
+.bad { color: #8f1b1b; font-weight: 600; }
+details > summary { cursor: pointer; color: var(--muted); }
+table.claims th:nth-child(1) { width: 30%; } table.claims th:nth-child(2) { width: 22%; }
+table.claims th:nth-child(3) { width: 32%; } table.claims th:nth-child(4) { width: 16%; }
+footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; border-top: 1px solid var(--line); padding-top: .6rem; }
+"""
+
+VERDICT_CLASS = {HELD: "v-held", NOT_HELD: "v-did-not-hold", INCONCLUSIVE: "v-inconclusive", NOT_RUN: "v-not-run-here",
+                 RECORDED: "v-recorded"}
+
+
+def e(value):
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def anchor(prefix, name):
+    return prefix + "-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", str(name)).strip("-") or "x")
+
+
+def png_size(path):
+    try:
+        with open(path, "rb") as f:
+            head = f.read(24)
+        if head[:8] == b"\x89PNG\r\n\x1a\n":
+            return struct.unpack(">II", head[16:24])
+    except OSError:
+        pass
+    return None
+
+
+def verdict_badge(verdict):
+    return f'<span class="verdict {VERDICT_CLASS.get(verdict, "v-not-run-here")}">{e(verdict)}</span>'
+
+
+class Page:
+    def __init__(self, outdir):
+        self.outdir = outdir
+        self.parts = []
+
+    def add(self, text):
+        self.parts.append(text)
+
+    def figure(self, files, alt, caption):
+        if not files:
+            return
+        size = png_size(os.path.join(self.outdir, files["png"]))
+        dims = f' width="{size[0]}" height="{size[1]}"' if size else ""
+        self.add(f'<figure><a href="{e(files["svg"])}"><img src="{e(files["png"])}" alt="{e(alt)}"{dims}></a>'
+                 f'<figcaption>{caption} <a href="{e(files["svg"])}">SVG</a></figcaption></figure>')
+
+
+def _ratio_text(row):
+    text = units.format_ratio(row["ratio"], row["ci_low"], row["ci_high"])
+    if row.get("confidence"):
+        text += f" ({row['confidence'] * 100:.0f} %)"
+    return text
+
+
+def claims_section(page, results, run):
+    page.add('<section id="claims"><h2>Claims: did they hold on this machine?</h2>')
+    page.add('<p>Each claim of the seed documents, the figure the seed quotes, what this run measured '
+             '(treatment vs baseline, &gt; 1 means the treatment is better, with its interval and the '
+             'confidence reached) and the verdict. <span class="verdict v-held">held</span>: every interval '
+             'clears the claim\'s threshold; <span class="verdict v-did-not-hold">did not hold</span>: at some '
+             'grid point the interval lies on the wrong side (or shows no meaningful difference); '
+             '<span class="verdict v-inconclusive">inconclusive</span>: intervals too wide to decide; '
+             '<span class="verdict v-not-run-here">not run here</span>: nothing measured, with the reason; '
+             '<span class="verdict v-recorded">recorded</span>: the claim is about the environment or limits '
+             'and has no ratio. The rules are in <code>harness/claims.json</code>.</p>')
+    counts = {}
+    for r in results:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    page.add("<p>" + ", ".join(f"{verdict_badge(v)} {n}" for v, n in sorted(counts.items())) + "</p>")
+    page.add('<div class="table-wrap"><table class="claims"><thead><tr><th>claim</th><th>what the seed quotes</th>'
+             '<th>measured on this machine</th><th>verdict</th></tr></thead><tbody>')
+    for r in results:
+        c = r["claim"]
+        seed = f"seed {c.get('seed', '')}" + (f" {c.get('section')}" if c.get("section") else "")
+        quoted = "".join(f"<li>{e(q.get('text', ''))}" + (f" <span class='why'>(implied ratio ≈ {e(q['implied_ratio'])}×: "
+                                                             f"{e(q.get('implied_ratio_meaning', ''))})</span>"
+                                                             if q.get("implied_ratio") is not None else "") + "</li>"
+                         for q in c.get("quoted_figures", []) if isinstance(q, dict))
+        quoted = f'<ul class="rows">{quoted}</ul>' if quoted else '<span class="why">no figure quoted</span>'
+        rows = []
+        for m in r["measured"]:
+            mark = {HELD: "✓", NOT_HELD: "✗"}.get(m["verdict"], "?")
+            link = f'<a href="#{anchor("exp", m["experiment"])}">{e(m["experiment"])}</a>'
+            rows.append(f"<li>{e(mark)} {link} <span class='mono'>{e(m['treatment'])} · {e(m['point'])}</span>: "
+                        f"<b>{e(_ratio_text(m))}</b></li>")
+        for text in r.get("recorded", [])[:8]:
+            rows.append(f"<li>{e(text)}</li>")
+        if len(r.get("recorded", [])) > 8:
+            rows.append(f"<li>… and {len(r['recorded']) - 8} more</li>")
+        if rows:
+            shown, rest = rows[:6], rows[6:]
+            measured = f'<ul class="rows">{"".join(shown)}</ul>'
+            if rest:
+                measured += f'<details><summary>{len(rest)} more</summary><ul class="rows">{"".join(rest)}</ul></details>'
+        else:
+            measured = '<span class="why">nothing measured</span>'
+        page.add(f'<tr id="{anchor("claim", c["id"])}"><td><b>{e(c["id"])}</b> {e(c["claim"])}'
+                 f'<div class="why">{e(seed)}; {e(c.get("baseline_vs_treatment", ""))}</div></td>'
+                 f"<td>{quoted}</td><td>{measured}</td>"
+                 f'<td>{verdict_badge(r["verdict"])}<div class="why">{e(r["why"])}</div></td></tr>')
+    page.add("</tbody></table></div></section>")
+
+
+def points_table(page, exp, run):
+    vals = [v for p in exp["points"] for a in p["arms"] for v in (a["median"], a["min"], a["max"]) if v is not None]
+    divisor, shown = units.scale_for(exp["unit"], vals)
+
+    def num(v):
+        return "–" if v is None else f"{v / divisor:.4g}"
+
+    page.add('<div class="table-wrap"><table><thead><tr><th>grid point</th><th>arm</th><th>role</th>'
+             f'<th>median ({e(shown)})</th><th>min – max ({e(shown)})</th><th>cv</th><th>n</th><th>verification</th>'
+             '<th>vs baseline [interval]</th><th>% of limit</th></tr></thead><tbody>')
+    for p in exp["points"]:
+        label = point_label(p["params"], exp["axes"])
+        sizes = [units.format_size_tick(float(v)) for k, v in p["params"].items()
+                 if (k == "bytes" or k.endswith("_bytes")) and v.isdigit() and int(v) >= 1024]
+        if sizes:
+            label += f" ({', '.join(sizes)})"
+        ratios = {r["treatment"]: r for r in p["ratios"]}
+        for i, a in enumerate(p["arms"]):
+            r = ratios.get(a["arm"])
+            ratio = e(_ratio_text(r)) if r else ""
+            ver = e(a["verification"]) + (f'<div class="why">{e(a["reason"])}</div>' if a["reason"] else "")
+            pct = ""
+            if a["percent_of_limit"] is not None:
+                pct = f"{a['percent_of_limit']:.0f} %"
+                if a["limit"]:
+                    pct += f'<div class="why">of {e(a["limit"]["benchmark"])}</div>'
+            cv = "–" if a["cv"] is None else f"{a['cv'] * 100:.1f} %"
+            span = "–" if a["min"] is None else num(a["min"]) + " – " + num(a["max"])
+            page.add(f'<tr class="{"group" if i == 0 else ""}"><td class="mono">{e(label) if i == 0 else ""}</td>'
+                     f'<td class="mono arm">{e(a["arm"])}</td><td>{e(a["role"])}</td>'
+                     f'<td class="num">{num(a["median"])}</td>'
+                     f'<td class="num">{span}</td><td class="num">{cv}</td>'
+                     f'<td class="num">{int(a["samples"])}</td><td>{ver}</td><td class="num">{ratio}</td>'
+                     f'<td class="num">{pct}</td></tr>')
+    page.add("</tbody></table></div>")
+    targets = [(point_label(p["params"], exp["axes"]), t) for p in exp["points"] for t in p["targets"]]
+    if targets:
+        page.add('<p><b>Targets</b> (reported, not asserted):</p><ul class="rows">')
+        for label, t in targets:
+            state = '<span class="ok">met</span>' if t["met"] else (
+                '<span class="bad">missed</span>' if t["met"] is False else "not measured")
+            page.add(f"<li>{state}: {e(t['text'])} <span class='mono'>({e(label)}; median "
+                     f"{e(units.format_value(t['median'], exp['unit']))}, bound "
+                     f"{e(units.format_value(t['bound'], exp['unit']))})</span></li>")
+        page.add("</ul>")
+
+
+def not_run_notes(exp):
+    notes = {}
+    for p in exp["points"]:
+        for a in p["arms"]:
+            if a["median"] is None:
+                notes.setdefault(a["reason"] or a["verification"], []).append(
+                    f"{a['arm']} at {point_label(p['params'], exp['axes'])}")
+    return notes
+
+
+def environment_section(page, run):
+    env = run.environment
+    page.add('<section id="environment"><h2>Environment</h2>')
+    if env.get("warnings"):
+        page.add('<div class="banner"><b>Warnings</b> (the environment may be sabotaging these results):<ul>')
+        page.add("".join(f"<li>{e(w)}</li>" for w in env["warnings"]))
+        page.add("</ul></div>")
+    else:
+        page.add("<p>No environment warnings.</p>")
+    page.add('<div class="table-wrap"><table><thead><tr><th>field</th><th>value</th></tr></thead><tbody>')
+    for key in sorted(env):
+        if key == "warnings":
+            continue
+        value = env[key]
+        if isinstance(value, list):
+            text = ", ".join(str(v) for v in value)
+        elif isinstance(value, dict):
+            text = ", ".join(f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, bool):
+            text = "yes" if value else "no"
+        elif isinstance(value, float) and key.endswith("_bytes"):
+            text = f"{value:.0f} ({units.format_value(value, 'bytes')})"
+        else:
+            text = str(value)
+        page.add(f'<tr><td class="mono">{e(key)}</td><td class="mono">{e(text)}</td></tr>')
+    page.add("</tbody></table></div></section>")
+
+
+def not_run_section(page, run):
+    page.add('<section id="not-run"><h2>What did not run here, and why</h2>')
+    if not run.not_run:
+        page.add("<p>Every selected benchmark ran.</p></section>")
+        return
+    groups = {}
+    for n in run.not_run:
+        groups.setdefault((n["verification"], n["reason"]), []).append(n)
+    page.add('<div class="table-wrap"><table><thead><tr><th>status</th><th>reason</th><th>benchmarks</th></tr>'
+             "</thead><tbody>")
+    for (ver, reason), items in sorted(groups.items()):
+        names = sorted({n["name"] for n in items})
+        listing = "".join(f"<li class='mono'>{e(name)}</li>" for name in names[:10])
+        more = (f"<details><summary>{len(names) - 10} more</summary><ul class='rows'>"
+                + "".join(f"<li class='mono'>{e(name)}</li>" for name in names[10:]) + "</ul></details>") \
+            if len(names) > 10 else ""
+        page.add(f"<tr><td>{e(ver)}</td><td>{e(reason)}</td><td><ul class='rows'>{listing}</ul>{more}</td></tr>")
+    page.add("</tbody></table></div></section>")
+
+
+def history_section(page, history, figures, this_machine, db_label):
+    page.add('<section id="history"><h2>History: is it getting worse?</h2>')
+    if history is None:
+        page.add("<p>No history database was given (<code>--history DB</code>).</p></section>")
+        return
+    page.add(f"<p>From <code>{e(db_label)}</code>: {len(history.runs)} run(s) on {len(history.machines())} "
+             f"machine(s). Each panel shows one benchmark's median per run (dots: the process samples), "
+             f"change points found by <code>pairbench history</code> as red dashed lines with the change of the "
+             f"median, and each machine's baseline run as a star. This run's machine: "
+             f"<code>{e(this_machine or 'unknown')}</code>.</p>")
+    if not history.runs:
+        page.add("<p>The history database has no runs yet.</p></section>")
+        return
+    for f in figures:
+        page.figure(f["files"], f"history of {f['experiment']}",
+                    f"{e(f['experiment'])}: {e(', '.join(f['benchmarks']))}.")
+    cps = [(b, m, rid, before, after) for (b, m), lst in sorted(history.change_points.items())
+           for rid, before, after in lst]
+    if cps:
+        page.add('<h3>Change points</h3><div class="table-wrap"><table><thead><tr><th>benchmark</th><th>machine</th>'
+                 '<th>run (time, git)</th><th>before</th><th>after</th><th>change</th></tr></thead><tbody>')
+        for b, m, rid, before, after in cps:
+            run = history.runs[rid]
+            unit = next((s.unit for (bb, mm), s in history.series.items() if bb == b and mm == m), "")
+            change = f"{(after / before - 1) * 100:+.1f} %" if before else "n/a"
+            page.add(f'<tr><td class="mono">{e(b)}</td><td class="mono">{e(m)}</td>'
+                     f'<td class="mono">{e(run["started_at"].strftime("%Y-%m-%d %H:%M"))} {e(run["git_sha"][:10])}</td>'
+                     f'<td class="num">{e(units.format_value(before, unit))}</td>'
+                     f'<td class="num">{e(units.format_value(after, unit))}</td><td class="num">{e(change)}</td></tr>')
+        page.add("</tbody></table></div>")
+    else:
+        page.add("<p>No change points recorded.</p>")
+    if history.baselines:
+        page.add("<p>Baselines: " + "; ".join(
+            f"<code>{e(m)}</code>: run {e(rid)} ({e(history.runs[rid]['started_at'].strftime('%Y-%m-%d %H:%M'))}, "
+            f"git {e(history.runs[rid]['git_sha'][:10])})" for m, rid in sorted(history.baselines.items())) + "</p>")
+    page.add("</section>")
+
+
+def render(outdir, run, results, experiment_figures, history, history_figs, history_label):
+    page = Page(outdir)
+    env = run.environment
+    machine = env.get("cpu_model", "") or env.get("hostname", "")
+    if env.get("gpu_name"):
+        machine += f" + {env['gpu_name']}"
+    page.add("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+             f"<title>pairbench report: {e(machine or 'unknown machine')}</title><style>{CSS}</style></head><body>")
+    page.add("<header><h1>pairbench report</h1>")
+    page.add(f'<p class="meta">Run file <code>{e(os.path.basename(run.path))}</code> · started {e(run.started_at or "?")} · '
+             f'profile {e(run.profile or "?")} · machine {e(machine or "?")} (key <code>{e(run.machine_key() or "?")}</code>) · '
+             f'git <code>{e(str(env.get("git_sha", ""))[:12] or "?")}</code>'
+             f'{" (dirty)" if env.get("git_dirty") else ""} · build {e(env.get("build_type", "?"))}</p></header>')
+    if run.fixture_note:
+        page.add(f'<div class="banner fixture"><b>Fixture note from the run file:</b> {e(run.fixture_note)}</div>')
+    if env.get("warnings"):
+        page.add(f'<div class="banner"><b>{len(env["warnings"])} environment warning(s)</b>: '
+                 f'{e(env["warnings"][0])}{" …" if len(env["warnings"]) > 1 else ""} '
+                 '<a href="#environment">see Environment</a></div>')
+    page.add('<nav><b>Contents</b><ul><li><a href="#claims">Claims and verdicts</a></li>')
+    for exp in run.experiments:
+        page.add(f'<li><a href="#{anchor("exp", exp["name"])}">{e(exp["name"])}</a></li>')
+    page.add('<li><a href="#not-run">What did not run</a></li><li><a href="#history">History</a></li>'
+             '<li><a href="#environment">Environment</a></li></ul></nav>')
+    claims_section(page, results, run)
+    page.add('<section id="experiments"><h2>Experiments</h2>')
+    for exp in run.experiments:
+        page.add(f'<article id="{anchor("exp", exp["name"])}"><h3>{e(exp["name"])}'
+                 + (f' <a href="#{anchor("claim", exp["claim"])}">({e(exp["claim"])})</a>' if exp["claim"] else "")
+                 + "</h3>")
+        page.add(f"<p><b>{e(exp['question'])}</b><br><span class='why'>kind {e(exp['kind'])}; deciding metric "
+                 f"<code>{e(exp['metric'])}</code> in {e(exp['unit'] or 'no unit')}, {e(exp['better'])} is better; "
+                 f"timing {e(exp['timing'] or '?')}</span></p>")
+        for f in experiment_figures.get(exp["name"], []):
+            page.figure(f["files"], f["alt"], f["caption"])
+        notes = not_run_notes(exp)
+        if notes:
+            page.add('<p class="why">Not run here: ' + "; ".join(
+                f"{e(reason)}: {e(', '.join(items[:6]))}{' …' if len(items) > 6 else ''}"
+                for reason, items in notes.items()) + "</p>")
+        points_table(page, exp, run)
+        page.add("</article>")
+    if not run.experiments:
+        page.add("<p>The run file has no experiments.</p>")
+    page.add("</section>")
+    not_run_section(page, run)
+    history_section(page, history, history_figs, run.machine_key(), history_label)
+    environment_section(page, run)
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    page.add(f"<footer>Written by <code>plots/report.py</code> at {e(now)} from <code>{e(os.path.basename(run.path))}</code>"
+             + (f" and <code>{e(history_label)}</code>" if history is not None else "")
+             + ". Figures: PNG inline, SVG behind each link. Units: times in ns/µs/ms/s, rates with decimal "
+               "prefixes (GB/s = 10<sup>9</sup> B/s), sizes with binary prefixes (KiB, MiB, GiB).</footer>")
+    page.add("</body></html>\n")
+    return "".join(page.parts)
