@@ -10,7 +10,6 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -20,19 +19,27 @@
 #include <immintrin.h>
 #endif
 #if defined(__linux__)
+#include <linux/membarrier.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 namespace pairbench::kernels {
 namespace {
 
 constexpr std::size_t kCacheLine = 64;
-// Submission ring, in 8-byte words; a tiny op (one buffer) takes 4 words. Power of two.
-constexpr std::uint64_t kRingWords = std::uint64_t{1} << 14;
+// Submission ring, in 8-byte words (512 KiB, prefaulted); a tiny op (one buffer) takes 4 words,
+// so 16Ki tiny ops fit. Sized so a 10k-op async burst never fills it: when full, the frontend
+// moves records into (cold, growing) op nodes itself, ~3x slower per op on a fresh engine.
+constexpr std::uint64_t kRingWords = std::uint64_t{1} << 16;
 constexpr std::uint64_t kRingMask = kRingWords - 1;
 constexpr std::uint64_t kRecordHeaderWords = 3;  // fn, ctx, (reads << 32 | writes)
 // Records one scheduler pass ingests at most; bounds how long the scheduler lock is held.
 constexpr int kIngestBatch = 32;
+// A worker that already has its next op ingests more only while fewer ops than this are in the
+// scheduler (ingested, not completed).
+constexpr std::uint64_t kLookaheadOps = 2 * kIngestBatch;
 constexpr unsigned kChunkBits = 10;
 constexpr std::uint32_t kChunkSize = std::uint32_t{1} << kChunkBits;
 constexpr std::uint32_t kMaxChunks = std::uint32_t{1} << 14;  // 16 Mi buffer tags
@@ -53,6 +60,29 @@ inline int current_cpu() {
   return sched_getcpu();
 #else
   return -1;
+#endif
+}
+
+// Lost wake-ups are Dekker races: one side publishes (work, progress), then reads the other
+// side's "parked" count; the other increments that count, then re-checks for the publication
+// before sleeping. Both sides need a full fence in between. The frontend's push is the hot side
+// that matters: a fence there drains the store buffer, i.e. waits for the cross-core misses on
+// the ring line and tail (measured ~0.1 us per push on the 2-core VM, more than the whole push).
+// So, when membarrier(PRIVATE_EXPEDITED) is available and workers spin before parking, the push
+// uses only a compiler barrier and a parking worker runs membarrier instead, which makes every
+// running thread of the process execute the full barrier the push skipped. membarrier costs
+// ~1 us, or ~50 us with another thread running (IPIs to a busy vCPU), so it stays off with
+// spin_ns below kAsymmetricMinSpinNs, where workers park after every op.
+constexpr std::int64_t kAsymmetricMinSpinNs = 10'000;
+
+// True if this process may use membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (now registered).
+bool register_membarrier() {
+#if defined(__linux__) && defined(SYS_membarrier)
+  const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+  if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0;
+#else
+  return false;
 #endif
 }
 
@@ -233,14 +263,38 @@ struct AsyncEngine::Impl {
   // scheduler itself (taking the scheduler lock) until the ring is at most half full and the
   // record ending at ring position `end` fits.
   void drain_ring(std::uint64_t end);
-  // Wakes one parked worker unless an idle worker is already spinning. Callers issue a seq_cst
-  // fence after publishing the work and before calling (pairs with idle_wait()).
-  void maybe_wake_worker() {
-    if (sleeping_workers_.load(std::memory_order_relaxed) != 0 &&
-        spinning_workers_.load(std::memory_order_relaxed) == 0) {
-      work_epoch_.fetch_add(1, std::memory_order_seq_cst);
-      work_epoch_.notify_one();
+  // Frontend push side of the push / worker-park Dekker pair (see kAsymmetricMinSpinNs).
+  void push_barrier() const {
+    if (asymmetric_) {
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    } else {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
     }
+  }
+  // Worker side of that pair, after announcing it is about to park.
+  void park_barrier() const {
+#if defined(__linux__) && defined(SYS_membarrier)
+    if (asymmetric_) {
+      syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0);
+      return;
+    }
+#endif
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  // Wakes one parked worker unless some worker is searching (spinning, or in a scheduler pass
+  // that has not yet picked an op): it will find the work. Call after publishing the work and a
+  // barrier. The searching count needs a real fence: a searcher that turns busy decrements it
+  // and then re-checks for leftover work with no heavy barrier.
+  void maybe_wake_worker() {
+    if (sleeping_workers_.load(std::memory_order_relaxed) == 0) return;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (searching_workers_.load(std::memory_order_relaxed) != 0) return;
+    work_epoch_.fetch_add(1, std::memory_order_seq_cst);
+    work_epoch_.notify_one();
+  }
+  // Searching-count updates; a single worker needs no count (a parked one is the only one).
+  void searching_add(int delta) {
+    if (workers_ > 1) searching_workers_.fetch_add(static_cast<std::uint32_t>(delta), std::memory_order_seq_cst);
   }
 
   void worker_main(int index);
@@ -280,6 +334,7 @@ struct AsyncEngine::Impl {
   const int workers_;
   const std::size_t max_queued_;
   const std::int64_t spin_ns_;
+  const bool asymmetric_;  // see kAsymmetricMinSpinNs
   std::unique_ptr<std::uint64_t[]> ring_;
 
   // Frontend-owned state (one frontend thread at a time).
@@ -288,6 +343,7 @@ struct AsyncEngine::Impl {
     std::uint64_t cached_head = 0;  // last seen head_pub_
     std::uint64_t seq = 0;          // ops pushed
     std::uint64_t cached_completed = 0;
+    std::uint64_t completed_read_seq = 0;  // seq at which cached_completed was read for the peak
     std::uint64_t peak = 0;
     int cpu = -1;
   } fe_;
@@ -320,9 +376,11 @@ struct AsyncEngine::Impl {
   alignas(kCacheLine) std::atomic<std::uint32_t> work_epoch_{0};
   std::atomic<std::uint32_t> sleeping_workers_{0};
   std::atomic<bool> stop_{false};
+  // Workers spinning or inside a scheduler pass (multi-worker engines only); starts at workers_.
+  alignas(kCacheLine) std::atomic<std::uint32_t> searching_workers_{0};
   // At most one idle worker spins at a time (the rest park): with 2 cores, more spinners would
   // steal the CPU from the frontend and the busy worker.
-  alignas(kCacheLine) std::atomic<std::uint32_t> spinning_workers_{0};
+  std::atomic<bool> spinner_{false};
 
   // Frontend parking; the wait_* fields describe the frontend's pending wait.
   alignas(kCacheLine) std::atomic<std::uint32_t> frontend_waiters_{0};
@@ -349,11 +407,17 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
     : workers_(options.workers),
       max_queued_(options.max_queued_ops),
       spin_ns_(std::max<std::int64_t>(options.spin_ns, 0)),
+      asymmetric_(spin_ns_ >= kAsymmetricMinSpinNs && register_membarrier()),
       ring_(new std::uint64_t[kRingWords]),
       chunk_dir_(new std::atomic<BufferChunk*>[kMaxChunks]) {
   if (workers_ < 1) throw std::invalid_argument("AsyncEngine: workers must be >= 1");
   for (std::uint32_t i = 0; i < kMaxChunks; ++i) chunk_dir_[i].store(nullptr, std::memory_order_relaxed);
+  // Touch the ring and a first block of op nodes now, so page faults (~several us each in the
+  // VM) land in the constructor rather than in the first pushes.
+  std::fill_n(ring_.get(), kRingWords, std::uint64_t{0});
+  free_op(alloc_op());
   threads_.reserve(static_cast<std::size_t>(workers_));
+  searching_add(workers_);
   try {
     const int creator_cpu = current_cpu();
     for (int i = 0; i < workers_; ++i) {
@@ -400,8 +464,8 @@ void AsyncEngine::Impl::frontend_wait(WaitKind kind, BufferId buffer, std::uint6
   wait_kind_.store(kind, std::memory_order_relaxed);
   wait_buffer_.store(buffer, std::memory_order_relaxed);
   wait_target_.store(target, std::memory_order_relaxed);
-  // Dekker with worker_main(): it fences after publishing progress, then reads frontend_waiters_;
-  // we increment, then re-check. One of the two sees the other.
+  // Dekker with worker_main(), which publishes progress and then reads frontend_waiters_: we
+  // increment, then re-check. One of the two sees the other.
   frontend_waiters_.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {
     const std::uint32_t epoch = done_epoch_.load(std::memory_order_seq_cst);
@@ -444,9 +508,15 @@ void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads
       fe_.cached_completed = completed_.load(std::memory_order_acquire);
     }
   }
-  // A stale completed count only overestimates, so reload it only when it would raise the peak.
-  if (seq - fe_.cached_completed > fe_.peak) {
+  // The peak is sampled at pushes from an exact completed count. Re-reading completed_ is a
+  // cross-core miss while the worker advances it, so when unbounded it is re-read at most every
+  // kPeakSampleOps pushes (the peak then trails the truth by less than that).
+  constexpr std::uint64_t kPeakSampleOps = 16;
+  if (seq - fe_.cached_completed > fe_.peak &&
+      (max_queued_ != 0 || fe_.completed_read_seq == 0 ||
+       seq - fe_.completed_read_seq >= kPeakSampleOps)) {
     fe_.cached_completed = completed_.load(std::memory_order_acquire);
+    fe_.completed_read_seq = seq;
     if (seq - fe_.cached_completed > fe_.peak) {
       fe_.peak = seq - fe_.cached_completed;
       peak_pub_.store(fe_.peak, std::memory_order_relaxed);
@@ -489,7 +559,7 @@ void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads
   // pushed_ before tail_pub_: no worker can complete an op that outstanding_ops() does not count.
   pushed_.store(seq, std::memory_order_relaxed);
   tail_pub_.store(end, std::memory_order_release);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  push_barrier();
   maybe_wake_worker();
 }
 
@@ -505,7 +575,7 @@ void AsyncEngine::Impl::drain_ring(std::uint64_t end) {
     head = head_pub_.load(std::memory_order_acquire);
   } while (end - head > kRingWords || fe_.tail - head > kRingWords / 2);
   fe_.cached_head = head_pub_.load(std::memory_order_acquire);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  push_barrier();
   if (ready) maybe_wake_worker();
 }
 
@@ -529,18 +599,33 @@ void AsyncEngine::Impl::worker_main(int index) {
   constexpr std::int64_t kMinBackoffNs = 500;
   constexpr std::int64_t kMaxBackoffNs = 8'000;
   Op* done = nullptr;
+  bool searching = true;  // counted in searching_workers_ from construction
   std::int64_t backoff_ns = 0;
   for (;;) {
+    if (!searching) {
+      searching_add(1);
+      searching = true;
+    }
     sched_lock_.lock();
     const bool completed = done != nullptr;
     if (completed) complete(done);
-    const bool ingested = ingest();
+    // Ingest only to find work or to keep a short lookahead: ops ingested far ahead of execution
+    // only grow the op pool (cold memory) while the preallocated ring holds them just as well.
     Op* next = pop_ready();
+    bool ingested = false;
+    if (next == nullptr || ingested_seq_ - completed_count_ < kLookaheadOps) {
+      ingested = ingest();
+      if (next == nullptr) next = pop_ready();
+    }
     publish_ready();
     const bool more_ready = ready_size_ != 0;
     sched_lock_.unlock();
     done = nullptr;
 
+    if (next != nullptr) {
+      searching_add(-1);
+      searching = false;
+    }
     if (completed || ingested || next != nullptr) {
       // Pairs with the increments in frontend_wait() and idle_wait(): no lost wake-up.
       std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -551,7 +636,7 @@ void AsyncEngine::Impl::worker_main(int index) {
         done_epoch_.fetch_add(1, std::memory_order_seq_cst);
         done_epoch_.notify_all();
       }
-      // About to be busy: hand leftover work to a parked worker if nobody is spinning.
+      // About to be busy: hand leftover work to a parked worker if nobody else is searching.
       if (next != nullptr && (more_ready || tail_pub_.load(std::memory_order_relaxed) !=
                                                 head_pub_.load(std::memory_order_relaxed))) {
         maybe_wake_worker();
@@ -580,9 +665,8 @@ bool AsyncEngine::Impl::idle_wait(int index, std::int64_t backoff_ns) {
     }
   };
   for (;;) {
-    std::uint32_t no_spinner = 0;
-    if (spin_ns_ > 0 &&
-        spinning_workers_.compare_exchange_strong(no_spinner, 1, std::memory_order_seq_cst)) {
+    if (spin_ns_ > 0 && !spinner_.load(std::memory_order_relaxed) &&
+        !spinner_.exchange(true, std::memory_order_acquire)) {
       bool found = false;
       if (backoff_ns > 0) {
         found = spin_until(
@@ -593,14 +677,18 @@ bool AsyncEngine::Impl::idle_wait(int index, std::int64_t backoff_ns) {
             backoff_ns, avoid_frontend);
       }
       if (!found) found = spin_until(any_work, spin_ns_, avoid_frontend);
-      // Decrement before the next pass ingests: the frontend, seeing no spinner, wakes a sleeper.
-      spinning_workers_.fetch_sub(1, std::memory_order_seq_cst);
+      spinner_.store(false, std::memory_order_release);
       if (found) return !stopping();
     }
+    // Stop searching before announcing the park: a pusher that sees this worker asleep must also
+    // see that nobody searches, or it would skip the wake-up.
     const std::uint32_t epoch = work_epoch_.load(std::memory_order_seq_cst);
+    searching_add(-1);
     sleeping_workers_.fetch_add(1, std::memory_order_seq_cst);
+    park_barrier();
     if (!any_work()) work_epoch_.wait(epoch, std::memory_order_seq_cst);
     sleeping_workers_.fetch_sub(1, std::memory_order_seq_cst);
+    searching_add(1);
     if (any_work()) return !stopping();
     backoff_ns = 0;
   }

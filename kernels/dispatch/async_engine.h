@@ -47,7 +47,7 @@ class AsyncEngine {
   // Enqueues fn(ctx); returns at once, or blocks while max_queued_ops ops are outstanding.
   // A buffer may appear in both lists or more than once; it then counts once, as a write if
   // listed as one. Throws std::out_of_range for a tag not made by new_buffer(),
-  // std::invalid_argument for a null fn, std::length_error for more than ~16k tags in one op.
+  // std::invalid_argument for a null fn, std::length_error for more than ~64k tags in one op.
   // No allocation in steady state.
   void push(OpFn fn, void* ctx, std::span<const BufferId> reads, std::span<const BufferId> writes);
   void push(OpFn fn, void* ctx, std::initializer_list<BufferId> reads,
@@ -66,7 +66,8 @@ class AsyncEngine {
   void wait_all();
 
   // Ops enqueued but not yet completed, now and at most since construction (for C4). The peak
-  // is sampled at each push, so it is exact up to completions racing with that push.
+  // is sampled at pushes: with max_queued_ops > 0 it is exact (and <= max_queued_ops);
+  // unbounded, it may trail the true peak by up to 15 ops (sampling every 16th push).
   std::size_t outstanding_ops() const;
   std::size_t peak_outstanding_ops() const;
   int workers() const;

@@ -410,15 +410,15 @@ TEST_P(AsyncEngineConfig, HugeOpsWrapTheRing) {
   AsyncEngine engine(options());
   std::vector<BufferId> tags;
   for (int i = 0; i < 8; ++i) tags.push_back(engine.new_buffer());
-  std::vector<BufferId> many;  // 12000 ids, 8 distinct: a record of a third of the ring
-  for (int i = 0; i < 12000; ++i) many.push_back(tags[static_cast<std::size_t>(i) % tags.size()]);
+  std::vector<BufferId> many;  // 40000 ids, 8 distinct: a record of almost a third of the ring
+  for (int i = 0; i < 40000; ++i) many.push_back(tags[static_cast<std::size_t>(i) % tags.size()]);
   std::atomic<bool> gate{false};
   engine.push(Tasks::run, tasks.add([&] { wait_flag(gate, 30'000ms); }), {}, {tags[0]});
   std::uint64_t value = 0;
   auto inc = [](void* p) { ++*static_cast<std::uint64_t*>(p); };
   const BufferId first[] = {tags[0]};
   for (int i = 0; i < 60; ++i) {
-    if (i % 3 == 0) {
+    if (i % 5 == 0) {
       engine.push(inc, &value, many, first);
     } else {
       engine.push(inc, &value, {tags[1 + i % 7]}, {tags[0]});
@@ -427,7 +427,7 @@ TEST_P(AsyncEngineConfig, HugeOpsWrapTheRing) {
   gate.store(true);
   engine.wait_for(tags[0]);
   EXPECT_EQ(value, 60u);
-  std::vector<BufferId> too_many(40000, tags[1]);
+  std::vector<BufferId> too_many(70000, tags[1]);
   EXPECT_THROW(engine.push(inc, &value, too_many, {}), std::length_error);
 }
 
@@ -476,6 +476,36 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // ---- single-configuration tests ----
+
+// Pushes land at random moments around the end of a short worker spin, i.e. while workers are
+// deciding to park (the push side then uses no fence when membarrier is available).
+TEST(AsyncEngineParking, PushesRacingWorkersThatStartToPark) {
+  Watchdog dog(60s, "PushesRacingWorkersThatStartToPark");
+  std::mt19937 rng(7);
+  for (int workers : {1, 2, 4}) {
+    AsyncEngine engine({.workers = workers, .spin_ns = 12'000});
+    const BufferId b = engine.new_buffer();
+    const BufferId c = engine.new_buffer();
+    std::uint64_t vb = 0;
+    std::uint64_t vc = 0;
+    auto inc = [](void* p) { ++*static_cast<std::uint64_t*>(p); };
+    const int kRounds = 1500 / kSlowdown;
+    for (int i = 0; i < kRounds; ++i) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(rng() % 30);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      engine.push(inc, &vb, {}, {b});
+      if (i % 3 == 0) engine.push(inc, &vc, {}, {c});
+      if (i % 2 == 0) {
+        engine.wait_for(b);
+        ASSERT_EQ(vb, static_cast<std::uint64_t>(i + 1));
+      }
+    }
+    engine.wait_all();
+    EXPECT_EQ(vb, static_cast<std::uint64_t>(kRounds));
+    EXPECT_EQ(vc, static_cast<std::uint64_t>((kRounds + 2) / 3));
+  }
+}
 
 TEST(AsyncEngineWaitFor, WaitsForWritersOnlyAndSeesTheirData) {
   Watchdog dog(60s, "WaitsForWritersOnlyAndSeesTheirData");
