@@ -66,6 +66,12 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
                             field(l, "when", at).get<std::map<std::string, std::string>>()});
       }
     }
+    if (je.contains("secondary")) {
+      for (const auto& m : je["secondary"]) {
+        const std::string at = where + ".secondary";
+        e.secondary.push_back({str(m, "name", at), str(m, "unit", at), str(m, "better", at)});
+      }
+    }
     for (const auto& b : field(je, "benchmarks", where)) {
       BenchmarkEntry be;
       be.name = str(b, "name", where + ".benchmarks");

@@ -37,6 +37,10 @@ struct LimitEntry {
   std::map<std::string, std::string> when;
 };
 
+struct SecondaryMetric {
+  std::string name, unit, better;
+};
+
 struct ExperimentEntry {
   std::string binary;  // absolute path of the bench binary that runs it
   std::string name, claim, question, timing, kind;
@@ -46,6 +50,7 @@ struct ExperimentEntry {
   std::vector<ArmEntry> arms;
   std::vector<TargetEntry> targets;
   std::vector<LimitEntry> limits;
+  std::vector<SecondaryMetric> secondary;
   std::vector<BenchmarkEntry> benchmarks;
 };
 

@@ -125,6 +125,29 @@ nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const 
             reason = s->reason;
           }
         }
+        // Secondary counters and the label (e.g. which allocator or BLAS kernel was verified).
+        std::map<std::string, int> labels;
+        nlohmann::json secondary = nlohmann::json::object();
+        for (const SecondaryMetric& m : e.secondary) {
+          std::vector<double> vs;
+          for (const Sample* s : ss) {
+            if (s->has_value && s->gbench.contains(m.name) && s->gbench[m.name].is_number()) {
+              vs.push_back(s->gbench[m.name].get<double>());
+            }
+          }
+          if (!vs.empty()) secondary[m.name] = {{"median", stats::median(vs)}, {"unit", m.unit}, {"better", m.better}};
+        }
+        for (const Sample* s : ss) {
+          if (s->has_value && s->gbench.contains("label") && s->gbench["label"].is_string()) {
+            ++labels[s->gbench["label"].get<std::string>()];
+          }
+        }
+        if (!secondary.empty()) ja["secondary"] = secondary;
+        if (!labels.empty()) {
+          ja["label"] = std::max_element(labels.begin(), labels.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+          if (labels.size() > 1) ja["labels_differ"] = true;
+        }
         ja["verification"] = combine_verification(ss);
         ja["samples"] = good.size();
         if (!reason.empty()) ja["reason"] = reason;
@@ -157,6 +180,19 @@ nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const 
                                   {"confidence", r.confidence_achieved},
                                   {"ratio_of_medians", of_medians},
                                   {"estimator", "hodges_lehmann_log"}});
+        }
+      }
+      // Secondary counters: ratio of medians to the baseline's, > 1 = better by that counter.
+      if (!jp["arms"].empty() && jp["arms"][0].contains("secondary")) {
+        const auto& base = jp["arms"][0]["secondary"];
+        for (std::size_t i = 1; i < jp["arms"].size(); ++i) {
+          auto& a = jp["arms"][i];
+          if (!a.contains("secondary")) continue;
+          for (auto& [name, m] : a["secondary"].items()) {
+            if (!base.contains(name)) continue;
+            const double b = base[name]["median"].get<double>(), t = m["median"].get<double>();
+            if (b > 0 && t > 0) m["ratio"] = m["better"] == "higher" ? t / b : b / t;
+          }
         }
       }
       for (const TargetEntry& t : e.targets) {
@@ -226,6 +262,25 @@ void print_summary(std::ostream& out, const nlohmann::json& summary) {
                       a["arm"].get<std::string>().c_str(), median.c_str(), cv.c_str(), a["samples"].get<int>(),
                       verification.c_str(), ratio.c_str());
         out << line;
+        if (a.contains("secondary")) {
+          std::string extra;
+          for (const auto& [name, m] : a["secondary"].items()) {
+            extra += (extra.empty() ? "" : ", ") + name + " " +
+                     format_quantity(m["median"].get<double>(), m["unit"].get<std::string>());
+            if (m.contains("ratio")) {
+              char c[32];
+              std::snprintf(c, sizeof c, " (%.3gx)", m["ratio"].get<double>());
+              extra += c;
+            }
+          }
+          out << "  " << std::string(35, ' ') << "  " << extra << "\n";
+        }
+        if (a.contains("label")) {
+          // The label's first fields say what was verified in effect; the run file has all of it.
+          std::string label = a["label"].get<std::string>();
+          if (label.size() > 90) label = label.substr(0, 87) + "...";
+          out << "  " << std::string(35, ' ') << "  [" << label << "]\n";
+        }
         first = false;
       }
       for (const auto& t : p["targets"]) {

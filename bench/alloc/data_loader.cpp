@@ -76,6 +76,8 @@ PAIRBENCH_EXPERIMENT(alloc_data_loader) {
                {.name = "sample_bytes", .quick = {"150528"}, .nightly = {"4096", "150528"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+      .secondary = {{.name = "peak_rss_bytes", .unit = "B", .better = Better::kLower},
+                    {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
   };
 }
 

@@ -102,6 +102,8 @@ PAIRBENCH_EXPERIMENT(alloc_fragmentation) {
       .grid = {{.name = "phase_bytes", .quick = {"67108864"}, .nightly = {"67108864", "268435456"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "peak_rss_bytes", .unit = "bytes", .better = Better::kLower},
+      .secondary = {{.name = "rss_over_live", .unit = "x", .better = Better::kLower},
+                    {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
   };
 }
 

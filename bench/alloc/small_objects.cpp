@@ -69,6 +69,8 @@ PAIRBENCH_EXPERIMENT(alloc_small_objects) {
       .grid = {{.name = "threads", .quick = {"1", "all"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ops_per_second", .unit = "op/s", .better = Better::kHigher},
+      .secondary = {{.name = "peak_rss_bytes", .unit = "B", .better = Better::kLower},
+                    {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
   };
 }
 

@@ -52,6 +52,8 @@ PAIRBENCH_EXPERIMENT(alloc_tensor_buffers) {
                 .nightly = {"1048576", "4194304", "16777216", "33554432", "67108864"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+      .secondary = {{.name = "peak_rss_bytes", .unit = "B", .better = Better::kLower},
+                    {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
   };
 }
 

@@ -56,6 +56,10 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
     for (const Target& t : e.targets) {
       je["targets"].push_back({{"arm", t.arm}, {"where", t.where}, {"bound", t.bound}, {"text", t.text}});
     }
+    je["secondary"] = nlohmann::json::array();
+    for (const Metric& m : e.secondary) {
+      je["secondary"].push_back({{"name", m.name}, {"unit", m.unit}, {"better", better_name(m.better)}});
+    }
     for (const LimitRef& l : e.limits) {
       je["limits"].push_back({{"experiment", l.experiment}, {"arm", l.arm}, {"where", l.where},
                               {"arms", l.arms}, {"when", l.when}});

@@ -89,6 +89,9 @@ struct Experiment {
   std::vector<Target> targets;
   std::vector<LimitRef> limits;
   double gate_threshold = 0;  // relative slowdown the regression gate acts on; 0 = the gate's default
+  // Counters reported beside the deciding metric in the summary (peak RSS, page faults, error):
+  // each arm's median and its ratio to the baseline, oriented by the counter's own direction.
+  std::vector<Metric> secondary;
   bool is_limit = false;    // measures this machine's physical limit; one arm, no ratios
 };
 
