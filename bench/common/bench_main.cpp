@@ -104,6 +104,8 @@ int register_benchmarks(const std::string& profile, const std::string& only) {
           }
           try {
             run(s, p);
+          } catch (const NotSupported& ex) {
+            s.SkipWithError((std::string("not_supported: ") + ex.what()).c_str());
           } catch (const std::exception& ex) {
             s.SkipWithError((std::string("failed: ") + ex.what()).c_str());
           }

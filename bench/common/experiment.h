@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,12 @@ const std::vector<ExperimentFactory>& registered_experiments();
 std::string benchmark_name(const Experiment& e, const Arm& arm, const Point& point);
 // Every point of the grid for a profile ("quick", "nightly", "full"), in declaration order.
 std::vector<Point> grid_points(const Experiment& e, const std::string& profile);
+
+// Thrown by an arm that cannot run here (memory, mlock limit, device): reported "not_supported"
+// with the message, which should name the limit involved; not counted as a failure.
+struct NotSupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // Marks the arm as checked against its reference before timing (CUTLASS's "passed").
 inline void mark_verified(benchmark::State& state) { state.counters["verified"] = 1; }
