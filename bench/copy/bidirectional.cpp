@@ -27,15 +27,19 @@ void run(benchmark::State& state, const Point& p, bool concurrent) {
 
   kc::cuda::EventSpan span;
   double total_s = 0;
+  std::int64_t faults = 0;
   for (auto _ : state) {
+    const std::int64_t f0 = kc::minor_faults();
     span.begin(d.stream());
     run_once();
     span.end(d.stream());
     const double s = span.elapsed_s();
+    faults += kc::minor_faults() - f0;
     state.SetIterationTime(s);
     total_s += s;
   }
   if (!d.spot_check(seed, kc::fresh_seed())) return fail_verification(state, "a destination differs after timing");
+  state.counters["minor_faults_per_op"] = static_cast<double>(faults) / static_cast<double>(state.iterations());  // op: one pair
   state.counters["bytes_per_second"] = 2.0 * static_cast<double>(bytes) * static_cast<double>(state.iterations()) / total_s;
 }
 
@@ -68,6 +72,7 @@ PAIRBENCH_EXPERIMENT(bidirectional) {
       .timing = Timing::kCudaEvents,
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.gpu_copy", .arm = "h2d_pinned"}},
+      .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
   };
 }
 

@@ -69,11 +69,14 @@ void run(benchmark::State& state, const Point& p, Where where) {
 
   kc::cuda::EventSpan span;
   double total_s = 0;
+  std::int64_t faults = 0;
   for (auto _ : state) {
+    const std::int64_t f0 = kc::minor_faults();
     span.begin(t.stream());
     make();
     span.end(t.stream());
     const double s = span.elapsed_s();
+    faults += kc::minor_faults() - f0;
     state.SetIterationTime(s);
     total_s += s;
   }
@@ -82,6 +85,7 @@ void run(benchmark::State& state, const Point& p, Where where) {
   std::string why = looks_standard_normal(got);
   if (why.empty() && where == Where::kHostThenCopy) why = same_values(got, t.host_values(), true);
   if (!why.empty()) return fail_verification(state, why + " after timing");
+  state.counters["minor_faults_per_op"] = static_cast<double>(faults) / static_cast<double>(state.iterations());  // op: one tensor
   state.counters["bytes_per_second"] = static_cast<double>(bytes) * static_cast<double>(state.iterations()) / total_s;
 }
 
@@ -117,6 +121,7 @@ PAIRBENCH_EXPERIMENT(creation) {
       // against device-to-device copy traffic (read + write) it shows its share of HBM bandwidth.
       .limits = {{.experiment = "limits.gpu_copy", .arm = "h2d_pinned", .arms = {"host_then_copy"}},
                  {.experiment = "limits.gpu_copy", .arm = "d2d", .arms = {"on_device"}}},
+      .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
   };
 }
 

@@ -53,7 +53,7 @@ void run(benchmark::State& state, const Point& p, HostKind host) {
   if (!t.spot_check(seed, kc::fresh_seed())) return fail_verification(state, "device copy differs after timing");
   const double iterations = static_cast<double>(state.iterations());
   state.counters["bytes_per_second"] = static_cast<double>(bytes) * copies * iterations / total_s;
-  state.counters["minor_faults"] = static_cast<double>(faults) / iterations;
+  state.counters["minor_faults_per_op"] = static_cast<double>(faults) / (iterations * copies);  // op: one copy
   state.counters["copies_per_iteration"] = copies;
 }
 
@@ -93,6 +93,7 @@ PAIRBENCH_EXPERIMENT(h2d) {
       .timing = Timing::kCudaEvents,
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.gpu_copy", .arm = "h2d_pinned"}},
+      .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
   };
 }
 

@@ -50,7 +50,7 @@ void run(benchmark::State& state, const Point& p, CopyFn copy) {
   const double iterations = static_cast<double>(state.iterations());
   const double moved = 2.0 * static_cast<double>(bytes) * copies * iterations;  // read + written
   state.counters["bytes_per_second"] = moved / (timer.total_ns() * 1e-9);
-  state.counters["minor_faults"] = static_cast<double>(faults) / iterations;
+  state.counters["minor_faults_per_op"] = static_cast<double>(faults) / (iterations * copies);  // op: one copy
   state.counters["copies_per_iteration"] = copies;
 }
 
@@ -94,6 +94,7 @@ PAIRBENCH_EXPERIMENT(stores) {
       .timing = Timing::kWallClock,
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .limits = limits,
+      .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
   };
 }
 

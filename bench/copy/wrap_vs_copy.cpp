@@ -63,7 +63,7 @@ void run(benchmark::State& state, const Point& p, Make make) {
   if (const std::string why = check(made.back()); !why.empty()) return fail_verification(state, why + " after timing");
   const double iterations = static_cast<double>(state.iterations());
   set_ns_per_op(state, timer.total_ns(), per_iteration);
-  state.counters["minor_faults"] = static_cast<double>(faults) / iterations;
+  state.counters["minor_faults_per_op"] = static_cast<double>(faults) / (iterations * per_iteration);  // op: one tensor
   state.counters["tensors_per_iteration"] = per_iteration;
 }
 
@@ -100,6 +100,7 @@ PAIRBENCH_EXPERIMENT(wrap_vs_copy) {
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
       .targets = targets,
+      .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
   };
 }
 

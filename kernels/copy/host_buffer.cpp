@@ -5,11 +5,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <limits>
 #include <utility>
 
 namespace pairbench::kernels::copy {
@@ -75,11 +76,53 @@ std::size_t mem_available_bytes() {
   return 0;
 }
 
+namespace {
+
+std::size_t read_size(const std::string& path) {
+  std::ifstream in(path);
+  std::string v;
+  if (!(in >> v) || v == "max") return std::numeric_limits<std::size_t>::max();
+  try {
+    return static_cast<std::size_t>(std::stoull(v));
+  } catch (const std::exception&) {
+    return std::numeric_limits<std::size_t>::max();
+  }
+}
+
+}  // namespace
+
+std::size_t cgroup_headroom_bytes() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  std::size_t headroom = std::numeric_limits<std::size_t>::max();
+  while (std::getline(in, line)) {
+    const auto first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1), path = line.substr(second + 1);
+    std::size_t limit = std::numeric_limits<std::size_t>::max(), usage = 0;
+    if (controllers.empty()) {  // cgroup v2
+      limit = read_size("/sys/fs/cgroup" + path + "/memory.max");
+      usage = read_size("/sys/fs/cgroup" + path + "/memory.current");
+    } else if (controllers == "memory") {  // cgroup v1
+      limit = read_size("/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes");
+      usage = read_size("/sys/fs/cgroup/memory" + path + "/memory.usage_in_bytes");
+    }
+    if (limit == std::numeric_limits<std::size_t>::max() || usage == std::numeric_limits<std::size_t>::max()) continue;
+    headroom = std::min(headroom, limit > usage ? limit - usage : 0);
+  }
+  return headroom;
+}
+
 void require_host_memory(std::size_t bytes, const std::string& what) {
   const std::size_t available = mem_available_bytes();
   if (available != 0 && bytes > available) {
     throw NotSupported(what + " needs " + format_bytes(bytes) + " of host memory; MemAvailable is " +
                        format_bytes(available) + " (/proc/meminfo)");
+  }
+  const std::size_t headroom = cgroup_headroom_bytes();
+  if (bytes > headroom) {
+    throw NotSupported(what + " needs " + format_bytes(bytes) + " of host memory; this process's memory cgroup has " +
+                       format_bytes(headroom) + " left before its limit");
   }
 }
 

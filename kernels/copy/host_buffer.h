@@ -50,8 +50,12 @@ class HostBuffer {
 
 // MemAvailable from /proc/meminfo in bytes; 0 where it cannot be read.
 std::size_t mem_available_bytes();
+// Bytes this process's memory cgroup (v1 or v2) can still charge before its limit; SIZE_MAX
+// where there is no limit or it cannot be read.
+std::size_t cgroup_headroom_bytes();
 // Throws NotSupported ("<what> needs 2 GiB of host memory; MemAvailable is 1.1 GiB") when
-// `bytes` would not fit in MemAvailable. Does nothing where MemAvailable cannot be read.
+// `bytes` would not fit in MemAvailable or in the memory cgroup's headroom (where a container
+// would be OOM-killed instead of failing cleanly). Checks nothing it cannot read.
 void require_host_memory(std::size_t bytes, const std::string& what);
 // Why an mlock of `bytes` failed with errno `err`, naming RLIMIT_MEMLOCK's soft and hard values.
 std::string describe_mlock_failure(int err, std::size_t bytes);

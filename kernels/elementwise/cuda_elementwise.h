@@ -1,0 +1,40 @@
+// Host API of the CUDA bandwidth-bound ops: y = a*x + b and row-wise layer-norm over fp32, bf16 or
+// fp16 storage with fp32 math, the same ops as bandwidth_ops.h. No CUDA types here, so plain C++
+// bench code can use it; cuda_elementwise_unavailable.cpp stands in where nvcc is absent.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kernels/elementwise/bandwidth_ops.h"
+
+namespace pairbench::kernels::cuda {
+
+struct ElementwiseOp {
+  enum class Kind { kAxpb, kLayerNorm } kind = Kind::kAxpb;
+  float a = 1, b = 0;        // axpb: y = a*x + b
+  std::int64_t cols = 1024;  // layer-norm: row length (one warp per row)
+  float eps = 1e-5f;
+};
+
+// x and y on device 0 in one storage type, and a stream the object owns.
+// Every method throws std::runtime_error naming the failed CUDA call.
+class DeviceBandwidthOps {
+ public:
+  DeviceBandwidthOps(elementwise::Storage storage, std::int64_t elements);
+  ~DeviceBandwidthOps();
+  DeviceBandwidthOps(const DeviceBandwidthOps&) = delete;
+  DeviceBandwidthOps& operator=(const DeviceBandwidthOps&) = delete;
+
+  void upload(std::span<const float> x);  // rounds to the storage type on the host, copies; blocks
+  void poison_output();                   // y = NaN; blocks
+  void enqueue(const ElementwiseOp& op);  // one launch on the stream; returns at once
+  double time_ms(const ElementwiseOp& op, int launches);  // CUDA events around `launches` launches; blocks
+  void download(std::span<float> y);      // widens y to fp32 on the host; blocks
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace pairbench::kernels::cuda
