@@ -189,7 +189,11 @@ def _judge_ratio_claim(claim, run):
         why = f"held at all {len(measured)} points measured"
     else:
         verdict = INCONCLUSIVE
-        why = f"held at {held} of {len(measured)} points; the other intervals are too wide to decide"
+        if held:
+            why = f"held at {held} of {len(measured)} points; the other intervals are too wide to decide"
+        else:
+            why = f"the intervals are too wide to decide at {'the' if len(measured) == 1 else 'all'} " \
+                  f"{len(measured)} point{'s' if len(measured) != 1 else ''} measured"
     if missing:
         reasons = sorted({x["reason"] for x in missing})
         why += f"; {len(missing)} not run here ({'; '.join(reasons)})"
@@ -227,12 +231,19 @@ def _judge_limits(claim, run):
                 if a["percent_of_limit"] is not None and a["limit"]:
                     placed.append(f"{a['benchmark'] or e['name']}: {a['percent_of_limit']:.0f} % of "
                                   f"{a['limit']['benchmark']}")
+    # Comparisons that say they test this claim (e.g. the BLAS kernel choice) are shown beside it.
+    measured, missing = [], []
+    for e in run.experiments:
+        if e["claim"] == claim["id"] and e["kind"] != "limit":
+            m, n = _check_rows({"experiment": e["name"], "test": "better", "threshold": 1.0}, [e], claim)
+            measured += m
+            missing += n
     if not limits:
-        return {"verdict": NOT_RUN, "why": "no machine limit was measured in this run", "measured": [],
-                "missing": [], "absent": [], "details": [], "recorded": []}
+        return {"verdict": NOT_RUN, "why": "no machine limit was measured in this run", "measured": measured,
+                "missing": missing, "absent": [], "details": [], "recorded": []}
     why = (f"{len(limits)} limit experiment(s) measured ({', '.join(e['name'] for e in limits)}); "
            f"{len(placed)} result(s) placed against them")
-    return {"verdict": RECORDED, "why": why, "measured": [], "missing": [], "absent": [], "details": [],
+    return {"verdict": RECORDED, "why": why, "measured": measured, "missing": missing, "absent": [], "details": [],
             "recorded": placed}
 
 

@@ -40,7 +40,7 @@ def _prepare_outdir(path):
 
 def build(args):
     from . import claims as claims_mod
-    from . import figures, page
+    from . import page
     from .history import History
     from .runfile import load_run
 
@@ -48,6 +48,7 @@ def build(args):
     catalogue = claims_mod.load_claims(args.claims)
     history = History(args.history) if args.history else None
     _prepare_outdir(args.out)
+    from . import figures  # matplotlib loads only once the inputs are known to be good
     results = claims_mod.judge_all(catalogue, run)
     writer = figures.Writer(args.out)
     exp_figs = {}

@@ -119,7 +119,7 @@ def categorical_x_axis(ax, labels, title):
     width = 22 if len(labels) > 3 else 40
     ax.set_xticklabels([wrap(lb, width) for lb in labels])
     ax.set_xlim(-0.6, len(labels) - 0.4)
-    if sum(len(lb) + 4 for lb in labels) > 70 or any(len(lb) > width for lb in labels):
+    if sum(len(lb) + 4 for lb in labels) > 90 or any(len(lb) > width for lb in labels):
         plt.setp(ax.get_xticklabels(), rotation=25, ha="right")
     ax.set_xlabel(title)
     ax.grid(False, axis="x")
@@ -136,9 +136,11 @@ class Writer:
         self.count += 1
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", slug).strip("._-")[:60] or "figure"
         stem = f"fig{self.count:02d}-{safe}"
-        # Legends placed outside the axes are kept whole (constrained layout in mpl 3.6 ignores them).
-        fig.savefig(f"{self.outdir}/{stem}.png", dpi=PNG_DPI, bbox_inches="tight", pad_inches=0.12)
-        fig.savefig(f"{self.outdir}/{stem}.svg", bbox_inches="tight", pad_inches=0.12)
+        # Constrained layout makes room for titles, labels and legends (axes legends outside the
+        # axes included); it runs while the PNG is drawn and is then frozen for the SVG.
+        fig.savefig(f"{self.outdir}/{stem}.png", dpi=PNG_DPI)
+        fig.set_layout_engine("none")
+        fig.savefig(f"{self.outdir}/{stem}.svg")
         plt.close(fig)
         return {"png": f"{stem}.png", "svg": f"{stem}.svg"}
 
@@ -252,18 +254,15 @@ def ratio_figure(exp, writer):
     baseline = next((a["arm"] for p in pts for a in p["arms"] if a["role"] == "baseline"), "baseline")
     confs = sorted({round(100 * r["confidence"]) for p in pts for r in p["ratios"] if r["confidence"]})
     if len(confs) == 1:
-        conf_text = f"{confs[0]} % interval"
+        conf_text = f"{confs[0]}\u00a0% interval"  # no-break space: the wrap keeps "90 %" together
     elif confs:
-        conf_text = f"{confs[0]}–{confs[-1]} % intervals"
+        conf_text = f"{confs[0]}–{confs[-1]}\u00a0% intervals"
     else:
         conf_text = "interval"
     mode, x_axis, panel_axes = _layout(exp, pts)
     all_vals = [v for p in pts for r in p["ratios"] for v in (r["ratio"], r["ci_low"], r["ci_high"])
                 if v is not None and v > 0] + [1.0]
     lo, hi = min(all_vals) / 1.25, max(all_vals) * 1.25
-    fixed = _fixed_text(exp, pts, ([x_axis] if x_axis else []) + panel_axes)
-    subtitle = (f"{exp['name']}{' at ' + fixed if fixed else ''}: each treatment vs the baseline '{baseline}' "
-                f"(> 1: treatment better); bars: {conf_text}")
     if mode == "line":
         series = {}
         for p in pts:
@@ -272,8 +271,12 @@ def ratio_figure(exp, writer):
                     continue
                 key = (r["treatment"], _sub_label(p["params"], panel_axes))
                 series.setdefault(key, []).append((as_number(p["params"][x_axis]), r))
-        if len(series) > 12:
-            mode = "categorical"
+        if len(series) > 12:  # too many lines to tell apart: one row per point instead
+            numeric, other = varying_axes(exp, pts)
+            mode, x_axis, panel_axes = "categorical", None, numeric + other
+    fixed = _fixed_text(exp, pts, ([x_axis] if x_axis else []) + panel_axes)
+    subtitle = (f"{exp['name']}{' at ' + fixed if fixed else ''}: each treatment vs the baseline '{baseline}' "
+                f"(> 1: treatment better); bars: {conf_text}")
     if mode == "line":
         fig, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
         xs_all = [x for s in series.values() for x, _ in s]
@@ -305,7 +308,7 @@ def ratio_figure(exp, writer):
                 if r["ci_low"] is not None:
                     rows.append((_sub_label(p["params"], panel_axes) if panel_axes else "", r))
         height = 1.9 + 0.42 * len(rows)
-        fig, ax = plt.subplots(figsize=(8, min(height, 14)), layout="constrained")
+        fig, ax = plt.subplots(figsize=(8, min(height, 40)), layout="constrained")
         for i, (pl, r) in enumerate(rows):
             y = len(rows) - 1 - i
             ax.errorbar([r["ratio"]], [y], xerr=[[r["ratio"] - r["ci_low"]], [r["ci_high"] - r["ratio"]]],
@@ -366,7 +369,12 @@ def metric_figure(exp, run, writer, with_error=False):
     positive = [v for v in values if v > 0]
     meds = [a["median"] for p in pts for a in p["arms"] if a["median"] is not None and a["median"] > 0]
     log_y = bool(meds) and max(meds) / min(meds) > 8
-    cat_labels = [_sub_label(p["params"], panel_axes) if panel_axes else "all" for p in pts]
+    if len(panel_axes) == 1:  # one axis: its values are the labels, its name the axis title
+        cat_labels = [param_text(panel_axes[0], p["params"].get(panel_axes[0], "")) for p in pts]
+        cat_title = axis_title(panel_axes[0])
+    else:
+        cat_labels = [_sub_label(p["params"], panel_axes) if panel_axes else "all" for p in pts]
+        cat_title = "grid point" if panel_axes else ""
     better = "lower" if exp["better"] == "lower" else "higher"
     heights = []
     for _ in panels:
@@ -439,7 +447,7 @@ def metric_figure(exp, run, writer, with_error=False):
         if mode == "line":
             grid_x_axis(ax, x_axis, xs_all)
         elif mode == "categorical":
-            categorical_x_axis(ax, cat_labels, "grid point" if panel_axes else "")
+            categorical_x_axis(ax, cat_labels, cat_title)
         else:
             categorical_x_axis(ax, [f"{n} ({roles[n]})" for n in present], "arm")
         if log_y:
@@ -459,7 +467,7 @@ def metric_figure(exp, run, writer, with_error=False):
             if mode == "line":
                 grid_x_axis(eax, x_axis, xs_all)
             elif mode == "categorical":
-                categorical_x_axis(eax, cat_labels, "grid point" if panel_axes else "")
+                categorical_x_axis(eax, cat_labels, cat_title)
             else:
                 categorical_x_axis(eax, present, "arm")
             eax.set_title(wrap(f"accuracy at the same points: {error_counter} (median over processes)", 80))
@@ -480,6 +488,8 @@ RSS_COUNTERS = ("peak_rss_bytes", "max_rss_bytes", "rss_peak_bytes")
 
 
 def rss_figure(exp, run, writer):
+    if exp["metric"] in RSS_COUNTERS:
+        return None  # the deciding metric is peak RSS already: the metric figure shows it
     counter = next((c for c in RSS_COUNTERS if any(run.counter_values(a["benchmark"], c)
                                                    for p in exp["points"] for a in p["arms"])), None)
     if counter is None:
@@ -603,9 +613,14 @@ def history_figures(history, this_machine, writer, per_figure=6):
                 loc = mdates.AutoDateLocator(maxticks=6)
                 ax.xaxis.set_major_locator(loc)
                 ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
-                lo = min(vals) / divisor if vals else 0
-                hi = max(vals) / divisor if vals else 1
-                ax.set_ylim(min(0, lo), hi * 1.15 if hi > 0 else 1)
+                # Not zero-based: a 5 % step must be visible; at least +-8 % around the median so that
+                # ordinary noise does not look dramatic.
+                if vals:
+                    mid = sorted(vals)[len(vals) // 2] / divisor
+                    lo = min(min(vals) / divisor, mid * 0.92)
+                    hi = max(max(vals) / divisor, mid * 1.08)
+                    pad = (hi - lo) * 0.08
+                    ax.set_ylim(lo - pad, hi + pad)
             for idx in range(len(chunk), nrows * ncols):
                 axes[idx // ncols][idx % ncols].set_visible(False)
             handles = [Line2D([], [], color=mcolour[m], marker="o", ms=3,

@@ -173,6 +173,8 @@ def points_table(page, exp, run):
             r = ratios.get(a["arm"])
             ratio = e(_ratio_text(r)) if r else ""
             ver = e(a["verification"]) + (f'<div class="why">{e(a["reason"])}</div>' if a["reason"] else "")
+            if a["synthetic"]:
+                ver += '<div class="bad">synthetic test data</div>'
             pct = ""
             if a["percent_of_limit"] is not None:
                 pct = f"{a['percent_of_limit']:.0f} %"

@@ -72,7 +72,7 @@ def format_size_tick(value):
 
 def format_count_tick(value):
     """A plain count as a short tick label: 1000 -> '1k', 10000 -> '10k', 64 -> '64'."""
-    if value >= 1e6:
+    if value >= 1e5:
         name, factor = _pick(_DECIMAL, value)
         return f"{_g(value / factor, 3)}{name}"
     return f"{value:,.0f}" if value == int(value) else _g(value, 4)
@@ -86,6 +86,7 @@ def metric_label(metric, unit):
         "flop_per_second": "throughput",
         "items_per_second": "items per second",
         "ops_per_second": "ops per second",
+        "elements_per_second": "elements per second",
         "peak_rss_bytes": "peak RSS",
     }
     return names.get(metric, metric.replace("_", " "))

@@ -24,8 +24,9 @@ KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 NOTE = ("SYNTHETIC TEST DATA, not a measurement. Made by tests/plots/make_gpu_fixture.py from a real "
         "CPU-only run (the device:cpu dispatch points and limits.core_pingpong are real, from a 2-core VM). "
         "Every device:cuda point, every copy.*, precision.* and alloc.* experiment and the limits other "
-        "than limits.core_pingpong are made up from simple models so the report's GPU-shaped figures "
-        "can be tested; their arms and benchmark entries say \"synthetic\": true.")
+        "than limits.core_pingpong are made up from simple models (names follow the experiments declared "
+        "when it was written; limits.gpu_fma_peak is invented) so the report's GPU-shaped figures can be "
+        "tested; their arms and benchmark entries say \"synthetic\": true.")
 
 
 # ---- statistics as the harness reports them (Hodges-Lehmann on logs, Mann-Whitney interval) ----
@@ -197,16 +198,18 @@ def build(cpu_run):
 
     B = "bytes_per_second"
     lim_pts = []
-    membw = {("copy", "1"): 11.5e9, ("copy", "2"): 17.8e9, ("triad", "1"): 12.8e9, ("triad", "2"): 19.5e9}
+    membw = {("memcpy", "1"): 11.9e9, ("memcpy", "2"): 18.1e9, ("copy", "1"): 11.5e9, ("copy", "2"): 17.8e9,
+             ("triad", "1"): 12.8e9, ("triad", "2"): 19.5e9}
     for threads in ("1", "2"):
-        lim_pts.append(point(mk, "limits.memory_bandwidth", {"threads": threads},
-                             [(arm, "limit", membw[(arm, threads)]) for arm in ("copy", "triad")], B, "B/s", "higher"))
+        lim_pts.append(point(mk, "limits.memory_bandwidth", {"threads": threads, "array_bytes": str(256 * MIB)},
+                             [(arm, "limit", membw[(arm, threads)]) for arm in ("memcpy", "copy", "triad")],
+                             B, "B/s", "higher"))
     exps = [experiment("limits.memory_bandwidth", "", "How fast can this machine's cores copy memory (copy and triad)?",
                        "limit", B, "B/s", "higher", "wall_clock", lim_pts)]
-    hd = {"pinned_h2d": 53.1e9, "pinned_d2h": 52.4e9, "d2d": 1.45e12}
-    exps.append(experiment("limits.host_device_copy", "", "How fast can this machine copy between host and GPU?",
-                           "limit", B, "B/s", "higher", "cuda_events",
-                           [point(mk, "limits.host_device_copy", {}, [(a, "limit", v) for a, v in hd.items()],
+    hd = {"d2d": 1.45e12, "h2d_pinned": 53.1e9, "d2h_pinned": 52.4e9}
+    exps.append(experiment("limits.gpu_copy", "", "How fast can this GPU copy within its memory, and to and from "
+                           "pinned host memory?", "limit", B, "B/s", "higher", "cuda_events",
+                           [point(mk, "limits.gpu_copy", {}, [(a, "limit", v) for a, v in hd.items()],
                                   B, "B/s", "higher")]))
     peaks = {"fp32": 67e12, "tf32": 495e12, "fp16": 990e12, "bf16": 990e12}
     exps.append(experiment("limits.gpu_fma_peak", "", "What is this GPU's dense matrix-math peak per precision "
@@ -214,33 +217,34 @@ def build(cpu_run):
                            "flop_per_second", "FLOP/s", "higher", "cuda_events",
                            [point(mk, "limits.gpu_fma_peak", {}, [(a, "limit", v) for a, v in peaks.items()],
                                   "flop_per_second", "FLOP/s", "higher", cv=0.0)]))
-    exps.append(experiment("limits.cpu_fma_peak", "", "What is this CPU's FP32 FMA peak (cores x lanes x FMA units "
-                           "x clock)?", "limit", "flop_per_second", "FLOP/s", "higher", "wall_clock",
-                           [point(mk, "limits.cpu_fma_peak", {}, [("fp32", "limit", 332.8e9)],
-                                  "flop_per_second", "FLOP/s", "higher", cv=0.0)]))
+    exps.append(experiment("limits.fma_peak", "", "How many FP32 FLOP per second can this machine's cores do with "
+                           "FMAs from registers?", "limit", "flop_per_second", "FLOP/s", "higher", "wall_clock",
+                           [point(mk, "limits.fma_peak", {"threads": "2"}, [("fma_loop", "limit", 332.8e9)],
+                                  "flop_per_second", "FLOP/s", "higher", cv=0.01)]))
 
     sizes = [4 * KIB, 64 * KIB, MIB, 16 * MIB, 256 * MIB, GIB]
-    for direction, pageable_peak, lim in (("h2d", 21e9, "pinned_h2d"), ("d2h", 17e9, "pinned_d2h")):
+    for direction, pageable_peak, lim in (("h2d", 21e9, "h2d_pinned"), ("d2h", 17e9, "d2h_pinned")):
         pts = []
         for s in sizes:
             arms = [("pageable", "baseline", bandwidth(s, 9e-6, pageable_peak)),
                     ("pinned", "treatment", bandwidth(s, 2.2e-6, hd[lim] * 0.985)),
                     ("registered", "treatment", bandwidth(s, 2.4e-6, hd[lim] * 0.975))]
             pts.append(point(mk, f"copy.{direction}", {"bytes": str(s)}, arms, B, "B/s", "higher",
-                             limits={a: (f"limits.host_device_copy/{lim}", hd[lim]) for a, _, _ in arms}))
+                             limits={a: (f"limits.gpu_copy/{lim}", hd[lim]) for a, _, _ in arms}))
         exps.append(experiment(f"copy.{direction}", "C6",
                                f"Is pinned host memory faster to copy {'to' if direction == 'h2d' else 'from'} "
                                "the GPU than pageable memory?", "comparison", B, "B/s", "higher", "cuda_events", pts))
     pts = []
     for s in (64 * KIB, MIB, 16 * MIB, 256 * MIB):
         arms = [("faulting", "baseline", bandwidth(s, 1e-6, 3.1e9)),
-                ("prefaulted_locked", "treatment", bandwidth(s, 0.3e-6, 10.9e9))]
-        counters = {"faulting": {"page_faults": s / 4096}, "prefaulted_locked": {"page_faults": 0.0}}
-        pts.append(point(mk, "copy.first_touch", {"bytes": str(s)}, arms, B, "B/s", "higher", counters=counters,
-                         limits={a: ("limits.memory_bandwidth/copy", membw[("copy", "1")]) for a, _, _ in arms}))
-    exps.append(experiment("copy.first_touch", "C6", "On the CPU, is copying into pre-faulted, locked pages faster "
-                           "than into fresh pages that fault on first touch?", "comparison", B, "B/s", "higher",
-                           "wall_clock", pts))
+                ("prefaulted", "treatment", bandwidth(s, 0.3e-6, 10.9e9)),
+                ("mlocked", "treatment", bandwidth(s, 0.3e-6, 10.8e9))]
+        counters = {"faulting": {"page_faults": s / 4096}, "prefaulted": {"page_faults": 0.0},
+                    "mlocked": {"page_faults": 0.0}}
+        pts.append(point(mk, "copy.page_state", {"bytes": str(s)}, arms, B, "B/s", "higher", counters=counters,
+                         limits={a: ("limits.memory_bandwidth/memcpy", membw[("memcpy", "1")]) for a, _, _ in arms}))
+    exps.append(experiment("copy.page_state", "C6", "Is copying into pre-faulted, locked pages faster than into "
+                           "fresh pageable pages?", "comparison", B, "B/s", "higher", "wall_clock", pts))
 
     F = "flop_per_second"
     eff_tc = {1024: 0.35, 2048: 0.65, 4096: 0.85, 8192: 0.92}
@@ -252,36 +256,36 @@ def build(cpu_run):
         arms = [(p, "baseline" if p == "fp32" else "treatment",
                  achieved[p] * (eff_32[n] if p == "fp32" else eff_tc[n])) for p in ("fp32", "tf32", "fp16", "bf16")]
         counters = {p: {"rel_error": (lambda i, p=p: err[p] * math.sqrt(n / 1024) * (1 + 0.03 * i))} for p in achieved}
-        pts.append(point(mk, "precision.gemm", {"device": "cuda", "n": str(n)}, arms, F, "FLOP/s", "higher",
+        pts.append(point(mk, "precision.gpu_gemm", {"shape": f"{n}x{n}x{n}"}, arms, F, "FLOP/s", "higher",
                          counters=counters, limits={p: (f"limits.gpu_fma_peak/{p}", peaks[p]) for p in peaks}))
-    exps.append(experiment("precision.gemm", "C10", "How much faster is GEMM in tf32, fp16 and bf16 than in fp32, "
+    exps.append(experiment("precision.gpu_gemm", "C10", "How much faster is GEMM in tf32, fp16 and bf16 than in fp32, "
                            "and how much accuracy does it cost?", "comparison", F, "FLOP/s", "higher", "cuda_events",
                            pts))
     cpu = {"naive": {256: 1.1e9, 512: 0.9e9, 1024: 0.45e9}, "blocked": {256: 18e9, 512: 19e9, 1024: 19.5e9},
-           "openblas_sgemm": {256: 85e9, 512: 102e9, 1024: 108e9}}
+           "openblas": {256: 85e9, 512: 102e9, 1024: 108e9}}
     pts = []
     for n in (256, 512, 1024):
         arms = [("naive", "baseline", cpu["naive"][n]), ("blocked", "treatment", cpu["blocked"][n]),
-                ("openblas_sgemm", "treatment", cpu["openblas_sgemm"][n])]
+                ("openblas", "treatment", cpu["openblas"][n])]
         counters = {a: {"rel_error": (lambda i, n=n: 1.2e-7 * math.sqrt(n / 256) * (1 + 0.02 * i))} for a, _, _ in arms}
-        pts.append(point(mk, "precision.cpu_gemm", {"device": "cpu", "n": str(n)}, arms, F, "FLOP/s", "higher",
-                         counters=counters, limits={a: ("limits.cpu_fma_peak/fp32", 332.8e9) for a, _, _ in arms},
-                         skipped=[("openblas_sbgemm", "treatment", "OpenBLAS 0.3.21 offers no sbgemm in this build")]))
-    exps.append(experiment("precision.cpu_gemm", "C19", "How far do naive loops fall behind a blocked loop and "
-                           "OpenBLAS sgemm on this CPU?", "comparison", F, "FLOP/s", "higher", "wall_clock", pts))
+        pts.append(point(mk, "precision.cpu_gemm_loops", {"n": str(n)}, arms, F, "FLOP/s", "higher",
+                         counters=counters, limits={a: ("limits.fma_peak/fma_loop", 332.8e9) for a, _, _ in arms}))
+    exps.append(experiment("precision.cpu_gemm_loops", "C19", "How much faster than a naive triple loop are a "
+                           "cache-blocked loop and OpenBLAS sgemm?", "comparison", F, "FLOP/s", "higher",
+                           "wall_clock", pts))
 
     allocators = ("glibc", "jemalloc", "tcmalloc", "mimalloc")
-    churn = {"glibc": (58.8, 9.4), "jemalloc": (35.7, 12.6), "tcmalloc": (13.7, 15.1), "mimalloc": (20.0, 11.3)}
+    churn = {"glibc": (17e6, 9.4), "jemalloc": (28e6, 12.6), "tcmalloc": (73e6, 15.1), "mimalloc": (50e6, 11.3)}
     pts = []
     for threads in ("1", "2"):
-        t = 1.0 if threads == "1" else 1.15
+        t = 1.0 if threads == "1" else 1.7
         arms = [(a, "baseline" if a == "glibc" else "treatment", churn[a][0] * t) for a in allocators]
         counters = {a: {"peak_rss_bytes": churn[a][1] * MIB * (1.0 if threads == "1" else 1.3)} for a in allocators}
-        pts.append(point(mk, "alloc.small_churn", {"threads": threads}, arms, "ns_per_op", "ns", "lower",
+        pts.append(point(mk, "alloc.small_objects", {"threads": threads}, arms, "ops_per_second", "op/s", "higher",
                          counters=counters))
-    exps.append(experiment("alloc.small_churn", "C16", "Do jemalloc, tcmalloc and mimalloc allocate and free small "
-                           "objects faster than glibc malloc, and at what cost in memory?", "comparison", "ns_per_op",
-                           "ns", "lower", "wall_clock", pts))
+    exps.append(experiment("alloc.small_objects", "C16", "Do jemalloc, tcmalloc or mimalloc churn small objects "
+                           "faster than glibc, on one thread and on every core?", "comparison", "ops_per_second",
+                           "op/s", "higher", "wall_clock", pts))
     tensors = {("glibc", MIB): (0.21e6, 3.1), ("glibc", 64 * MIB): (13e6, 66),
                ("jemalloc", MIB): (0.05e6, 6.2), ("jemalloc", 64 * MIB): (0.9e6, 130),
                ("tcmalloc", MIB): (0.02e6, 7.0), ("tcmalloc", 64 * MIB): (0.26e6, 140)}

@@ -2,7 +2,6 @@
 benchmark, arm and experiment names with <script>, quotes, `$` (mathtext) and path separators."""
 import json
 import os
-import re
 import unittest
 from xml.etree import ElementTree
 

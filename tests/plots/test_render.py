@@ -1,6 +1,7 @@
 """The report renders from fixture run files: a GPU-shaped one (synthetic CUDA, copy, precision
 and allocator results), a real CPU-only one whose CUDA arms were not supported, and a real CPU
 run with a history database."""
+import json
 import os
 import re
 import unittest
@@ -45,8 +46,8 @@ class RenderGpu(RenderMixin, unittest.TestCase):
         self.assert_figures_complete(out, page)
         names = " ".join(page.images)
         for expected in ("dispatch.sync_vs_async-ratio", "dispatch.sync_vs_async-metric",
-                         "copy.h2d-ratio", "copy.h2d-metric", "precision.gemm-accuracy",
-                         "precision.cpu_gemm-accuracy", "alloc.small_churn-rss", "alloc.tensor_buffers-rss",
+                         "copy.h2d-ratio", "copy.h2d-metric", "precision.gpu_gemm-accuracy",
+                         "precision.cpu_gemm_loops-accuracy", "alloc.small_objects-rss", "alloc.tensor_buffers-rss",
                          "limits.core_pingpong-metric"):
             self.assertIn(expected, names)
         # The synthetic data is announced, never passed off as measured.
@@ -76,6 +77,18 @@ class RenderCpuOnly(RenderMixin, unittest.TestCase):
         # C3 ran on the CPU: its verdict comes from the CPU points, the CUDA ones are listed as not run.
         self.assertRegex(text, r'id="claim-C3".*?not run here \(no CUDA device\)')
         self.assertIn("No history database was given", text)
+
+
+class RenderMinimal(RenderMixin, unittest.TestCase):
+    def test_run_without_experiments(self):
+        work = tmpdir(self)
+        path = os.path.join(work, "empty.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"context": {}, "benchmarks": [], "pairbench": {"experiments": []}}, f)
+        out, text, page = self.render(path)
+        self.assertEqual(page.images, [])
+        self.assertIn("The run file has no experiments", text)
+        self.assertRegex(text, r'id="claim-C3".*?not run here.*?dispatch.sync_vs_async: not in this run')
 
 
 class RenderHistory(RenderMixin, unittest.TestCase):
