@@ -1,7 +1,7 @@
 // AsyncEngine implementation: a single-producer submission ring from the frontend, a dependency
 // scheduler (per-buffer FIFO of blocked ops) run by whichever worker holds the scheduler lock,
 // and spin-then-park waits (std::atomic::wait) on both sides. Design notes: NOTES.md.
-#include "dispatch/async_engine.h"
+#include "kernels/dispatch/async_engine.h"
 
 #include <algorithm>
 #include <atomic>
@@ -86,19 +86,29 @@ bool register_membarrier() {
 #endif
 }
 
-// Moves the calling worker off `avoid_cpu` (worker `index` goes to the (index+1)-th allowed CPU
-// after it), then restores its affinity mask: a placement hint, not pinning. Linux starts a new
-// thread on its creator's CPU, and a futex wake may pull a worker onto the waker's; the load
-// balancer takes ~10-25 ms to undo that, and until then every hand-off with the frontend is a
-// context switch (sync round trip ~6 us instead of <1 us on the 2-core VM).
-inline void move_off_cpu(int avoid_cpu, int index) {
+// Allowed CPUs of the calling thread (1 where affinity is unknown).
+inline int allowed_cpu_count() {
 #if defined(__linux__)
   cpu_set_t allowed;
-  if (avoid_cpu < 0 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) return CPU_COUNT(&allowed);
+#endif
+  return 1;
+}
+
+// Moves the calling worker to the (index+1)-th allowed CPU after `from_cpu`, cycling (so workers
+// spread over all CPUs, worker 0 off `from_cpu`), then restores its affinity mask: a placement
+// hint, not pinning. Linux starts a thread on its creator's CPU, and a futex wake may pull a
+// worker onto the waker's; the load balancer takes ~10-25 ms to undo that, and until then every
+// hand-off with the frontend is a context switch (sync round trip ~6 us instead of <1 us on the
+// 2-core VM) and two busy workers may share one CPU.
+inline void move_to_spread_cpu(int from_cpu, int index) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (from_cpu < 0 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
   const int count = CPU_COUNT(&allowed);
-  if (count < 2 || !CPU_ISSET(avoid_cpu, &allowed)) return;
-  int skip = index % (count - 1) + 1;
-  int target = avoid_cpu;
+  if (count < 2 || !CPU_ISSET(from_cpu, &allowed)) return;
+  int skip = index % count + 1;
+  int target = from_cpu;
   while (skip > 0) {
     target = (target + 1) % CPU_SETSIZE;
     if (CPU_ISSET(target, &allowed)) --skip;
@@ -108,7 +118,7 @@ inline void move_off_cpu(int avoid_cpu, int index) {
   CPU_SET(target, &one);
   if (sched_setaffinity(0, sizeof(one), &one) == 0) sched_setaffinity(0, sizeof(allowed), &allowed);
 #else
-  (void)avoid_cpu;
+  (void)from_cpu;
   (void)index;
 #endif
 }
@@ -120,12 +130,12 @@ inline std::int64_t now_ns() {
 }
 
 // Spins until pred() holds or spin_ns elapse; returns pred()'s last value. Never parks. Mostly
-// pause (~20 ns here); every kCheckRounds rounds it reads the clock, calls every_check() and
-// yields, so a descheduled peer can run when threads outnumber cores (a yield costs ~1.2 us on
-// the 2-core VM, hence not every round).
+// pause (~20 ns here); every kCheckRounds rounds it reads the clock and yields, so a descheduled
+// peer can run when threads outnumber cores (a yield costs ~1.2 us on the 2-core VM, hence not
+// every round).
 constexpr std::uint32_t kCheckRounds = 64;
-template <class Pred, class Check>
-bool spin_until(Pred&& pred, std::int64_t spin_ns, Check&& every_check) {
+template <class Pred>
+bool spin_until(Pred&& pred, std::int64_t spin_ns) {
   if (pred()) return true;
   if (spin_ns <= 0) return false;
   const std::int64_t deadline = now_ns() + spin_ns;
@@ -133,16 +143,11 @@ bool spin_until(Pred&& pred, std::int64_t spin_ns, Check&& every_check) {
     if (pred()) return true;
     if (round % kCheckRounds == 0) {
       if (now_ns() >= deadline) return pred();
-      every_check();
       std::this_thread::yield();
     } else {
       cpu_relax();
     }
   }
-}
-template <class Pred>
-bool spin_until(Pred&& pred, std::int64_t spin_ns) {
-  return spin_until(pred, spin_ns, [] {});
 }
 
 // Test-and-test-and-set lock; held for a bounded scheduler pass, so spinning (with yields for
@@ -181,11 +186,11 @@ struct Entry {
 struct Op {
   OpFn fn = nullptr;
   void* ctx = nullptr;
-  std::uint64_t seq = 0;       // 1-based enqueue index
-  std::uint32_t pending = 0;   // buffers not yet granted
-  std::uint32_t count = 0;     // distinct buffers
-  Entry* entries = nullptr;    // inline_entries or overflow.data()
-  Op* next = nullptr;          // ready-queue or free-list link
+  std::uint64_t seq = 0;      // 1-based enqueue index
+  std::uint32_t pending = 0;  // buffers not yet granted
+  std::uint32_t count = 0;    // distinct buffers
+  Entry* entries = nullptr;   // inline_entries or overflow.data()
+  Op* next = nullptr;         // ready-queue or free-list link
   Entry inline_entries[kInlineEntries];
   std::vector<Entry> overflow;  // keeps its capacity across reuse
 };
@@ -230,9 +235,7 @@ struct AsyncEngine::Impl {
   BufferChunk& chunk(BufferId id) {
     return *chunk_dir_[id >> kChunkBits].load(std::memory_order_acquire);
   }
-  std::atomic<std::uint64_t>& done_write_seq(BufferId id) {
-    return var(id).done_write_seq;
-  }
+  std::atomic<std::uint64_t>& done_write_seq(BufferId id) { return var(id).done_write_seq; }
   VarState& var(BufferId id) { return chunk(id).vars[id & (kChunkSize - 1)]; }
   void check_buffer(BufferId id) const {
     if (id >= num_buffers_.load(std::memory_order_acquire)) {
@@ -294,7 +297,8 @@ struct AsyncEngine::Impl {
   }
   // Searching-count updates; a single worker needs no count (a parked one is the only one).
   void searching_add(int delta) {
-    if (workers_ > 1) searching_workers_.fetch_add(static_cast<std::uint32_t>(delta), std::memory_order_seq_cst);
+    if (workers_ > 1)
+      searching_workers_.fetch_add(static_cast<std::uint32_t>(delta), std::memory_order_seq_cst);
   }
 
   void worker_main(int index);
@@ -312,10 +316,17 @@ struct AsyncEngine::Impl {
   // noexcept: an allocation failure here would leave the scheduler half-updated; terminate.
   bool ingest() noexcept;
   void ingest_record(std::uint64_t pos);
-  void complete(Op* op);
-  void grant(VarState& var);
-  void release(Op* op) {
-    if (--op->pending == 0) push_ready(op);
+  // Records op's completion; returns the first op that this made ready (for the caller to run
+  // next: its dependency data is hot in this core's cache), the rest go to the ready queue.
+  Op* complete(Op* op);
+  void grant(VarState& var, Op*& first_ready);
+  void release(Op* op, Op*& first_ready) {
+    if (--op->pending != 0) return;
+    if (first_ready == nullptr) {
+      first_ready = op;
+    } else {
+      push_ready(op);
+    }
   }
   void push_ready(Op* op);
   Op* pop_ready();
@@ -335,6 +346,7 @@ struct AsyncEngine::Impl {
   const std::size_t max_queued_;
   const std::int64_t spin_ns_;
   const bool asymmetric_;  // see kAsymmetricMinSpinNs
+  const int cpu_count_;    // CPUs the engine's threads may run on
   std::unique_ptr<std::uint64_t[]> ring_;
 
   // Frontend-owned state (one frontend thread at a time).
@@ -378,9 +390,10 @@ struct AsyncEngine::Impl {
   std::atomic<bool> stop_{false};
   // Workers spinning or inside a scheduler pass (multi-worker engines only); starts at workers_.
   alignas(kCacheLine) std::atomic<std::uint32_t> searching_workers_{0};
-  // At most one idle worker spins at a time (the rest park): with 2 cores, more spinners would
-  // steal the CPU from the frontend and the busy worker.
-  std::atomic<bool> spinner_{false};
+  // Spinner role: at most one idle worker spins (the rest park); with 2 cores, more spinners
+  // would steal the CPU from the frontend and the busy worker.
+  static constexpr std::uint32_t kNoSpinner = 0, kSpinner = 1, kPoliteSpinner = 2;
+  std::atomic<std::uint32_t> spinner_{kNoSpinner};
 
   // Frontend parking; the wait_* fields describe the frontend's pending wait.
   alignas(kCacheLine) std::atomic<std::uint32_t> frontend_waiters_{0};
@@ -408,10 +421,12 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
       max_queued_(options.max_queued_ops),
       spin_ns_(std::max<std::int64_t>(options.spin_ns, 0)),
       asymmetric_(spin_ns_ >= kAsymmetricMinSpinNs && register_membarrier()),
+      cpu_count_(allowed_cpu_count()),
       ring_(new std::uint64_t[kRingWords]),
       chunk_dir_(new std::atomic<BufferChunk*>[kMaxChunks]) {
   if (workers_ < 1) throw std::invalid_argument("AsyncEngine: workers must be >= 1");
-  for (std::uint32_t i = 0; i < kMaxChunks; ++i) chunk_dir_[i].store(nullptr, std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < kMaxChunks; ++i)
+    chunk_dir_[i].store(nullptr, std::memory_order_relaxed);
   // Touch the ring and a first block of op nodes now, so page faults (~several us each in the
   // VM) land in the constructor rather than in the first pushes.
   std::fill_n(ring_.get(), kRingWords, std::uint64_t{0});
@@ -422,7 +437,7 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
     const int creator_cpu = current_cpu();
     for (int i = 0; i < workers_; ++i) {
       threads_.emplace_back([this, creator_cpu, i] {
-        move_off_cpu(creator_cpu, i);
+        move_to_spread_cpu(creator_cpu, i);
         worker_main(i);
       });
     }
@@ -433,7 +448,8 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
 }
 
 AsyncEngine::Impl::~Impl() {
-  for (std::uint32_t i = 0; i < kMaxChunks; ++i) delete chunk_dir_[i].load(std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < kMaxChunks; ++i)
+    delete chunk_dir_[i].load(std::memory_order_relaxed);
 }
 
 void AsyncEngine::Impl::shutdown() {
@@ -512,9 +528,8 @@ void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads
   // cross-core miss while the worker advances it, so when unbounded it is re-read at most every
   // kPeakSampleOps pushes (the peak then trails the truth by less than that).
   constexpr std::uint64_t kPeakSampleOps = 16;
-  if (seq - fe_.cached_completed > fe_.peak &&
-      (max_queued_ != 0 || fe_.completed_read_seq == 0 ||
-       seq - fe_.completed_read_seq >= kPeakSampleOps)) {
+  if (seq - fe_.cached_completed > fe_.peak && (max_queued_ != 0 || fe_.completed_read_seq == 0 ||
+                                                seq - fe_.completed_read_seq >= kPeakSampleOps)) {
     fe_.cached_completed = completed_.load(std::memory_order_acquire);
     fe_.completed_read_seq = seq;
     if (seq - fe_.cached_completed > fe_.peak) {
@@ -598,6 +613,8 @@ void AsyncEngine::Impl::wait_all() {
 void AsyncEngine::Impl::worker_main(int index) {
   constexpr std::int64_t kMinBackoffNs = 500;
   constexpr std::int64_t kMaxBackoffNs = 8'000;
+  constexpr int kMaxDirectRuns = 64;
+  int direct_runs = 0;
   Op* done = nullptr;
   bool searching = true;  // counted in searching_workers_ from construction
   std::int64_t backoff_ns = 0;
@@ -608,10 +625,19 @@ void AsyncEngine::Impl::worker_main(int index) {
     }
     sched_lock_.lock();
     const bool completed = done != nullptr;
-    if (completed) complete(done);
+    Op* next = completed ? complete(done) : nullptr;
+    // Run the op our completion released (chain affinity: with two workers on two chains each
+    // keeps its own), unless that has gone on for kMaxDirectRuns while others were queued.
+    if (next != nullptr && ready_head_ != nullptr && ++direct_runs > kMaxDirectRuns) {
+      push_ready(next);
+      next = nullptr;
+    }
+    if (next == nullptr) {
+      direct_runs = 0;
+      next = pop_ready();
+    }
     // Ingest only to find work or to keep a short lookahead: ops ingested far ahead of execution
     // only grow the op pool (cold memory) while the preallocated ring holds them just as well.
-    Op* next = pop_ready();
     bool ingested = false;
     if (next == nullptr || ingested_seq_ - completed_count_ < kLookaheadOps) {
       ingested = ingest();
@@ -637,8 +663,10 @@ void AsyncEngine::Impl::worker_main(int index) {
         done_epoch_.notify_all();
       }
       // About to be busy: hand leftover work to a parked worker if nobody else is searching.
-      if (next != nullptr && (more_ready || tail_pub_.load(std::memory_order_relaxed) !=
-                                                head_pub_.load(std::memory_order_relaxed))) {
+      // (sleeping_workers_ first: the tail is a cross-core miss while the frontend pushes.)
+      if (next != nullptr && sleeping_workers_.load(std::memory_order_relaxed) != 0 &&
+          (more_ready || tail_pub_.load(std::memory_order_relaxed) !=
+                             head_pub_.load(std::memory_order_relaxed))) {
         maybe_wake_worker();
       }
     }
@@ -654,34 +682,75 @@ void AsyncEngine::Impl::worker_main(int index) {
 }
 
 bool AsyncEngine::Impl::idle_wait(int index, std::int64_t backoff_ns) {
+  // How long a polite spinner leaves handed-off work to the worker it woke (futex wake-up
+  // latency here is ~5-20 us).
+  constexpr std::int64_t kHandOffWaitNs = 50'000;
   auto any_work = [&] { return has_work() || stop_.load(std::memory_order_relaxed); };
-  // A spinner sharing the frontend's CPU only delays it: move away (at most once per idle spell).
+  auto ready_work = [&] {
+    return ready_count_.load(std::memory_order_acquire) != 0 ||
+           stop_.load(std::memory_order_relaxed);
+  };
+  // True if this worker shares the frontend's CPU and cannot leave it: it moves away instead
+  // (at most once per idle spell) when there is a CPU for every worker besides the frontend's.
   bool moved = false;
-  auto avoid_frontend = [&] {
+  auto stuck_on_frontend_cpu = [&] {
     const int frontend_cpu = frontend_cpu_.load(std::memory_order_relaxed);
-    if (!moved && frontend_cpu >= 0 && current_cpu() == frontend_cpu) {
-      move_off_cpu(frontend_cpu, index);
-      moved = true;
-    }
+    if (frontend_cpu < 0 || current_cpu() != frontend_cpu) return false;
+    if (moved || workers_ >= cpu_count_) return true;
+    move_to_spread_cpu(frontend_cpu, index);
+    moved = true;
+    return false;
   };
   for (;;) {
-    if (spin_ns_ > 0 && !spinner_.load(std::memory_order_relaxed) &&
-        !spinner_.exchange(true, std::memory_order_acquire)) {
+    // One idle worker spins; a "polite" one (on the frontend's CPU) yields every round so the
+    // frontend keeps its CPU, and gives the role up to an idle worker on another CPU.
+    const bool polite = spin_ns_ > 0 && stuck_on_frontend_cpu();
+    const std::uint32_t role = polite ? kPoliteSpinner : kSpinner;
+    std::uint32_t holder = spinner_.load(std::memory_order_relaxed);
+    if (spin_ns_ > 0 && (holder == kNoSpinner || (holder == kPoliteSpinner && !polite)) &&
+        spinner_.compare_exchange_strong(holder, role, std::memory_order_acquire)) {
       bool found = false;
-      if (backoff_ns > 0) {
-        found = spin_until(
-            [&] {
-              return ready_count_.load(std::memory_order_acquire) != 0 ||
-                     stop_.load(std::memory_order_relaxed);
-            },
-            backoff_ns, avoid_frontend);
+      bool in_backoff = backoff_ns > 0;
+      const std::int64_t start = now_ns();
+      for (std::uint32_t round = 1;; ++round) {
+        if (in_backoff ? ready_work() : any_work()) {
+          found = true;
+          break;
+        }
+        if (polite) {
+          if (spinner_.load(std::memory_order_relaxed) != kPoliteSpinner) break;  // taken over
+        } else if (round % kCheckRounds != 0) {
+          cpu_relax();
+          continue;
+        } else if (stuck_on_frontend_cpu()) {
+          break;  // park, so that a worker elsewhere can take the role
+        }
+        const std::int64_t elapsed = now_ns() - start;
+        if (elapsed >= spin_ns_) break;
+        in_backoff = in_backoff && elapsed < backoff_ns;
+        std::this_thread::yield();
       }
-      if (!found) found = spin_until(any_work, spin_ns_, avoid_frontend);
-      spinner_.store(false, std::memory_order_release);
-      if (found) return !stopping();
+      std::uint32_t mine = role;
+      spinner_.compare_exchange_strong(mine, kNoSpinner, std::memory_order_release);
+      // A polite spinner hands work to a parked worker (which sits on another CPU) and yields
+      // until that one has taken it, then parks; it runs the work itself only when no other
+      // worker is parked, or the woken one is slow to take it.
+      if (found && polite && !stop_.load(std::memory_order_relaxed) &&
+          sleeping_workers_.load(std::memory_order_seq_cst) != 0) {
+        work_epoch_.fetch_add(1, std::memory_order_seq_cst);
+        work_epoch_.notify_one();
+        const std::int64_t handed = now_ns();
+        while (has_work() && !stop_.load(std::memory_order_relaxed) &&
+               now_ns() - handed < kHandOffWaitNs) {
+          std::this_thread::yield();
+        }
+      } else if (found) {
+        return !stopping();
+      }
     }
     // Stop searching before announcing the park: a pusher that sees this worker asleep must also
-    // see that nobody searches, or it would skip the wake-up.
+    // see that nobody searches, or it would skip the wake-up. The re-check after announcing is
+    // what makes a wake-up impossible to lose.
     const std::uint32_t epoch = work_epoch_.load(std::memory_order_seq_cst);
     searching_add(-1);
     sleeping_workers_.fetch_add(1, std::memory_order_seq_cst);
@@ -801,7 +870,7 @@ void AsyncEngine::Impl::ingest_record(std::uint64_t pos) {
   if (op->pending == 0) push_ready(op);
 }
 
-void AsyncEngine::Impl::grant(VarState& v) {
+void AsyncEngine::Impl::grant(VarState& v, Op*& first_ready) {
   while (Entry* h = v.head) {
     if (h->write ? (v.active_write || v.active_reads != 0) : v.active_write) return;
     v.head = h->next;
@@ -809,28 +878,30 @@ void AsyncEngine::Impl::grant(VarState& v) {
     h->next = nullptr;
     if (h->write) {
       v.active_write = true;
-      release(h->op);
+      release(h->op, first_ready);
       return;
     }
     ++v.active_reads;
-    release(h->op);
+    release(h->op, first_ready);
   }
 }
 
-void AsyncEngine::Impl::complete(Op* op) {
+Op* AsyncEngine::Impl::complete(Op* op) {
+  Op* first_ready = nullptr;
   for (std::uint32_t i = 0; i < op->count; ++i) {
     const Entry& e = op->entries[i];
     VarState& v = var(e.buffer);
     if (e.write) {
       v.active_write = false;
       done_write_seq(e.buffer).store(op->seq, std::memory_order_release);
-      grant(v);
+      grant(v, first_ready);
     } else if (--v.active_reads == 0) {
-      grant(v);
+      grant(v, first_ready);
     }
   }
   completed_.store(++completed_count_, std::memory_order_release);
   free_op(op);
+  return first_ready;
 }
 
 void AsyncEngine::Impl::push_ready(Op* op) {

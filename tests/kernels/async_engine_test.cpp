@@ -1,7 +1,7 @@
 // GoogleTest suite for AsyncEngine: random dependency graphs against a sequential reference,
 // wait_for / wait_all semantics, parallelism, shutdown, back-pressure, exceptions, and many
 // parked sync round trips to catch lost wake-ups. No timing assertions; watchdogs abort hangs.
-#include "dispatch/async_engine.h"
+#include "kernels/dispatch/async_engine.h"
 
 #include <gtest/gtest.h>
 
@@ -43,8 +43,8 @@ class Watchdog {
       : what_(std::move(what)), thread_([this, limit] {
           std::unique_lock<std::mutex> lock(mu_);
           if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
-            std::fprintf(stderr, "watchdog: '%s' still running after %llds, aborting\n", what_.c_str(),
-                         static_cast<long long>(limit.count()));
+            std::fprintf(stderr, "watchdog: '%s' still running after %llds, aborting\n",
+                         what_.c_str(), static_cast<long long>(limit.count()));
             std::abort();
           }
         }) {}
@@ -107,9 +107,9 @@ struct GraphData {
 
 struct GraphOp {
   int id = 0;
-  std::vector<int> reads;   // indices into the buffer arrays; may repeat or overlap writes
+  std::vector<int> reads;  // indices into the buffer arrays; may repeat or overlap writes
   std::vector<int> writes;
-  int busy_iters = 0;       // spreads op durations so workers interleave differently
+  int busy_iters = 0;               // spreads op durations so workers interleave differently
   std::vector<std::uint64_t> seen;  // values observed through reads, in list order
   std::atomic<int> runs{0};
 };
@@ -174,7 +174,8 @@ TEST_P(AsyncEngineConfig, RandomGraphMatchesSequentialReference) {
       const int shape = pick(20);
       if (shape == 0) {
         // Many tags with repeats: exercises deduplication by sorting.
-        for (int k = 0; k < 40; ++k) (pick(2) ? op.reads : op.writes).push_back(pick(kGraphBuffers));
+        for (int k = 0; k < 40; ++k)
+          (pick(2) ? op.reads : op.writes).push_back(pick(kGraphBuffers));
       } else if (shape != 1) {  // shape 1: an op with no buffers at all
         for (int k = pick(4); k > 0; --k) op.reads.push_back(pick(kGraphBuffers));
         for (int k = pick(3); k > 0; --k) op.writes.push_back(pick(kGraphBuffers));
@@ -299,15 +300,15 @@ TEST_P(AsyncEngineConfig, DestructorRunsQueuedWork) {
     const BufferId slow = engine.new_buffer();
     const BufferId fast = engine.new_buffer();
     engine.push(Tasks::run, tasks.add([&] {
-                  std::this_thread::sleep_for(20ms);
-                  ++ran;
-                }),
+      std::this_thread::sleep_for(20ms);
+      ++ran;
+    }),
                 {}, {slow});
     for (int i = 0; i < 2000; ++i) {
       engine.push(Tasks::run, tasks.add([&] {
-                    ++chain;
-                    ++ran;
-                  }),
+        ++chain;
+        ++ran;
+      }),
                   {slow}, {fast});
       engine.push(Tasks::run, tasks.add([&] { ++ran; }), {}, {});
     }
@@ -330,13 +331,13 @@ TEST_P(AsyncEngineConfig, BackPressureBoundsOutstandingOps) {
   const int kOps = 600 / kSlowdown;
   for (int i = 0; i < kOps; ++i) {
     engine.push(Tasks::run, tasks.add([&, i] {
-                  const std::size_t now = engine.outstanding_ops();
-                  std::size_t prev = max_seen_in_op.load();
-                  while (now > prev && !max_seen_in_op.compare_exchange_weak(prev, now)) {
-                  }
-                  if (i % 50 == 0) std::this_thread::sleep_for(100us);
-                  ++ran;
-                }),
+      const std::size_t now = engine.outstanding_ops();
+      std::size_t prev = max_seen_in_op.load();
+      while (now > prev && !max_seen_in_op.compare_exchange_weak(prev, now)) {
+      }
+      if (i % 50 == 0) std::this_thread::sleep_for(100us);
+      ++ran;
+    }),
                 {}, {i % 3 == 0 ? c : b});
     ASSERT_LE(engine.outstanding_ops(), kBound) << "after push " << i;
   }
@@ -440,14 +441,14 @@ TEST_P(AsyncEngineConfig, OpThatThrowsStillCompletesAndIsRethrown) {
   std::vector<int> log;  // written only by writers of b, which the engine serialises
   engine.push(Tasks::run, tasks.add([&] { log.push_back(0); }), {}, {b});
   engine.push(Tasks::run, tasks.add([&] {
-                log.push_back(1);
-                throw std::runtime_error("first");
-              }),
+    log.push_back(1);
+    throw std::runtime_error("first");
+  }),
               {}, {b});
   engine.push(Tasks::run, tasks.add([&] {
-                log.push_back(2);
-                throw std::logic_error("second");
-              }),
+    log.push_back(2);
+    throw std::logic_error("second");
+  }),
               {}, {b});
   engine.push(Tasks::run, tasks.add([&] { log.push_back(3); }), {b}, {b});
   try {
@@ -467,13 +468,14 @@ TEST_P(AsyncEngineConfig, OpThatThrowsStillCompletesAndIsRethrown) {
   engine.push(Tasks::run, tasks.add([] { throw 42; }), {}, {c});
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    WorkersAndSpin, AsyncEngineConfig,
-    ::testing::Combine(::testing::Values(1, 2, 4), ::testing::Values(std::int64_t{50'000}, std::int64_t{0})),
-    [](const ::testing::TestParamInfo<AsyncEngineConfig::ParamType>& info) {
-      return "workers" + std::to_string(std::get<0>(info.param)) +
-             (std::get<1>(info.param) == 0 ? "_park" : "_spin");
-    });
+INSTANTIATE_TEST_SUITE_P(WorkersAndSpin, AsyncEngineConfig,
+                         ::testing::Combine(::testing::Values(1, 2, 4),
+                                            ::testing::Values(std::int64_t{50'000},
+                                                              std::int64_t{0})),
+                         [](const ::testing::TestParamInfo<AsyncEngineConfig::ParamType>& info) {
+                           return "workers" + std::to_string(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) == 0 ? "_park" : "_spin");
+                         });
 
 // ---- single-configuration tests ----
 
@@ -520,17 +522,17 @@ TEST(AsyncEngineWaitFor, WaitsForWritersOnlyAndSeesTheirData) {
   engine.wait_for(unused);  // no writers at all: returns at once
 
   engine.push(Tasks::run, tasks.add([&] {
-                wait_flag(gate, 30'000ms);
-                reader_done.store(true);
-              }),
+    wait_flag(gate, 30'000ms);
+    reader_done.store(true);
+  }),
               {b}, {});
   engine.wait_for(b);  // a blocked reader of b is not waited for
   EXPECT_FALSE(reader_done.load());
 
   engine.push(Tasks::run, tasks.add([&] {
-                EXPECT_TRUE(reader_done.load()) << "write-after-read order broken";
-                for (int& v : data) v = 7;
-              }),
+    EXPECT_TRUE(reader_done.load()) << "write-after-read order broken";
+    for (int& v : data) v = 7;
+  }),
               {}, {b});
   std::thread opener([&] {
     std::this_thread::sleep_for(20ms);
@@ -543,9 +545,9 @@ TEST(AsyncEngineWaitFor, WaitsForWritersOnlyAndSeesTheirData) {
 
   for (int i = 0; i < 50; ++i) {
     engine.push(Tasks::run, tasks.add([&data, i] {
-                  if (i % 10 == 0) std::this_thread::sleep_for(1ms);
-                  for (int& v : data) v += 1;
-                }),
+      if (i % 10 == 0) std::this_thread::sleep_for(1ms);
+      for (int& v : data) v += 1;
+    }),
                 {b}, {b});
   }
   engine.wait_for(b);
@@ -560,9 +562,15 @@ TEST(AsyncEngineBuffers, ReadAndWriteOfOneBufferAndRepeatsWork) {
   for (int i = 0; i < 100; ++i) {
     void* op = tasks.add([&log, i] { log.push_back(i); });
     switch (i % 3) {
-      case 0: engine.push(Tasks::run, op, {b, b}, {b}); break;
-      case 1: engine.push(Tasks::run, op, {b}, {b, b, b}); break;
-      default: engine.push(Tasks::run, op, {}, {b, b}); break;
+      case 0:
+        engine.push(Tasks::run, op, {b, b}, {b});
+        break;
+      case 1:
+        engine.push(Tasks::run, op, {b}, {b, b, b});
+        break;
+      default:
+        engine.push(Tasks::run, op, {}, {b, b});
+        break;
     }
   }
   engine.wait_for(b);
@@ -578,9 +586,9 @@ TEST(AsyncEngineBuffers, OpWithManyBuffersOrdersAgainstEach) {
   std::vector<int> values(300, 0);
   // One op writes all 300 (inline entries overflow), then readers of single buffers follow it.
   engine.push(Tasks::run, tasks.add([&] {
-                std::this_thread::sleep_for(5ms);
-                for (int& v : values) v = 1;
-              }),
+    std::this_thread::sleep_for(5ms);
+    for (int& v : values) v = 1;
+  }),
               {}, tags);
   std::atomic<int> ok{0};
   for (int i = 0; i < 300; i += 7) {
