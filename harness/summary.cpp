@@ -1,6 +1,7 @@
 // Experiment summaries from samples: medians, Hodges–Lehmann ratios with intervals, targets.
 #include "harness/summary.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -143,6 +144,19 @@ nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const 
           }
         }
         if (!secondary.empty()) ja["secondary"] = secondary;
+        // Harness overhead: the share of each process's wall time not spent in the reported
+        // measurement (process start, environment verification, setup, Google Benchmark's
+        // calibration runs). Issue target for environment arms: <= 5 % in the nightly profile.
+        std::vector<double> overheads;
+        for (const Sample* s : ss) {
+          if (!s->has_value || s->process_wall_s <= 0 || !s->gbench.contains("iterations")) continue;
+          const std::string unit = s->gbench.value("time_unit", "ns");
+          const double scale = unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : 1e-9;
+          const double measured_s = s->gbench.value("iterations", 0.0) * s->gbench.value("real_time", 0.0) * scale;
+          overheads.push_back(std::clamp(1 - measured_s / s->process_wall_s, 0.0, 1.0));
+        }
+        if (!overheads.empty()) ja["harness_overhead"] = stats::median(overheads);
+        if (!arm.env.empty()) ja["environment_arm"] = true;
         if (!labels.empty()) {
           ja["label"] = std::max_element(labels.begin(), labels.end(),
                                          [](const auto& a, const auto& b) { return a.second < b.second; })->first;
@@ -274,6 +288,12 @@ void print_summary(std::ostream& out, const nlohmann::json& summary) {
             }
           }
           out << "  " << std::string(35, ' ') << "  " << extra << "\n";
+        }
+        if (a.contains("environment_arm") && a.contains("harness_overhead")) {
+          char c[96];
+          std::snprintf(c, sizeof c, "harness overhead %.0f%% of the process's wall time",
+                        100 * a["harness_overhead"].get<double>());
+          out << "  " << std::string(35, ' ') << "  " << c << "\n";
         }
         if (a.contains("label")) {
           // The label's first fields say what was verified in effect; the run file has all of it.
