@@ -163,7 +163,8 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   char pct[32];
   std::snprintf(pct, sizeof pct, "%g", args.slowdown_pct);
   int aa_failed = 0, aa_flags = 0, aa_compared = 0;
-  int eligible = 0, caught = 0, injected_total = 0;
+  int eligible = 0, caught = 0, injected_total = 0, caught_any_noise = 0;
+  std::vector<double> injected_noise;
   nlohmann::json trials = nlohmann::json::array();
   for (int t = 0; t < 2 * args.trials; ++t) {
     const bool inject = t % 2 == 1;  // alternate A/A and injected trials so drift hits both alike
@@ -188,6 +189,8 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
       for (const auto& v : report.rows) {
         if (!applied.count(v.benchmark)) continue;
         ++injected_total;
+        caught_any_noise += v.verdict == "regression";
+        injected_noise.push_back(v.noise_cv);
         if (v.noise_cv > args.max_noise) continue;
         ++trial_eligible;
         trial_caught += v.verdict == "regression";
@@ -214,6 +217,8 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
                            {"eligible_injected", eligible},
                            {"caught_injected", caught},
                            {"detection_rate", eligible ? double(caught) / eligible : 0.0},
+                           {"caught_injected_any_noise", caught_any_noise},
+                           {"injected_noise_cv_median", injected_noise.empty() ? 0.0 : stats::median(injected_noise)},
                            {"history_and_gate_speed", speed},
                            {"environment", env.to_json()},
                            {"trials", trials}};
@@ -225,6 +230,8 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
               "%d injected comparisons in all\n",
               args.slowdown_pct, caught, eligible, 100 * args.max_noise, 100.0 * result["detection_rate"].get<double>(),
               injected_total);
+  std::printf("  at any noise: caught %d of %d injected comparisons (median noise %.1f%% robust CV)\n", caught_any_noise,
+              injected_total, 100.0 * result["injected_noise_cv_median"].get<double>());
   std::printf("  history over %d runs x %d benchmarks x %d samples: %.2f s; gate: %.3f s (target <= 5 s each)\n",
               speed["runs"].get<int>(), speed["benchmarks"].get<int>(), speed["samples_per_run"].get<int>(),
               speed["history_s"].get<double>(), speed["gate_s"].get<double>());
