@@ -472,9 +472,9 @@ INSTANTIATE_TEST_SUITE_P(WorkersAndSpin, AsyncEngineConfig,
                          ::testing::Combine(::testing::Values(1, 2, 4),
                                             ::testing::Values(std::int64_t{50'000},
                                                               std::int64_t{0})),
-                         [](const ::testing::TestParamInfo<AsyncEngineConfig::ParamType>& info) {
-                           return "workers" + std::to_string(std::get<0>(info.param)) +
-                                  (std::get<1>(info.param) == 0 ? "_park" : "_spin");
+                         [](const ::testing::TestParamInfo<AsyncEngineConfig::ParamType>& p) {
+                           return "workers" + std::to_string(std::get<0>(p.param)) +
+                                  (std::get<1>(p.param) == 0 ? "_park" : "_spin");
                          });
 
 // ---- single-configuration tests ----
