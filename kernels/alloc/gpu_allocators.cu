@@ -2,6 +2,8 @@
 // pool or the caching allocator. Every CUDA call's status is checked.
 #include "kernels/alloc/gpu_allocators.h"
 
+#include "kernels/common/cuda_check.cuh"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -19,13 +21,7 @@
 namespace pairbench::kernels::cuda {
 namespace {
 
-void check(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorName(status) + ": " +
-                             cudaGetErrorString(status));
-  }
-}
-#define PB_CUDA(call) check((call), #call)
+using kernels::check;
 
 constexpr std::size_t kWrittenBytes = 4096;  // per tensor, the part each step writes
 constexpr std::size_t kCheckedBytes = 16;

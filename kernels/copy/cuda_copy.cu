@@ -3,6 +3,8 @@
 // Every CUDA and cuRAND status is checked; allocation failures become NotSupported.
 #include "kernels/copy/cuda_copy.h"
 
+#include "kernels/common/cuda_check.cuh"
+
 #include <cuda_runtime.h>
 #include <curand.h>
 
@@ -19,13 +21,7 @@
 namespace pairbench::kernels::copy::cuda {
 namespace {
 
-void check(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
-  }
-}
-#define PB_CUDA(call) check((call), #call)
-#define PB_LAUNCHED(what) check(cudaGetLastError(), what)
+using kernels::check;
 
 void check_curand(curandStatus_t status, const char* call) {
   if (status != CURAND_STATUS_SUCCESS) throw std::runtime_error(std::string(call) + ": curandStatus " + std::to_string(status));

@@ -2,6 +2,8 @@
 // on-device accumulation and CUDA-graph replay. Every CUDA call's status is checked.
 #include "kernels/dispatch/cuda_stream_ops.h"
 
+#include "kernels/common/cuda_check.cuh"
+
 #include <cuda_runtime.h>
 
 #include <stdexcept>
@@ -10,15 +12,7 @@
 namespace pairbench::kernels::cuda {
 namespace {
 
-void check(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorName(status) + ": " +
-                             cudaGetErrorString(status));
-  }
-}
-#define PB_CUDA(call) check((call), #call)
-// A launch reports configuration errors only through cudaGetLastError.
-#define PB_LAUNCHED(what) check(cudaGetLastError(), what)
+using kernels::check;
 
 constexpr int kThreadsPerBlock = 256;
 

@@ -1,6 +1,8 @@
 // CUDA bandwidth-bound ops over fp32 / bf16 / fp16 storage with fp32 math: axpb with 16-byte
 // vector accesses, layer-norm with one warp per row. Every CUDA call's status is checked.
 #include <cuda_bf16.h>
+
+#include "kernels/common/cuda_check.cuh"
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -15,13 +17,7 @@ namespace {
 
 using elementwise::Storage;
 
-void check(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
-  }
-}
-#define PB_CUDA(call) check((call), #call)
-#define PB_LAUNCHED(what) check(cudaGetLastError(), what)
+using kernels::check;
 
 __device__ __forceinline__ float to_f(float v) { return v; }
 __device__ __forceinline__ float to_f(__half v) { return __half2float(v); }

@@ -2,6 +2,8 @@
 // candidates in an untimed pass; row-major C = A*B runs as column-major C^T = B^T A^T. cuBLASLt is
 // dlopen'ed on first use (see lt() below), not linked.
 #include <cublasLt.h>
+
+#include "kernels/common/cuda_check.cuh"
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
@@ -19,11 +21,7 @@ namespace {
 
 using elementwise::Precision;
 
-void check(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
-  }
-}
+using kernels::check;
 #ifndef PAIRBENCH_CUDA_LIBRARY_DIR
 #define PAIRBENCH_CUDA_LIBRARY_DIR ""
 #endif
