@@ -123,6 +123,34 @@ inline void move_to_spread_cpu(int from_cpu, int index) {
 #endif
 }
 
+// Moves the calling thread to `cpu`, then restores its affinity mask (placement, not pinning).
+inline void move_to_cpu(int cpu) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (cpu < 0 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (sched_setaffinity(0, sizeof(one), &one) == 0) sched_setaffinity(0, sizeof(allowed), &allowed);
+#else
+  (void)cpu;
+#endif
+}
+
+// An allowed CPU of the calling thread outside `taken` (CPU numbers < 64), or -1.
+inline int free_cpu(std::uint64_t taken) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return -1;
+  for (int cpu = 0; cpu < 64 && cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed) && (taken & (std::uint64_t{1} << cpu)) == 0) return cpu;
+  }
+#else
+  (void)taken;
+#endif
+  return -1;
+}
+
 inline std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -311,6 +339,10 @@ struct AsyncEngine::Impl {
   // pass that ingested only blocked ops: for that long only ready ops count as work, since the
   // worker running their predecessor ingests the ring itself when it completes.
   bool idle_wait(int index, std::int64_t backoff_ns);
+  // After a futex wake-up: Linux tends to place the woken thread on the waker's CPU (the
+  // frontend's, or a busy worker's). Moves to an allowed CPU that neither the frontend nor an
+  // awake worker uses, if there is one, and records where this worker runs.
+  void settle_after_wake(int index);
   void run(Op* op);
   // Scheduler, all under sched_lock_.
   // noexcept: an allocation failure here would leave the scheduler half-updated; terminate.
@@ -347,6 +379,8 @@ struct AsyncEngine::Impl {
   const std::int64_t spin_ns_;
   const bool asymmetric_;  // see kAsymmetricMinSpinNs
   const int cpu_count_;    // CPUs the engine's threads may run on
+  // CPU of each worker that is not parked, -1 while parked (read when a worker wakes up).
+  std::unique_ptr<std::atomic<int>[]> worker_cpu_;
   std::unique_ptr<std::uint64_t[]> ring_;
 
   // Frontend-owned state (one frontend thread at a time).
@@ -422,6 +456,7 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
       spin_ns_(std::max<std::int64_t>(options.spin_ns, 0)),
       asymmetric_(spin_ns_ >= kAsymmetricMinSpinNs && register_membarrier()),
       cpu_count_(allowed_cpu_count()),
+      worker_cpu_(new std::atomic<int>[static_cast<std::size_t>(std::max(options.workers, 1))]),
       ring_(new std::uint64_t[kRingWords]),
       chunk_dir_(new std::atomic<BufferChunk*>[kMaxChunks]) {
   if (workers_ < 1) throw std::invalid_argument("AsyncEngine: workers must be >= 1");
@@ -431,6 +466,7 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
   // VM) land in the constructor rather than in the first pushes.
   std::fill_n(ring_.get(), kRingWords, std::uint64_t{0});
   free_op(alloc_op());
+  for (int i = 0; i < workers_; ++i) worker_cpu_[i].store(-1, std::memory_order_relaxed);
   threads_.reserve(static_cast<std::size_t>(workers_));
   searching_add(workers_);
   try {
@@ -438,6 +474,7 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
     for (int i = 0; i < workers_; ++i) {
       threads_.emplace_back([this, creator_cpu, i] {
         move_to_spread_cpu(creator_cpu, i);
+        worker_cpu_[i].store(current_cpu(), std::memory_order_relaxed);
         worker_main(i);
       });
     }
@@ -755,12 +792,37 @@ bool AsyncEngine::Impl::idle_wait(int index, std::int64_t backoff_ns) {
     searching_add(-1);
     sleeping_workers_.fetch_add(1, std::memory_order_seq_cst);
     park_barrier();
-    if (!any_work()) work_epoch_.wait(epoch, std::memory_order_seq_cst);
+    if (!any_work()) {
+      worker_cpu_[index].store(-1, std::memory_order_relaxed);
+      work_epoch_.wait(epoch, std::memory_order_seq_cst);
+      settle_after_wake(index);
+    }
     sleeping_workers_.fetch_sub(1, std::memory_order_seq_cst);
     searching_add(1);
     if (any_work()) return !stopping();
     backoff_ns = 0;
   }
+}
+
+void AsyncEngine::Impl::settle_after_wake(int index) {
+  int cpu = current_cpu();
+  if (cpu_count_ >= 2 && cpu >= 0 && cpu < 64) {
+    std::uint64_t taken = 0;
+    const int frontend_cpu = frontend_cpu_.load(std::memory_order_relaxed);
+    if (frontend_cpu >= 0 && frontend_cpu < 64) taken |= std::uint64_t{1} << frontend_cpu;
+    for (int i = 0; i < workers_; ++i) {
+      const int c = i == index ? -1 : worker_cpu_[i].load(std::memory_order_relaxed);
+      if (c >= 0 && c < 64) taken |= std::uint64_t{1} << c;
+    }
+    if ((taken & (std::uint64_t{1} << cpu)) != 0) {
+      const int target = free_cpu(taken);
+      if (target >= 0) {
+        move_to_cpu(target);
+        cpu = target;
+      }
+    }
+  }
+  worker_cpu_[index].store(cpu, std::memory_order_relaxed);
 }
 
 void AsyncEngine::Impl::run(Op* op) {
