@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev             # GoogleTest
   nlohmann-json3-dev libcli11-dev libsqlite3-dev
   libopenblas-dev
+  zlib1g-dev libhwy-dev                 # pipeline.loader decodes deflated samples; data.simd_preprocess uses Highway
   python3 python3-scipy python3-matplotlib   # compare.py needs scipy; plots/ needs matplotlib
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0   # allocator arms (LD_PRELOAD), alloc.* experiments
   chromium                              # plots tests: load the report in a headless browser
