@@ -63,7 +63,8 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
         e.limits.push_back({str(l, "experiment", at), str(l, "arm", at),
                             field(l, "where", at).get<std::map<std::string, std::string>>(),
                             field(l, "arms", at).get<std::vector<std::string>>(),
-                            field(l, "when", at).get<std::map<std::string, std::string>>()});
+                            field(l, "when", at).get<std::map<std::string, std::string>>(),
+                            l.contains("counter") ? str(l, "counter", at) : std::string()});
       }
     }
     if (je.contains("secondary")) {

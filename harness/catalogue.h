@@ -35,6 +35,7 @@ struct LimitEntry {
   std::map<std::string, std::string> where;
   std::vector<std::string> arms;
   std::map<std::string, std::string> when;
+  std::string counter;  // our secondary counter set against the limit; empty = the deciding metric
 };
 
 struct SecondaryMetric {

@@ -75,11 +75,21 @@ void attach_limits(const std::vector<ExperimentEntry>& experiments, nlohmann::js
         if (!matches(p["params"], l.when)) continue;
         for (auto& a : p["arms"]) {
           const bool wanted = l.arms.empty() || std::find(l.arms.begin(), l.arms.end(), a["arm"]) != l.arms.end();
-          if (!wanted || !a.contains("median") || a.contains("limit")) continue;
+          if (!wanted || a.contains("limit")) continue;
+          // The deciding metric, or the named secondary counter (its own median and direction).
+          const nlohmann::json* ours = &a;
+          std::string better = summary[i]["better"];
+          if (!l.counter.empty()) {
+            if (!a.contains("secondary") || !a["secondary"].contains(l.counter)) continue;
+            ours = &a["secondary"][l.counter];
+            better = (*ours)["better"];
+          }
+          if (!ours->contains("median")) continue;
           a["limit"] = {{"benchmark", (*limit_arm)["benchmark"]}, {"median", limit}};
+          if (!l.counter.empty()) a["limit"]["counter"] = l.counter;
           // Percent of the limit: for lower-is-better metrics the limit is a floor, so invert.
-          const double m = a["median"].get<double>();
-          a["percent_of_limit"] = 100.0 * (summary[i]["better"] == "lower" ? limit / m : m / limit);
+          const double m = (*ours)["median"].get<double>();
+          a["percent_of_limit"] = 100.0 * (better == "lower" ? limit / m : m / limit);
         }
       }
     }
@@ -268,7 +278,9 @@ void print_summary(std::ostream& out, const nlohmann::json& summary) {
         if (a.contains("percent_of_limit")) {
           char c[48];
           std::snprintf(c, sizeof c, "%.0f%% of limit", a["percent_of_limit"].get<double>());
-          ratio = ratio.empty() ? c : ratio + "; " + c;
+          std::string pct = c;
+          if (a["limit"].contains("counter")) pct = a["limit"]["counter"].get<std::string>() + " " + pct;
+          ratio = ratio.empty() ? pct : ratio + "; " + pct;
         }
         std::string verification = a["verification"].get<std::string>();
         if (a.contains("reason") && verification != "passed") ratio = a["reason"].get<std::string>();

@@ -62,7 +62,7 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
     }
     for (const LimitRef& l : e.limits) {
       je["limits"].push_back({{"experiment", l.experiment}, {"arm", l.arm}, {"where", l.where},
-                              {"arms", l.arms}, {"when", l.when}});
+                              {"arms", l.arms}, {"when", l.when}, {"counter", l.counter}});
     }
     for (const Point& p : grid_points(e, profile)) {
       for (const Arm& arm : e.arms) {

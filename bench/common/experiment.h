@@ -77,6 +77,10 @@ struct LimitRef {
   std::map<std::string, std::string> where;  // the limit's grid point, e.g. {{"threads", "1"}}
   std::vector<std::string> arms;             // our arms it applies to; empty = every arm
   std::map<std::string, std::string> when;   // our grid points it applies to; empty = all
+  // Our counter set against the limit; empty = the deciding metric. Name a `secondary` counter
+  // in the limit's unit when the deciding metric is in another (fusion decides on elements/s
+  // and places its bytes_per_second against the memory bandwidth limit).
+  std::string counter;
 };
 
 struct Experiment {

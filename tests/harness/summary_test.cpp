@@ -66,6 +66,43 @@ TEST(Summary, OneFailedRepetitionMarksTheArmFailed) {
   EXPECT_EQ(s[0]["points"][0]["arms"][0]["samples"], 1);
 }
 
+// A limit experiment and a comparison placed against it, on its deciding metric and (through
+// LimitEntry::counter) on a secondary counter in the limit's unit.
+TEST(Summary, PercentOfLimitOnTheMetricOrOnANamedCounter) {
+  ExperimentEntry limit;
+  limit.name = "limits.bw";
+  limit.kind = "limit";
+  limit.metric = "bytes_per_second";
+  limit.unit = "B/s";
+  limit.better = "higher";
+  limit.axes = {{"threads", {"1"}}};
+  limit.arms = {{"copy", "limit", {}}};
+  limit.benchmarks = {{"limits.bw/copy/threads:1", "copy", {{"threads", "1"}}, true, ""}};
+  ExperimentEntry e = experiment("higher");
+  e.secondary = {{"bytes_per_second", "B/s", "higher"}};
+  e.limits = {{"limits.bw", "copy", {{"threads", "1"}}, {"base"}, {}, ""},
+              {"limits.bw", "copy", {{"threads", "1"}}, {"fast"}, {}, "bytes_per_second"}};
+  std::vector<Sample> samples;
+  for (int i = 0; i < 3; ++i) {
+    Sample l = sample("copy", 40e9);
+    l.benchmark = "limits.bw/copy/threads:1";
+    l.experiment = "limits.bw";
+    samples.push_back(l);
+    samples.push_back(sample("base", 10e9));  // deciding metric in B/s here: 25 % of 40 GB/s
+    Sample f = sample("fast", 3e9);           // e.g. elements/s; its bytes_per_second is 36 GB/s
+    f.gbench = {{"bytes_per_second", 36e9}};
+    samples.push_back(f);
+  }
+  const auto s = summarise({limit, e}, samples);
+  const auto& arms = s[1]["points"][0]["arms"];
+  EXPECT_NEAR(arms[0]["percent_of_limit"].get<double>(), 25.0, 1e-9);
+  EXPECT_FALSE(arms[0]["limit"].contains("counter"));
+  EXPECT_NEAR(arms[1]["percent_of_limit"].get<double>(), 90.0, 1e-9);
+  EXPECT_EQ(arms[1]["limit"]["counter"], "bytes_per_second");
+  EXPECT_EQ(arms[1]["limit"]["median"], 40e9);
+  EXPECT_FALSE(arms[2].contains("percent_of_limit"));  // no LimitEntry names it
+}
+
 TEST(Summary, FormatsQuantitiesWithSiPrefixes) {
   EXPECT_EQ(format_quantity(85.2, "ns"), "85.2 ns");
   EXPECT_EQ(format_quantity(1234.0, "ns"), "1.234 us");
