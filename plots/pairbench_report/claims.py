@@ -40,8 +40,12 @@ def load_claims(path):
         for j, chk in enumerate(verdict.get("checks", [])):
             if not isinstance(chk, dict) or not isinstance(chk.get("experiment"), str):
                 raise BadInput(f"{path}: field claims[{i}].verdict.checks[{j}].experiment: expected a string")
-            if chk.get("test", "better") not in ("better", "same"):
-                raise BadInput(f"{path}: field claims[{i}].verdict.checks[{j}].test: expected 'better' or 'same'")
+            if chk.get("test", "better") not in ("better", "same", "plateau"):
+                raise BadInput(f"{path}: field claims[{i}].verdict.checks[{j}].test: expected 'better', 'same' "
+                               f"or 'plateau'")
+            if chk.get("test") == "plateau" and len(chk.get("treatments") or []) < 2:
+                raise BadInput(f"{path}: field claims[{i}].verdict.checks[{j}].treatments: 'plateau' needs "
+                               f"at least two treatments, in order")
     return doc
 
 
@@ -80,6 +84,50 @@ def _judge_point(ratio, check):
     if 1.0 / eq <= low and high <= eq:
         return NOT_HELD, f"interval inside [{1 / eq:.3g}, {eq:.3g}]: no meaningful difference"
     return INCONCLUSIVE, f"interval spans {threshold:g}"
+
+
+def _judge_plateau(rows, eq):
+    """rows: the ordered treatments' ratios at one point. Does the last stop beating an earlier one?
+    last/earlier is bounded by [low_last / high_k, high_last / low_k] (both intervals at once)."""
+    last = rows[-1]
+    if any(r["ci_low"] is None or r["ci_high"] is None or r["ci_low"] <= 0 for r in rows):
+        return INCONCLUSIVE, "no interval"
+    for k in rows[:-1]:
+        if last["ci_high"] / k["ci_low"] <= eq:
+            return HELD, (f"{last['treatment']} is at most {eq:g}x {k['treatment']}: more stopped helping "
+                          f"by {k['treatment']}")
+    if all(last["ci_low"] / k["ci_high"] > 1.0 for k in rows[:-1]):
+        return NOT_HELD, f"{last['treatment']} beats every earlier treatment: still helping"
+    return INCONCLUSIVE, "the intervals are too wide to tell whether more stopped helping"
+
+
+def _plateau_rows(check, exps):
+    measured, missing = [], []
+    order = list(check["treatments"])
+    eq = float(check.get("equivalence", 1.05))
+    for exp in exps:
+        for p in exp["points"]:
+            if not _matches(p["params"], check.get("where"), True):
+                continue
+            if check.get("exclude") and _matches(p["params"], check["exclude"], False):
+                continue
+            label = point_label(p["params"], exp["axes"])
+            ratios = {r["treatment"]: r for r in p["ratios"]}
+            arms = {a["arm"]: a for a in p["arms"]}
+            absent = [t for t in order if t not in ratios]
+            if absent:
+                missing.append({"experiment": exp["name"], "point": label, "treatment": absent[0],
+                                "reason": _arm_reason(arms.get(absent[0]))})
+                continue
+            rows = [ratios[t] for t in order]
+            verdict, why = _judge_plateau(rows, eq)
+            last = rows[-1]
+            baseline = next((a["arm"] for a in p["arms"] if a["role"] == "baseline"), "")
+            measured.append({"experiment": exp["name"], "point": label, "treatment": last["treatment"],
+                             "baseline": baseline, "ratio": last["ratio"], "ci_low": last["ci_low"],
+                             "ci_high": last["ci_high"], "confidence": last["confidence"], "verdict": verdict,
+                             "why": why, "test": "plateau"})
+    return measured, missing
 
 
 def _select(pattern, claim_id, run):
@@ -161,7 +209,7 @@ def _judge_ratio_claim(claim, run):
             why = "planned, not implemented yet" if _planned(claim, chk["experiment"]) else "not in this run"
             absent.append(f"{chk['experiment']}: {why}")
             continue
-        m, n = _check_rows(chk, exps, claim)
+        m, n = _plateau_rows(chk, exps) if chk.get("test") == "plateau" else _check_rows(chk, exps, claim)
         measured += m
         missing += n
     result = {"measured": measured, "missing": missing, "absent": absent}
@@ -229,7 +277,8 @@ def _judge_limits(claim, run):
         for p in e["points"]:
             for a in p["arms"]:
                 if a["percent_of_limit"] is not None and a["limit"]:
-                    placed.append(f"{a['benchmark'] or e['name']}: {a['percent_of_limit']:.0f} % of "
+                    counter = f"{a['limit']['counter']} " if a["limit"].get("counter") else ""
+                    placed.append(f"{a['benchmark'] or e['name']}: {counter}{a['percent_of_limit']:.0f} % of "
                                   f"{a['limit']['benchmark']}")
     # Comparisons that say they test this claim (e.g. the BLAS kernel choice) are shown beside it.
     measured, missing = [], []

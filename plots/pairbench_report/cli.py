@@ -71,6 +71,13 @@ def build(args):
             figs.append({"files": f, "alt": f"{what} per arm for {exp['name']}",
                          "caption": page.e(f"{what} per arm (median; whiskers: min to max over processes), with "
                                            f"this machine's limit where the run measured one{extra}{skipped}.")})
+        f, knees = figures.scaling_figure(exp, run, writer)
+        if f:
+            figs.append({"files": f, "alt": f"{exp['metric']} against worker count for {exp['name']}",
+                         "caption": page.e(f"{exp['metric']} against the number of workers, and the consumer's idle "
+                                           f"time. More workers stop helping at: {'; '.join(knees)} (fewest "
+                                           f"workers within {100 * figures.KNEE_FRACTION:.0f} % of the best "
+                                           f"median){skipped}.")})
         f = figures.rss_figure(exp, run, writer)
         if f:
             figs.append({"files": f, "alt": f"time against peak RSS for {exp['name']}",

@@ -338,6 +338,12 @@ def _errors_by_arm(exp, run, pts):
     return counter
 
 
+def drawn_limit(arm):
+    """The arm's limit when it is in the deciding metric's unit (a limit placed against a secondary
+    counter, e.g. fusion's bytes_per_second, is not drawn on the metric's axis)."""
+    return arm["limit"] if arm["limit"] and not arm["limit"].get("counter") else None
+
+
 def metric_figure(exp, run, writer, with_error=False):
     """Median of the deciding metric per arm (whiskers: min to max over processes) across the grid,
     with each limit the summary attached drawn as a horizontal line. With `with_error` and an error
@@ -364,7 +370,7 @@ def metric_figure(exp, run, writer, with_error=False):
             mode = "arms"  # one point: the arms themselves are the categories
     unit = exp["unit"]
     values = [v for p in pts for a in p["arms"] for v in (a["median"], a["min"], a["max"]) if v is not None]
-    values += [a["limit"]["median"] for p in pts for a in p["arms"] if a["limit"]]
+    values += [a["limit"]["median"] for p in pts for a in p["arms"] if drawn_limit(a)]
     divisor, shown = units.scale_for(unit, values)
     positive = [v for v in values if v > 0]
     meds = [a["median"] for p in pts for a in p["arms"] if a["median"] is not None and a["median"] > 0]
@@ -379,7 +385,7 @@ def metric_figure(exp, run, writer, with_error=False):
     heights = []
     for _ in panels:
         heights += [1.0, 0.62] if error_counter else [1.0]
-    n_limits = len({(a["limit"]["benchmark"], a["limit"]["median"]) for p in pts for a in p["arms"] if a["limit"]})
+    n_limits = len({(a["limit"]["benchmark"], a["limit"]["median"]) for p in pts for a in p["arms"] if drawn_limit(a)})
     legend_rows = math.ceil((len(order) + n_limits) / 2) if len(order) + n_limits > 3 else 0
     legend_rows += math.ceil(len(order) / 2) if error_counter and len(order) > 3 else 0
     fig = plt.figure(figsize=(8.5, 0.9 + 3.3 * sum(heights) + len(panels) * 0.2 * legend_rows),
@@ -407,7 +413,7 @@ def metric_figure(exp, run, writer, with_error=False):
                 a = next((a for a in p["arms"] if a["arm"] == name), None)
                 if a is None or a["median"] is None:
                     continue
-                if a["limit"]:
+                if drawn_limit(a):
                     limits.setdefault((a["limit"]["benchmark"], a["limit"]["median"]), set()).add(name)
                 x = as_number(p["params"][x_axis]) if mode == "line" else pts.index(p)
                 m = a["median"] / divisor
@@ -415,7 +421,7 @@ def metric_figure(exp, run, writer, with_error=False):
                 ys.append(m)
                 lo_err.append(m - (a["min"] / divisor if a["min"] is not None else m))
                 hi_err.append((a["max"] / divisor if a["max"] is not None else m) - m)
-                if a["percent_of_limit"] is not None:
+                if a["percent_of_limit"] is not None and drawn_limit(a):
                     best_pct = max(best_pct or 0, a["percent_of_limit"])
                 if error_counter:
                     e = run.counter_median(a["benchmark"], error_counter)
@@ -548,6 +554,82 @@ def rss_figure(exp, run, writer):
     ax.set_title(wrap(sub, 90))
     _title(fig, exp, sub)
     return writer.save(fig, exp["name"] + "-rss")
+
+
+# ---- 3b. worker scaling (C5: where more workers stop helping) ---------------------------------
+
+_WORKERS_ARM = re.compile(r"^workers_(\d+)$")
+KNEE_FRACTION = 0.95  # the knee: fewest workers whose median reaches 95 % of the best median
+
+
+def worker_counts(exp):
+    """{arm: worker count} when every arm is named workers_<n>; else None."""
+    order, _ = arm_order(exp)
+    found = {a: _WORKERS_ARM.match(a) for a in order}
+    if not order or not all(found.values()):
+        return None
+    return {a: int(m.group(1)) for a, m in found.items()}
+
+
+def knee(medians):
+    """medians: {workers: median (higher is better)} -> fewest workers within KNEE_FRACTION of the best."""
+    best = max(medians.values())
+    return min(w for w, m in medians.items() if m >= KNEE_FRACTION * best)
+
+
+def scaling_figure(exp, run, writer, idle_counter="consumer_idle_fraction"):
+    """The deciding metric against the worker count, one line per other grid point, with the knee
+    marked, and the consumer's idle fraction beside it. Returns (files, knees text) or (None, [])."""
+    counts = worker_counts(exp)
+    if counts is None or exp["better"] != "higher":
+        return None, []
+    lines = {}
+    for p in exp["points"]:
+        rest = {k: v for k, v in p["params"].items()}
+        key = _sub_label(rest, [a for a in exp["axes"] if a in rest])
+        for a in p["arms"]:
+            if a["median"] is None:
+                continue
+            idle = run.counter_median(a["benchmark"], idle_counter)
+            lines.setdefault(key, {})[counts[a["arm"]]] = (a["median"], a["min"], a["max"], idle)
+    lines = {k: v for k, v in lines.items() if len(v) >= 2}
+    if not lines:
+        return None, []
+    has_idle = any(v[3] is not None for pts in lines.values() for v in pts.values())
+    ys = [v[i] for pts in lines.values() for v in pts.values() for i in range(3) if v[i] is not None]
+    divisor, shown = units.scale_for(exp["unit"], ys)
+    fig, axes = plt.subplots(1, 2 if has_idle else 1, figsize=(11 if has_idle else 7, 4.8), layout="constrained",
+                             squeeze=False)
+    ax = axes[0][0]
+    knees = []
+    xs_all = sorted(set(counts.values()))
+    for i, (key, pts) in enumerate(lines.items()):
+        colour = PALETTE[i % len(PALETTE)]
+        ws = sorted(pts)
+        med = [pts[w][0] / divisor for w in ws]
+        lo = [m - (pts[w][1] / divisor if pts[w][1] is not None else m) for m, w in zip(med, ws)]
+        hi = [(pts[w][2] / divisor if pts[w][2] is not None else m) - m for m, w in zip(med, ws)]
+        ax.errorbar(ws, med, yerr=[lo, hi], marker="o", capsize=3, color=colour, label=label(wrap(key, 40)))
+        k = knee({w: pts[w][0] for w in ws})
+        ax.plot([k], [pts[k][0] / divisor], marker="*", ms=16, color=colour, ls="none")
+        knees.append(f"{key}: {k} worker{'s' if k != 1 else ''}")
+        if has_idle:
+            idle = [(w, pts[w][3]) for w in ws if pts[w][3] is not None]
+            axes[0][1].plot([w for w, _ in idle], [100 * v for _, v in idle], marker="o", color=colour,
+                            label=label(wrap(key, 40)))
+    for a in [ax] + ([axes[0][1]] if has_idle else []):
+        a.set_xticks(xs_all)
+        a.set_xlabel("worker threads (arm)")
+    ax.set_ylabel(f"{units.metric_label(exp['metric'], exp['unit'])} ({shown}); higher is better")
+    ax.set_title(wrap(f"median over processes (whiskers: min to max); star: the knee, fewest workers within "
+                      f"{100 * KNEE_FRACTION:.0f} % of the best", 60), fontsize="medium")
+    place_legend(ax, len(lines), title="grid point")
+    if has_idle:
+        axes[0][1].set_ylabel("consumer idle (% of its time); lower is better")
+        axes[0][1].set_ylim(0, 100)
+        axes[0][1].set_title("time the consumer waited for a batch", fontsize="medium")
+    _title(fig, exp, "")
+    return writer.save(fig, exp["name"] + "-scaling"), knees
 
 
 # ---- 4. history ---------------------------------------------------------------------------------

@@ -179,7 +179,8 @@ def points_table(page, exp, run):
             if a["percent_of_limit"] is not None:
                 pct = f"{a['percent_of_limit']:.0f} %"
                 if a["limit"]:
-                    pct += f'<div class="why">of {e(a["limit"]["benchmark"])}</div>'
+                    of = f'{a["limit"]["counter"]} of ' if a["limit"].get("counter") else "of "
+                    pct += f'<div class="why">{e(of)}{e(a["limit"]["benchmark"])}</div>'
             cv = "–" if a["cv"] is None else f"{a['cv'] * 100:.1f} %"
             span = "–" if a["min"] is None else num(a["min"]) + " – " + num(a["max"])
             page.add(f'<tr class="{"group" if i == 0 else ""}"><td class="mono">{e(label) if i == 0 else ""}</td>'

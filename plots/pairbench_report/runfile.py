@@ -239,7 +239,8 @@ class RunFile:
             if a.get("limit") is not None:
                 lim = c.obj(a, "limit", aw)
                 arm["limit"] = {"benchmark": c.text(lim, "benchmark", aw + "limit."),
-                                "median": c.number(lim, "median", aw + "limit.", required=True)}
+                                "median": c.number(lim, "median", aw + "limit.", required=True),
+                                "counter": c.text(lim, "counter", aw + "limit.")}
                 if arm["limit"]["median"] is None:
                     arm["limit"] = None
             point["arms"].append(arm)

@@ -58,7 +58,7 @@ class RenderGpu(RenderMixin, unittest.TestCase):
             self.assertIn(f'id="claim-C{n}"', text)
         self.assertRegex(text, r'id="claim-C17".*?v-recorded.*?NVIDIA H100')
         self.assertRegex(text, r'id="claim-C6".*?<span class="verdict v-held">held</span>')
-        self.assertRegex(text, r'id="claim-C4".*?not run here.*?planned, not implemented yet')
+        self.assertRegex(text, r'id="claim-C4".*?not run here.*?dispatch.bounded_queue: not in this run')
         # Environment section with the fingerprint and its warnings.
         self.assertIn('id="environment"', text)
         self.assertIn("OPENBLAS_CORETYPE=SkylakeX", text)

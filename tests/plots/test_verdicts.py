@@ -111,6 +111,32 @@ class Rules(unittest.TestCase):
                                                                      ("other", 0.5, 0.4, 0.6)])])])
         self.assertEqual(judge(cat, run)["verdict"], claims.HELD)
 
+    def test_plateau_of_ordered_treatments(self):
+        cat = catalogue([{"experiment": "x.y", "test": "plateau", "treatments": ["w1", "w2", "w4"]}])
+        # w4 no better than w1 (its upper bound 1.9 / w1's lower bound 1.85 < 1.05): more stopped helping.
+        flat = [("w1", 1.9, 1.85, 1.95), ("w2", 1.95, 1.8, 2.1), ("w4", 1.8, 1.7, 1.9)]
+        res = judge(cat, make_run([experiment("x.y", "C99", [point({"n": "1"}, flat)])]))
+        self.assertEqual(res["verdict"], claims.HELD)
+        self.assertIn("stopped helping by w1", res["measured"][0]["why"])
+        # w4 clearly beats both w1 and w2: still helping.
+        rising = [("w1", 1.5, 1.4, 1.6), ("w2", 2.0, 1.9, 2.1), ("w4", 3.0, 2.8, 3.2)]
+        res = judge(cat, make_run([experiment("x.y", "C99", [point({"n": "1"}, rising)])]))
+        self.assertEqual(res["verdict"], claims.NOT_HELD)
+        # Wide intervals: neither.
+        wide = [("w1", 1.5, 1.0, 2.0), ("w2", 1.6, 1.0, 2.2), ("w4", 1.7, 1.1, 2.4)]
+        res = judge(cat, make_run([experiment("x.y", "C99", [point({"n": "1"}, wide)])]))
+        self.assertEqual(res["verdict"], claims.INCONCLUSIVE)
+        # A treatment that could not run makes the point not run here, with its reason.
+        res = judge(cat, make_run([experiment("x.y", "C99", [point({"n": "1"}, flat[:2])])]))
+        self.assertEqual(res["verdict"], claims.NOT_RUN)
+
+    def test_plateau_needs_ordered_treatments(self):
+        path = os.path.join(tmpdir(self), "claims.json")
+        with open(path, "w") as f:
+            json.dump(catalogue([{"experiment": "x.y", "test": "plateau", "treatments": ["w1"]}]), f)
+        with self.assertRaisesRegex(Exception, r"treatments: 'plateau' needs at least two"):
+            claims.load_claims(path)
+
     def test_not_run_here_with_reasons(self):
         cat = catalogue([{"experiment": "x.y", "test": "better"}])
         arms = [{"arm": "base", "role": "baseline", "verification": "not_supported", "reason": "no CUDA device",
