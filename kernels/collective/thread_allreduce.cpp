@@ -64,11 +64,6 @@ std::size_t first_difference(std::span<const float> a, std::span<const float> b)
   return a.size();
 }
 
-std::uint64_t fresh_seed() {
-  std::random_device rd;
-  const auto t = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  return splitmix64((static_cast<std::uint64_t>(rd()) << 32 | rd()) ^ t);
-}
 
 std::pair<std::size_t, std::size_t> chunk_range(std::size_t n, int c, int chunks) {
   const std::size_t granule = n >= kLine * static_cast<std::size_t>(chunks) ? kLine : 1;

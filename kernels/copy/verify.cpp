@@ -41,11 +41,6 @@ void fill_random(std::span<std::byte> out, std::uint64_t seed, std::size_t offse
   }
 }
 
-std::uint64_t fresh_seed() {
-  std::random_device rd;
-  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
-         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-}
 
 void poison(std::span<std::byte> out) { std::memset(out.data(), static_cast<int>(kPoison), out.size()); }
 

@@ -110,11 +110,6 @@ void fill_inputs(std::span<float> out, std::uint64_t seed) {
   }
 }
 
-std::uint64_t fresh_seed() {
-  std::random_device rd;
-  const auto t = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  return splitmix64((static_cast<std::uint64_t>(rd()) << 32 | rd()) ^ t);
-}
 
 void poison(std::span<float> out) {
   for (float& v : out) v = std::numeric_limits<float>::quiet_NaN();

@@ -8,6 +8,8 @@
 #include <span>
 #include <string>
 
+#include "kernels/common/scratch.h"
+
 namespace pairbench::kernels::fusion {
 
 enum class Op {
@@ -52,8 +54,7 @@ double reference_at(Op op, float x, float y);
 // Fills `out` with uniform values in [-kInputRange, kInputRange) from the counter-based stream
 // named by seed (element i depends only on seed and i).
 void fill_inputs(std::span<float> out, std::uint64_t seed);
-// A seed nobody chose (std::random_device): fresh inputs in every process.
-std::uint64_t fresh_seed();
+using ::pairbench::kernels::fresh_seed;  // kernels/common/scratch.h
 
 struct ErrorCheck {
   bool ok = true;

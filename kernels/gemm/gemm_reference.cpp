@@ -63,11 +63,6 @@ GemmShape parse_shape(const std::string& text) {
   return {dims[0], dims[1], dims[2]};
 }
 
-std::uint64_t fresh_seed() {
-  static std::random_device device;
-  return (static_cast<std::uint64_t>(device()) << 32) ^ device() ^
-         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-}
 
 void fill_random(std::span<float> out, std::uint64_t seed) {
   std::uint64_t state = seed;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/scratch.h"
 #include "kernels/elementwise/accuracy.h"
 
 namespace pairbench::kernels::gemm {
@@ -21,7 +22,7 @@ struct GemmShape {
 // std::invalid_argument naming the text otherwise.
 GemmShape parse_shape(const std::string& text);
 
-std::uint64_t fresh_seed();  // differs on every call and in every process
+using ::pairbench::kernels::fresh_seed;  // kernels/common/scratch.h
 // Uniform in [-1, 1), both signs, never all zero; the same seed gives the same values.
 void fill_random(std::span<float> out, std::uint64_t seed);
 

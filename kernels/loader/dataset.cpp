@@ -110,24 +110,6 @@ std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-std::uint64_t fresh_seed() {
-  std::random_device rd;
-  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
-         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-}
-
-TempDir::TempDir(const std::string& prefix) {
-  const char* tmp = std::getenv("TMPDIR");
-  const std::filesystem::path base = (tmp && *tmp) ? tmp : "/tmp";
-  std::string pattern = (base / (prefix + "-XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw_errno("mkdtemp " + pattern);
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;  // a destructor must not throw; a leftover temp dir is the worst case
-  std::filesystem::remove_all(path_, ignored);
-}
 
 void generate_image(const DatasetSpec& spec, std::int64_t index, std::span<std::uint8_t> out) {
   if (out.size() != spec.sample_bytes()) throw std::invalid_argument("generate_image: out has the wrong size");

@@ -11,20 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/scratch.h"
+
 namespace pairbench::kernels::loader {
 
-// A fresh temporary directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
-class TempDir {
- public:
-  explicit TempDir(const std::string& prefix = "pairbench-loader");
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using ::pairbench::kernels::TempDir;  // kernels/common/scratch.h
 
 struct DatasetSpec {
   std::int64_t samples = 1024;
@@ -75,15 +66,14 @@ class Dataset {
 
  private:
   DatasetSpec spec_;
-  TempDir dir_;
+  TempDir dir_{"pairbench-loader"};
   std::filesystem::path data_path_, index_path_;
   std::vector<std::uint64_t> offsets_;  // samples + 1 entries, read back from the index file
   std::size_t total_compressed_ = 0;
   int fd_ = -1;
 };
 
-// A seed nobody chose (fresh inputs in every process).
-std::uint64_t fresh_seed();
+using ::pairbench::kernels::fresh_seed;  // kernels/common/scratch.h
 // splitmix64: the counter-based mixer behind every seeded choice here.
 std::uint64_t mix64(std::uint64_t x);
 

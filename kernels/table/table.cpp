@@ -150,22 +150,6 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
 }
 
-ScratchDirectory::ScratchDirectory() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "pairbench-table-XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr) throw_errno("cannot create a directory like", tmpl);
-  path_ = tmpl;
-}
-
-ScratchDirectory::~ScratchDirectory() {
-  std::error_code ec;  // best effort: a destructor must not throw
-  std::filesystem::remove_all(path_, ec);
-}
-
-std::uint64_t fresh_seed() {
-  std::random_device rd;
-  const auto now = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^ now;
-}
 
 // --- CSV ------------------------------------------------------------------------------------
 namespace {

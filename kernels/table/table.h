@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/common/scratch.h"
+
 namespace pairbench::kernels::table {
 
 // The fixed schema: id int64, category int32, price float64, score float32, name string.
@@ -83,17 +85,10 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
-// A fresh directory under the system temp directory, removed with everything in it on destruction.
-class ScratchDirectory {
+// Where the table files go: a TempDir (kernels/common/scratch.h) named for this experiment.
+class ScratchDirectory : public TempDir {
  public:
-  ScratchDirectory();
-  ~ScratchDirectory();
-  ScratchDirectory(const ScratchDirectory&) = delete;
-  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
+  ScratchDirectory() : TempDir("pairbench-table") {}
 };
 
 // --- CSV ------------------------------------------------------------------------------------
@@ -168,7 +163,6 @@ Table read_columnar(const std::filesystem::path& path);
 // Opens (mmap, populated), validates and aggregates as scan_reference.
 ScanResult scan_columnar(const std::filesystem::path& path, std::int32_t category);
 
-// A seed nobody chose: fresh inputs per process.
-std::uint64_t fresh_seed();
+using ::pairbench::kernels::fresh_seed;  // kernels/common/scratch.h
 
 }  // namespace pairbench::kernels::table

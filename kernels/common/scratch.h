@@ -1,0 +1,50 @@
+// What every kernel family's checks and generators share: a seed nobody chose (fresh inputs in
+// every process and on every call) and a scratch directory that removes itself.
+#pragma once
+
+#include <stdlib.h>  // mkdtemp
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <system_error>
+
+namespace pairbench::kernels {
+
+// std::random_device mixed with the clock: differs on every call and in every process.
+inline std::uint64_t fresh_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
+         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+// Throws std::system_error naming the pattern when it cannot be made.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix) {
+    const char* tmp = std::getenv("TMPDIR");
+    const std::filesystem::path base = (tmp && *tmp) ? tmp : "/tmp";
+    std::string pattern = (base / (prefix + "-XXXXXX")).string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw std::system_error(errno, std::generic_category(), "cannot create a directory like " + pattern);
+    }
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;  // a destructor must not throw; a leftover temp dir is the worst case
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace pairbench::kernels
