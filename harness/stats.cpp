@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -307,6 +308,185 @@ std::vector<double> benjamini_hochberg_adjust(std::span<const double> p_values) 
   }
   return adjusted;
 }
+
+
+// --- Special functions -------------------------------------------------------------------------
+
+double digamma(double x) {
+  if (!(x > 0)) throw std::invalid_argument("pairbench::stats::digamma: x must be > 0");
+  double result = 0;
+  while (x < 12) {  // psi(x) = psi(x + 1) - 1/x, up to where the asymptotic series is accurate to ~1e-15
+    result -= 1 / x;
+    x += 1;
+  }
+  const double f = 1 / (x * x);
+  return result + std::log(x) - 0.5 / x -
+         f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f * (1.0 / 132)))));
+}
+
+double trigamma(double x) {
+  if (!(x > 0)) throw std::invalid_argument("pairbench::stats::trigamma: x must be > 0");
+  double result = 0;
+  while (x < 12) {  // psi'(x) = psi'(x + 1) + 1/x^2
+    result += 1 / (x * x);
+    x += 1;
+  }
+  const double f = 1 / (x * x);
+  // 1/x + 1/(2x^2) + 1/(6x^3) - 1/(30x^5) + 1/(42x^7) - 1/(30x^9) + 5/(66x^11)
+  return result + 1 / x + f / 2 + f / x * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f * (1.0 / 30 - f * 5.0 / 66))));
+}
+
+double tetragamma(double x) {
+  if (!(x > 0)) throw std::invalid_argument("pairbench::stats::tetragamma: x must be > 0");
+  double result = 0;
+  while (x < 12) {  // psi''(x) = psi''(x + 1) - 2/x^3
+    result -= 2 / (x * x * x);
+    x += 1;
+  }
+  const double f = 1 / (x * x);
+  // -1/x^2 - 1/x^3 - 1/(2x^4) + 1/(6x^6) - 1/(6x^8) + 3/(10x^10) - 5/(6x^12)
+  return result - f - f / x - f * f * (0.5 - f * (1.0 / 6 - f * (1.0 / 6 - f * (3.0 / 10 - f * 5.0 / 6))));
+}
+
+double trigamma_inverse(double y) {
+  if (!(y > 0)) throw std::invalid_argument("pairbench::stats::trigamma_inverse: y must be > 0");
+  if (y > 1e7) return 1 / std::sqrt(y);  // trigamma(x) ~ 1/x^2 near 0
+  if (y < 1e-6) return 1 / y;            // trigamma(x) ~ 1/x for large x
+  // Smyth's Newton iteration on 1/trigamma(x), which is nearly linear in x: monotone convergence.
+  double x = 0.5 + 1 / y;
+  for (int i = 0; i < 50; ++i) {
+    const double tri = trigamma(x);
+    const double step = tri * (1 - tri / y) / tetragamma(x);
+    x += step;
+    if (-step / x < 1e-10) break;
+  }
+  return x;
+}
+
+namespace {
+// Continued fraction for the incomplete beta (modified Lentz), valid for x < (a + 1) / (a + b + 2).
+double beta_continued_fraction(double x, double a, double b) {
+  constexpr double kTiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 10000; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    const double delta = d * c;
+    h *= delta;
+    if (std::fabs(delta - 1) < 1e-15) break;
+  }
+  return h;
+}
+}  // namespace
+
+double incomplete_beta(double x, double a, double b) {
+  if (!(a > 0 && b > 0) || !(x >= 0 && x <= 1)) {
+    throw std::invalid_argument("pairbench::stats::incomplete_beta: needs a, b > 0 and x in [0, 1]");
+  }
+  if (x == 0 || x == 1) return x;
+  const double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  if (x < (a + 1) / (a + b + 2)) return std::exp(log_front) * beta_continued_fraction(x, a, b) / a;
+  return 1 - std::exp(log_front) * beta_continued_fraction(1 - x, b, a) / b;
+}
+
+double student_t_cdf(double t, double df) {
+  if (std::isnan(t) || !(df > 0)) throw std::invalid_argument("pairbench::stats::student_t_cdf: needs df > 0");
+  if (std::isinf(t)) return t > 0 ? 1 : 0;
+  if (std::isinf(df) || df > 1e8) return normal_cdf(t);
+  // P(T > |t|) = I_{df/(df+t^2)}(df/2, 1/2) / 2; written through t^2/df for accuracy at large |t|.
+  const double x = df / (df + t * t);
+  const double tail = 0.5 * incomplete_beta(x, df / 2, 0.5);
+  return t > 0 ? 1 - tail : tail;
+}
+
+double student_t_quantile(double p, double df) {
+  if (!(p > 0 && p < 1) || !(df > 0)) {
+    throw std::invalid_argument("pairbench::stats::student_t_quantile: needs p in (0, 1) and df > 0");
+  }
+  if (p == 0.5) return 0;
+  if (p < 0.5) return -student_t_quantile(1 - p, df);
+  double lo = 0, hi = 1;
+  while (student_t_cdf(hi, df) < p && hi < 1e300) hi *= 2;
+  for (int i = 0; i < 300 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (student_t_cdf(mid, df) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+TrimmedSummary trimmed_summary(std::span<const double> values, double gamma) {
+  require_samples(values, "trimmed_summary");
+  if (!(gamma >= 0 && gamma < 0.5)) throw std::invalid_argument("pairbench::stats::trimmed_summary: gamma in [0, 0.5)");
+  std::vector<double> v = sorted_copy(values);
+  const std::size_t n = v.size();
+  const auto g = static_cast<std::size_t>(std::floor(gamma * static_cast<double>(n)));
+  TrimmedSummary out;
+  out.n = static_cast<int>(n);
+  out.kept = static_cast<int>(n - 2 * g);
+  double sum = 0;
+  for (std::size_t i = g; i < n - g; ++i) sum += v[i];
+  out.mean = sum / out.kept;
+  if (out.kept < 2) return out;
+  for (std::size_t i = 0; i < g; ++i) {  // winsorise
+    v[i] = v[g];
+    v[n - 1 - i] = v[n - 1 - g];
+  }
+  const double mean_w = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(n);
+  double ss = 0;
+  for (double x : v) ss += (x - mean_w) * (x - mean_w);
+  out.scale2 = ss / (out.kept - 1);  // = (n - 1) s_w^2 / (kept - 1)
+  return out;
+}
+
+VariancePrior fit_variance_prior(std::span<const double> variances, std::span<const double> dfs, int min_count) {
+  if (variances.size() != dfs.size()) throw std::invalid_argument("pairbench::stats::fit_variance_prior: sizes differ");
+  std::vector<double> e, tri;
+  for (std::size_t i = 0; i < variances.size(); ++i) {
+    if (!(variances[i] > 0) || !std::isfinite(variances[i]) || !(dfs[i] > 0)) continue;  // deterministic or unknown
+    const double half = dfs[i] / 2;
+    e.push_back(std::log(variances[i]) - digamma(half) + std::log(half));
+    tri.push_back(trigamma(half));
+  }
+  VariancePrior prior;
+  prior.count = static_cast<int>(e.size());
+  if (prior.count < std::max(min_count, 2)) return prior;  // too few to learn a prior from
+  const double n = static_cast<double>(e.size());
+  const double mean_e = std::accumulate(e.begin(), e.end(), 0.0) / n;
+  double ss = 0;
+  for (double x : e) ss += (x - mean_e) * (x - mean_e);
+  const double excess = ss / (n - 1) - std::accumulate(tri.begin(), tri.end(), 0.0) / n;
+  if (excess > 0) {
+    prior.df = 2 * trigamma_inverse(excess);
+    prior.variance = std::exp(mean_e + digamma(prior.df / 2) - std::log(prior.df / 2));
+  } else {
+    prior.df = std::numeric_limits<double>::infinity();
+    prior.variance = std::exp(mean_e);
+  }
+  return prior;
+}
+
+double posterior_variance(const VariancePrior& prior, double s2, double df) {
+  if (std::isinf(prior.df)) return prior.variance;
+  if (prior.df + df <= 0) return s2;
+  return (prior.df * prior.variance + df * s2) / (prior.df + df);
+}
+
+double posterior_df(const VariancePrior& prior, double df) { return prior.df + df; }
 
 namespace {
 
