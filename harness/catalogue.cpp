@@ -44,7 +44,12 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
     e.metric = str(metric, "name", where + ".metric");
     e.unit = str(metric, "unit", where + ".metric");
     e.better = str(metric, "better", where + ".metric");
+    e.time_relation = metric.value("time_relation", "none");
+    if (e.time_relation != "proportional" && e.time_relation != "inverse" && e.time_relation != "none") {
+      throw std::runtime_error(where + ".metric: time_relation '" + e.time_relation + "' is not proportional, inverse or none");
+    }
     e.gate_threshold = je.value("gate_threshold", 0.0);
+    e.instructions_gate_threshold = je.value("instructions_gate_threshold", 0.0);
     for (const auto& a : field(je, "axes", where)) {
       e.axes.emplace_back(str(a, "name", where + ".axes"), field(a, "values", where + ".axes").get<std::vector<std::string>>());
     }
@@ -82,6 +87,7 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
       }
       be.available = field(b, "available", where + ".benchmarks").get<bool>();
       be.reason = str(b, "reason", where + ".benchmarks");
+      be.instructions = b.value("instructions", false);
       e.benchmarks.push_back(std::move(be));
     }
     out.push_back(std::move(e));
@@ -128,7 +134,8 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
   for (const auto& e : experiments) {
     nlohmann::json je = {{"name", e.name},   {"claim", e.claim},   {"question", e.question},
                          {"timing", e.timing}, {"kind", e.kind},
-                         {"metric", {{"name", e.metric}, {"unit", e.unit}, {"better", e.better}}},
+                         {"metric", {{"name", e.metric}, {"unit", e.unit}, {"better", e.better},
+                                     {"time_relation", e.time_relation}}},
                          {"binary", fs::path(e.binary).filename().string()}};
     je["axes"] = nlohmann::json::array();
     for (const auto& [axis, values] : e.axes) je["axes"].push_back({{"name", axis}, {"values", values}});
@@ -139,7 +146,8 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
       nlohmann::json params = nlohmann::json::object();
       for (const auto& [k, v] : b.params) params[k] = v;
       je["benchmarks"].push_back({{"name", b.name}, {"arm", b.arm}, {"params", params},
-                                  {"available", b.available}, {"reason", b.reason}});
+                                  {"available", b.available}, {"reason", b.reason},
+                                  {"instructions", b.instructions}});
     }
     out.push_back(je);
   }

@@ -15,6 +15,7 @@ struct BenchmarkEntry {
   std::vector<std::pair<std::string, std::string>> params;  // in axis order
   bool available = true;
   std::string reason;  // why not available here
+  bool instructions = false;  // instruction counts are a meaningful gate metric here (deterministic CPU work)
 };
 
 struct ArmEntry {
@@ -46,7 +47,11 @@ struct ExperimentEntry {
   std::string binary;  // absolute path of the bench binary that runs it
   std::string name, claim, question, timing, kind;
   std::string metric, unit, better;  // better: lower | higher
+  // How the metric follows an iteration's measured time: proportional | inverse | none. It turns
+  // batches of iterations into in-process samples; "none" gives one sample per process.
+  std::string time_relation = "none";
   double gate_threshold = 0;         // 0 = the gate's default
+  double instructions_gate_threshold = 0;  // 0 = the gate's default for instruction counts
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   std::vector<ArmEntry> arms;
   std::vector<TargetEntry> targets;

@@ -53,8 +53,15 @@ AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& 
                 const std::string& command) {
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
   const RunOutcome outcome = run_sides(sides, options);
-  return {build_run_doc(sides[0].experiments, outcome.samples, options, outcome, envs[0], started, command, 0),
-          build_run_doc(sides[1].experiments, outcome.samples, options, outcome, envs[1], started, command, 1)};
+  AbResult r{build_run_doc(sides[0].experiments, outcome.samples, options, outcome, envs[0], started, command, 0),
+             build_run_doc(sides[1].experiments, outcome.samples, options, outcome, envs[1], started, command, 1)};
+  // The two halves of one run: the gate may compare duet pairs pair by pair only between these.
+  char id[40];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(outcome.seed));
+  for (auto* doc : {&r.baseline, &r.candidate}) (*doc)["pairbench"]["ab_run_id"] = std::string(id) + "-" + started;
+  r.baseline["pairbench"]["ab_side"] = sides[0].name;
+  r.candidate["pairbench"]["ab_side"] = sides[1].name;
+  return r;
 }
 
 // Times `history` (per-run medians and change points of every benchmark) and `gate` (one
@@ -137,7 +144,7 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   if (!gate.markdown.empty()) write_text_atomically(gate.markdown, gate_markdown(report));
   if (!gate.junit.empty()) write_text_atomically(gate.junit, gate_junit(report));
   if (!gate.json.empty()) write_text_atomically(gate.json, gate_json(report).dump(2) + "\n");
-  return report.failed() ? kExitRegression : kExitOk;
+  return report.exit_status();
 }
 
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {

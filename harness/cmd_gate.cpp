@@ -26,13 +26,14 @@ nlohmann::json read_input(const std::string& path) {
   return doc;
 }
 
-// Writes the optional outputs, prints the table, and returns 1 on a regression.
+// Writes the optional outputs, prints the table, and returns 1 on a regression, 4 when undecided
+// (unless --undecided pass), else 0.
 int finish_gate(const GateReport& report, const GateArgs& args) {
   print_gate_table(std::cout, report);
   if (!args.markdown.empty()) write_text_atomically(args.markdown, gate_markdown(report));
   if (!args.junit.empty()) write_text_atomically(args.junit, gate_junit(report));
   if (!args.json.empty()) write_text_atomically(args.json, gate_json(report).dump(2) + "\n");
-  return report.failed() ? kExitRegression : kExitOk;
+  return report.exit_status();
 }
 
 GateReport compare_or_refuse(const nlohmann::json& a, const nlohmann::json& b, const GateArgs& args,

@@ -140,21 +140,35 @@ int cmd_env(const std::string& format) {
   return kExitOk;
 }
 
-RunOptions run_options(const RunArgs& args) {
+RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
   RunOptions options;
   options.profile = args.profile;
+  // Processes are the unit of independence; in-process batches catch what varies inside one.
+  // Measured time per process: quick 5 x 4 ms, nightly 10 x 10 ms, full 10 x 30 ms.
   if (args.profile == "quick") {
-    options.repetitions = 5, options.min_time_s = 0.05, options.timeout_s = 60;
+    options.repetitions = 5, options.plan = {5, 0.004, 0.25}, options.instruction_processes = 2, options.timeout_s = 60;
   } else if (args.profile == "nightly") {
-    options.repetitions = 9, options.min_time_s = 0.2, options.timeout_s = 300;
+    options.repetitions = 9, options.plan = {10, 0.01, 1.0}, options.instruction_processes = 3, options.timeout_s = 300;
   } else {
-    options.repetitions = 15, options.min_time_s = 0.5, options.timeout_s = 600;
+    options.repetitions = 15, options.plan = {10, 0.03, 3.0}, options.instruction_processes = 3, options.timeout_s = 600;
   }
   if (args.repetitions > 0) options.repetitions = args.repetitions;
-  if (args.min_time_s > 0) options.min_time_s = args.min_time_s;
+  if (args.batches > 0) options.plan.batches = args.batches;
+  if (args.min_time_s > 0) options.plan.sample_time_s = args.min_time_s / options.plan.batches;
+  options.plan.max_loop_wall_s = std::max(options.plan.max_loop_wall_s, 4 * options.plan.batches * options.plan.sample_time_s);
+  if (args.instruction_processes >= 0) options.instruction_processes = args.instruction_processes;
   if (args.timeout_s > 0) options.timeout_s = args.timeout_s;
+  options.instruction_counter = args.instruction_counter;
+  if (args.instruction_counter == "none") options.instruction_processes = 0;
   options.seed = args.seed;
   options.progress_tty = isatty(STDERR_FILENO);
+  if (args.calibration == "auto") {
+    options.calibration_path = machine_key.empty() ? "" : "results/calibration/" + machine_key + ".json";
+  } else if (args.calibration != "none") {
+    options.calibration_path = args.calibration;
+  }
+  options.recalibrate = args.recalibrate;
+  options.pairing = args.pairing;
   return options;
 }
 
@@ -166,10 +180,13 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
     if (s.side == side) samples.push_back(s);
   }
   nlohmann::json summary = summarise(experiments, samples);
+  std::map<std::string, const ExperimentEntry*> by_name;
+  for (const auto& entry : experiments) by_name[entry.name] = &entry;
   for (auto& e : summary) {
-    for (const auto& entry : experiments) {
-      if (entry.name == e["name"] && entry.gate_threshold > 0) e["gate_threshold"] = entry.gate_threshold;
-    }
+    const ExperimentEntry& entry = *by_name.at(e["name"].get<std::string>());
+    if (entry.gate_threshold > 0) e["gate_threshold"] = entry.gate_threshold;
+    if (entry.instructions_gate_threshold > 0) e["instructions_gate_threshold"] = entry.instructions_gate_threshold;
+    e["time_relation"] = entry.time_relation;
   }
   nlohmann::json doc;
   doc["context"] = {{"date", started},
@@ -180,8 +197,16 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
                     {"pairbench_profile", options.profile}};
   doc["benchmarks"] = nlohmann::json::array();
   nlohmann::json not_run = nlohmann::json::array();
+  nlohmann::json instructions = nlohmann::json::array();
   for (const Sample& s : samples) {
-    if (s.has_value && !s.gbench.is_null() && (s.verification == "passed" || s.verification == "not_verified")) {
+    const bool good = s.has_value && !s.gbench.is_null() && (s.verification == "passed" || s.verification == "not_verified");
+    if (good && s.instrument == "instructions") {
+      // Not in `benchmarks`: compare.py would read them as times.
+      instructions.push_back({{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
+                              {"repetition_index", s.repetition}, {"verification", s.verification},
+                              {"instructions_per_iteration", s.metric_value}, {"iterations", s.iterations},
+                              {"process_wall_s", s.process_wall_s}});
+    } else if (good) {
       nlohmann::json b = s.gbench;
       b["run_name"] = b["name"] = s.benchmark;
       b["experiment"] = s.experiment;
@@ -191,16 +216,36 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
       b["verification"] = s.verification;
       b["metric_value"] = s.metric_value;
       b["process_wall_s"] = s.process_wall_s;
+      b["iterations"] = s.iterations;
+      b["measured_s"] = s.measured_s;
+      if (!s.batches.empty()) b["metric_batches"] = s.batches;
+      if (s.pair >= 0) b["duet_pair"] = s.pair, b["cpu"] = s.cpu;
+      b["sequence"] = s.sequence;
+      b["start_s"] = s.start_s;
       doc["benchmarks"].push_back(b);
     } else {
       not_run.push_back({{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
-                         {"repetition_index", s.repetition}, {"verification", s.verification}, {"reason", s.reason}});
+                         {"repetition_index", s.repetition}, {"verification", s.verification}, {"reason", s.reason},
+                         {"instrument", s.instrument}});
     }
   }
   doc["pairbench"] = {{"schema_version", kRunFileSchemaVersion},
                       {"profile", options.profile},
                       {"repetitions", options.repetitions},
-                      {"min_time_s", options.min_time_s},
+                      {"min_time_s", options.plan.batches * options.plan.sample_time_s},
+                      {"sampling", {{"processes", options.repetitions},
+                                    {"batches", options.plan.batches},
+                                    {"sample_time_s", options.plan.sample_time_s},
+                                    {"max_loop_wall_s", options.plan.max_loop_wall_s},
+                                    {"iterations", "fixed per benchmark by calibration"},
+                                    {"calibration", options.calibration_path.empty() ? "this run only" : options.calibration_path},
+                                    {"calibrated_in_this_run", outcome.calibrated},
+                                    {"calibration_wall_s", outcome.calibration_wall_s},
+                                    {"pairing", outcome.pairing},
+                                    {"duet_cpus", outcome.duet_cpus},
+                                    {"instruction_processes", outcome.instruction_counter.name.empty() ? 0 : options.instruction_processes},
+                                    {"instruction_counter", outcome.instruction_counter.name.empty() ? "none" : outcome.instruction_counter.name},
+                                    {"instruction_counter_note", outcome.instruction_counter.reason}}},
                       {"timeout_s", options.timeout_s},
                       {"seed", outcome.seed},
                       {"started_at", started},
@@ -209,6 +254,7 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
                       {"command", command},
                       {"environment", env.to_json()},
                       {"not_run", not_run},
+                      {"instructions", instructions},
                       {"experiments", summary}};
   return doc;
 }
@@ -228,7 +274,8 @@ void record_history(const std::string& history_path, const nlohmann::json& doc, 
 }
 
 int cmd_run(const RunArgs& args, const std::string& command_line) {
-  const RunOptions options = run_options(args);
+  const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
+  const RunOptions options = run_options(args, env.fingerprint.value("machine_key", ""));
   const std::string out = args.out.empty() ? "results/run-" + utc_stamp("%Y%m%dT%H%M%SZ") + "-" + args.profile + ".json"
                                            : args.out;
   try {
@@ -238,7 +285,6 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
   }
   const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
                                               args.experiments, args.arms);
-  const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
   for (const auto& w : env.warnings) std::cerr << "pairbench: warning: " << w << "\n";
 
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");

@@ -21,6 +21,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitRegression = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitBenchmarkFailed = 3;
+inline constexpr int kExitUndecided = kGateExitUndecided;  // 4: the gate could not decide (--undecided fail)
 
 // Bad input or usage: printed as one line, exit status 2.
 struct UsageError : std::runtime_error {
@@ -33,15 +34,21 @@ std::vector<std::string> split_csv(const std::string& s);
 std::vector<ExperimentEntry> select_experiments(std::vector<ExperimentEntry> all, const std::string& experiments,
                                                 const std::string& arms);
 
-// Profile defaults (processes per benchmark, time per process, time limit), then overrides.
+// Profile defaults (processes per benchmark, in-process samples and their length, instruction
+// processes, time limit), then overrides.
 struct RunArgs {
   std::string profile = "quick", experiments, arms, out, bench_dir;
   std::string history = "results/history.sqlite";  // "" = do not record
-  int repetitions = 0;
-  double min_time_s = 0, timeout_s = 0;
+  int repetitions = 0, batches = 0, instruction_processes = -1;
+  double min_time_s = 0, timeout_s = 0;  // min_time_s: measured seconds per process
   std::uint64_t seed = 0;
+  std::string instruction_counter;  // perf | callgrind | none | "" = detect
+  std::string calibration = "auto";  // the iteration cache: auto = results/calibration/<machine_key>.json
+  bool recalibrate = false;
+  std::string pairing = "duet";      // for two sides (ab): duet | sequential
 };
-RunOptions run_options(const RunArgs& args);
+// `machine_key` names the calibration cache when args.calibration is "auto".
+RunOptions run_options(const RunArgs& args, const std::string& machine_key = "");
 
 // A run file from the samples of one side of a run.
 nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,

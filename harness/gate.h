@@ -1,35 +1,55 @@
 // Comparing two runs benchmark by benchmark and deciding regressions (`pairbench compare`,
-// `gate`, `ab`). A regression needs both: a significant difference after controlling false
-// alarms across every benchmark compared (Holm by default), and a slowdown whose interval
-// reaches the threshold. Improvements are reported, never failed; benchmarks whose noise cannot
-// rule out a threshold-sized regression are reported as noisy, with their noise.
+// `gate`, `ab`). Three outcomes: regression (exit 1), undecided (exit 4, or pass by policy) and
+// pass. The decision procedure and why it was chosen are in docs/gate.md; in short, per
+// benchmark and instrument:
+//   time: one value per process (the median of its in-process samples), logs, a 20 % trimmed
+//     mean per side (Yuen), the variance moderated by an empirical-Bayes prior fitted over every
+//     benchmark in the gate (limma), a one-sided t test for "slower", Holm across every benchmark
+//     compared (false regressions controlled for the whole gate), and a 90 % interval;
+//     regression: significant and the interval reaches the threshold; unchanged: the interval
+//     lies inside +-threshold; otherwise undecided, with why and what would decide it.
+//     Duet runs of `ab` (both sides at once) are compared pair by pair.
+//   instructions: counts are near-deterministic, so no test: unchanged / regression /
+//     improvement by the threshold (1 % default), undecided when the processes of a side
+//     disagree by more than half the threshold.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "harness/stats.h"
+
 namespace pairbench::harness {
 
 struct GateOptions {
-  double threshold = 0.05;    // default relative slowdown that counts; experiments may set their own
-  double alpha = 0.01;        // family-wise (Holm) or false-discovery (BH) level across all benchmarks
-  std::string correction = "holm";  // holm | bh
-  double confidence = 0.95;   // level of the change intervals
-  bool force = false;         // compare runs from different machines or builds anyway
+  double threshold = 0.05;               // relative slowdown that counts (time); experiments may set their own
+  double instructions_threshold = 0.01;  // relative increase in instructions per iteration that counts
+  double alpha = 0.01;                   // whole-gate false-regression level (Holm) or FDR (BH)
+  std::string correction = "holm";       // holm | bh
+  double interval_level = 0.90;          // of the change intervals: "unchanged" is two one-sided 5 % tests
+  bool force = false;                    // compare runs from different machines or builds anyway
+  std::string undecided = "fail";        // what an undecided gate exits with: fail (4) | pass (0)
+  std::string moderation = "eb";         // eb (empirical-Bayes noise prior, quiet benchmarks exempt) | none
+  double trim = 0.2;                     // Yuen's trimming fraction per side
 };
 
 struct BenchmarkVerdict {
   std::string benchmark, experiment, metric, unit, better;
-  int baseline_samples = 0, current_samples = 0;
+  std::string instrument = "time";  // time | instructions
+  int baseline_samples = 0, current_samples = 0;  // processes
   double baseline_median = 0, current_median = 0;
-  // Relative slowdown of current vs baseline (+0.07 = 7 % worse; for higher-is-better metrics,
-  // baseline/current - 1), Hodges–Lehmann on logs, with its interval.
+  // Relative change of current vs baseline, oriented so that + is worse (time up, throughput
+  // down, more instructions), with its interval.
   double slowdown = 0, slowdown_low = 0, slowdown_high = 0;
-  double p_value = 1, p_adjusted = 1;
-  double noise_cv = 0;  // the larger robust CV of the two sides
+  double t = 0, df = 0;             // moderated trimmed t and its degrees of freedom
+  double p_value = 1, p_adjusted = 1;  // one-sided, for "slower"
+  double noise_cv = 0;              // process-to-process robust CV, the larger side
+  double inprocess_cv = 0;          // median robust CV of the in-process samples, 0 when none
   double threshold = 0.05;
-  // regression | improvement | unchanged | noisy | undecidable | broken | missing | new
+  bool paired = false;              // duet pairs compared pair by pair
+  int processes_needed = 0;         // per side, for undecided rows: an estimate of what would decide it
+  // regression | improvement | unchanged | undecided | broken | missing | new
   std::string verdict;
   std::string note;
 };
@@ -40,14 +60,25 @@ struct GateReport {
   bool forced = false;
   GateOptions options;
   std::string baseline_label, current_label;
+  stats::VariancePrior prior;  // the time instrument's prior, over every time-following metric
   int count(const std::string& verdict) const;
   bool failed() const { return count("regression") + count("broken") > 0; }
+  bool undecided() const { return count("undecided") > 0; }
+  // "regression" | "undecided" | "pass"
+  std::string outcome() const;
+  // 0 pass; 1 regression or broken; 4 undecided under --undecided fail.
+  int exit_status() const;
+  // `N regressions, M undecided, K unchanged (+ I improvements, B broken, W new, X missing)`
+  std::string headline() const;
 };
+
+inline constexpr int kGateExitUndecided = 4;
 
 // Fingerprint fields (kComparableFields) that differ between two environments.
 std::vector<std::string> fingerprint_differences(const nlohmann::json& a, const nlohmann::json& b);
 
-// Throws std::invalid_argument (exit 2) when fingerprints differ and !options.force.
+// Throws std::invalid_argument (exit 2) when fingerprints differ and !options.force, and for a
+// metric value that is not finite and > 0 (naming the benchmark).
 GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,
                         const std::string& baseline_label, const std::string& current_label);
 

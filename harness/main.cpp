@@ -14,7 +14,13 @@ namespace {
 void add_gate_options(CLI::App* cmd, GateArgs& gate) {
   cmd->add_option("--threshold", gate.options.threshold, "relative slowdown that counts as a regression (0.05 = 5%)")
       ->check(CLI::Range(0.0001, 10.0));
-  cmd->add_option("--alpha", gate.options.alpha, "false-alarm level across all benchmarks")->check(CLI::Range(1e-9, 0.5));
+  cmd->add_option("--instructions-threshold", gate.options.instructions_threshold,
+                  "relative increase of instructions per iteration that counts (0.01 = 1%)")
+      ->check(CLI::Range(0.0001, 10.0));
+  cmd->add_option("--alpha", gate.options.alpha, "whole-gate false-regression level")->check(CLI::Range(1e-9, 0.5));
+  cmd->add_option("--undecided", gate.options.undecided,
+                  "exit status when some benchmark could not be decided: fail (4, default) or pass (0)")
+      ->check(CLI::IsMember({"pass", "fail"}));
   cmd->add_option("--correction", gate.options.correction, "holm (family-wise) or bh (false discovery rate)")
       ->check(CLI::IsMember({"holm", "bh"}));
   cmd->add_option("--markdown", gate.markdown, "also write a Markdown report (CI job summary)");
@@ -42,8 +48,17 @@ int main(int argc, char** argv) {
   run->add_option("--experiments", run_args.experiments, "comma-separated experiment names or areas");
   run->add_option("--arms", run_args.arms, "comma-separated arm names to keep");
   run->add_option("--repetitions", run_args.repetitions, "processes per benchmark")->check(CLI::Range(1, 1000));
-  run->add_option("--min-time", run_args.min_time_s, "seconds per process (Google Benchmark min_time)")
-      ->check(CLI::Range(0.001, 600.0));
+  run->add_option("--min-time", run_args.min_time_s, "measured seconds per process (split into --batches)")
+      ->check(CLI::Range(0.0001, 600.0));
+  run->add_option("--batches", run_args.batches, "in-process samples per process")->check(CLI::Range(1, 1000));
+  run->add_option("--instruction-processes", run_args.instruction_processes,
+                  "instruction-counting processes per benchmark that declares them meaningful (0 = none)")
+      ->check(CLI::Range(0, 100));
+  run->add_option("--instructions", run_args.instruction_counter, "instruction counter: perf, callgrind or none (default: detect)")
+      ->check(CLI::IsMember({"perf", "callgrind", "none"}));
+  run->add_option("--calibration", run_args.calibration,
+                  "iteration-count cache (default: results/calibration/<machine_key>.json; none = this run only)");
+  run->add_flag("--recalibrate", run_args.recalibrate, "calibrate every benchmark again and rewrite the cache");
   run->add_option("--timeout", run_args.timeout_s, "seconds before a bench process is killed")
       ->check(CLI::Range(1.0, 86400.0));
   run->add_option("--seed", run_args.seed, "seed of the randomised order (default: from the clock)");

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,7 +34,7 @@ std::string ProcessResult::describe() const {
 
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& extra_env,
-                          std::chrono::duration<double> limit) {
+                          std::chrono::duration<double> limit, int cpu) {
   using Clock = std::chrono::steady_clock;
   ProcessResult result;
   int pipe_fds[2];
@@ -56,6 +57,10 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   for (auto& s : argv_copy) args.push_back(s.data());
   args.push_back(nullptr);
 
+  cpu_set_t cpu_set;
+  CPU_ZERO(&cpu_set);
+  if (cpu >= 0) CPU_SET(cpu, &cpu_set);
+
   const auto start = Clock::now();
   const pid_t pid = fork();
   if (pid < 0) {
@@ -66,6 +71,7 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   }
   if (pid == 0) {
     setpgid(0, 0);
+    if (cpu >= 0) sched_setaffinity(0, sizeof cpu_set, &cpu_set);  // inherited by exec and its threads
     dup2(pipe_fds[1], STDOUT_FILENO);
     dup2(pipe_fds[1], STDERR_FILENO);
     execve(args[0], args.data(), envp.data());
@@ -126,6 +132,18 @@ ProcessResult run_process(const std::vector<std::string>& argv,
     result.signal = WTERMSIG(wait_status);
   }
   return result;
+}
+
+std::vector<int> usable_cpus() {
+  std::vector<int> out;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) out.push_back(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace pairbench::harness

@@ -20,8 +20,12 @@ struct ProcessResult {
 };
 
 // Blocks until the process ends or `limit` passes (then SIGKILLs its process group).
+// `cpu` >= 0 pins the process (and every thread it starts) to that CPU.
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& extra_env,
-                          std::chrono::duration<double> limit);
+                          std::chrono::duration<double> limit, int cpu = -1);
+
+// The CPUs this process may run on (sched_getaffinity), ascending.
+std::vector<int> usable_cpus();
 
 }  // namespace pairbench::harness

@@ -1,46 +1,71 @@
 // `pairbench run`: every arm of every grid point, in randomised interleaved order, each
-// repetition in its own bench process, with a time limit per process and progress on stderr.
+// repetition in its own bench process running a calibrated, fixed number of iterations split into
+// in-process samples; a time limit per process; progress on stderr. Where an experiment declares
+// instruction counts meaningful, a few more processes count them (perf or callgrind).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "harness/calibration.h"
 #include "harness/catalogue.h"
+#include "harness/instructions.h"
 #include "harness/summary.h"
 
 namespace pairbench::harness {
 
 struct RunOptions {
   std::string profile = "quick";
-  int repetitions = 5;          // processes per benchmark
-  double min_time_s = 0.05;     // Google Benchmark's --benchmark_min_time per process
-  double timeout_s = 60;        // a process running longer is killed and reported failed
-  std::uint64_t seed = 0;       // order shuffle; 0 = from the clock (recorded in the run file)
-  bool progress_tty = false;    // one updating line instead of a line per process
+  int repetitions = 5;             // processes per benchmark: the unit of independence
+  SamplingPlan plan;               // in-process samples per process and their length
+  int instruction_processes = 0;   // per benchmark whose experiment declares instruction counts meaningful
+  std::string instruction_counter; // perf | callgrind | none | "" = detect
+  double timeout_s = 60;           // a process running longer is killed and reported failed
+  std::uint64_t seed = 0;          // order shuffle; 0 = from the clock (recorded in the run file)
+  bool progress_tty = false;       // one updating line instead of a line per process
+  std::string calibration_path;    // the per-machine iteration cache; "" = calibrate for this run only
+  bool recalibrate = false;        // ignore the cache's entries (and rewrite them)
+  // With two sides (`ab`): sequential (one process at a time, sides interleaved) or duet (the
+  // two sides' processes of a benchmark at the same time, each pinned to its own core, cores
+  // swapped every round, so machine-wide noise hits both alike).
+  std::string pairing = "sequential";
 };
 
 struct RunOutcome {
-  std::vector<Sample> samples;
-  int failed_processes = 0;  // crashed, hung, incorrect or failed samples
+  std::vector<Sample> samples;     // time and instruction samples, calibration processes excluded
+  int failed_processes = 0;        // crashed, hung, incorrect or failed samples
   std::uint64_t seed = 0;
   double wall_s = 0;
+  int calibrated = 0;              // benchmarks calibrated in this run (cache misses)
+  double calibration_wall_s = 0;
+  InstructionCounterChoice instruction_counter;
+  std::string pairing = "sequential";  // what ran: duet falls back to sequential on one CPU
+  std::vector<int> duet_cpus;
+  std::map<std::string, std::int64_t> iterations;  // per benchmark, the fixed count used
 };
 
 RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options);
 
 // Several builds (or environments) in one run: every benchmark of every side, interleaved process
 // by process in one randomised order, so drift over the run cannot read as a difference between
-// sides. Samples carry their side's index. `extra_env` is added to every process of that side.
+// sides. Samples carry their side's index. `extra_env` is added to every process of that side;
+// `benchmark_env` to that benchmark's processes only (the self-test's planted work).
 struct Side {
   std::string name;
   std::vector<ExperimentEntry> experiments;
   std::map<std::string, std::string> extra_env;
+  std::map<std::string, std::map<std::string, std::string>> benchmark_env;
 };
 RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options);
 
 // Turns one bench process's Google Benchmark JSON into a sample for `benchmark`.
 Sample sample_from_gbench(const nlohmann::json& gbench_output, const ExperimentEntry& e,
                           const BenchmarkEntry& b, int repetition);
+
+// Adds the in-process samples from the process's timed-region record (bench --pairbench_record):
+// each batch's mean time per iteration, against the process's, scales its overall metric.
+void add_batches(Sample& s, const nlohmann::json& record, const ExperimentEntry& e);
 
 }  // namespace pairbench::harness

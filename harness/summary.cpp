@@ -101,7 +101,9 @@ void attach_limits(const std::vector<ExperimentEntry>& experiments, nlohmann::js
 nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
                          double confidence) {
   std::map<std::string, std::vector<const Sample*>> by_benchmark;
-  for (const Sample& s : samples) by_benchmark[s.benchmark].push_back(&s);
+  for (const Sample& s : samples) {
+    if (s.instrument == "time") by_benchmark[s.benchmark].push_back(&s);  // instruction counts are gated, not summarised
+  }
 
   nlohmann::json out = nlohmann::json::array();
   for (const ExperimentEntry& e : experiments) {
@@ -131,7 +133,7 @@ nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const 
         std::string reason;
         for (const Sample* s : ss) {
           if (s->has_value && (s->verification == "passed" || s->verification == "not_verified")) {
-            good.push_back(s->metric_value);
+            good.push_back(process_value(*s));
           } else if (reason.empty()) {
             reason = s->reason;
           }

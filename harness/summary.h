@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -24,7 +25,21 @@ struct Sample {
   nlohmann::json gbench;    // Google Benchmark's entry for this run, when there is one
   double process_wall_s = 0;
   int side = 0;  // which build/environment, for `pairbench ab` and `selftest`
+  std::string instrument = "time";  // time: the deciding metric | instructions: per iteration
+  std::int64_t iterations = 0;      // fixed by calibration (0: Google Benchmark's ramp decided)
+  // In-process samples of the metric: consecutive batches of the process's iterations, each
+  // turned into the metric through its time relation. Empty where the metric does not follow time.
+  std::vector<double> batches;
+  double measured_s = 0;  // time inside the timed regions
+  int pair = -1;          // duet: the pair this process ran in, beside the other side's process
+  int cpu = -1;           // the CPU it was pinned to (duet), -1 = not pinned
+  int sequence = -1;      // position in the run's launch order (time order)
+  double start_s = 0;     // when it started, seconds after the timed rounds began
 };
+
+// The value of one process for the gate and the summary: the median of its in-process samples
+// where it has at least 3, else its overall metric.
+double process_value(const Sample& s);
 
 // Builds `pairbench.experiments` (shape in ARCHITECTURE.md). `confidence` for ratio intervals.
 nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,

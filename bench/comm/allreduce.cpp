@@ -87,7 +87,7 @@ void run_cuda(benchmark::State& state, const Point& pt, kc::Algorithm algorithm)
   double total_s = 0;
   for (auto _ : state) {
     const double seconds = gpus.time_ms(algorithm, 1) * 1e-3;  // CUDA events on GPU 0, all GPUs joined
-    state.SetIterationTime(seconds);
+    record_iteration(state, seconds);
     total_s += seconds;
   }
   gpus.download(0, first);

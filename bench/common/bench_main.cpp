@@ -2,9 +2,18 @@
 //   --pairbench_list             print the experiment catalogue as JSON and exit
 //   --pairbench_profile=NAME     grid profile: quick (default), nightly, full
 //   --pairbench_only=NAME        register just this one benchmark (the harness runs one per process)
+//   --pairbench_iterations=N     run exactly N iterations (the harness's calibrated count) instead
+//                                of Google Benchmark's min-time ramp, which re-runs the arm's set-up
+//   --pairbench_batches=R        split the iterations into R consecutive batches (in-process samples)
+//   --pairbench_record=PATH      write the timed regions' record (batches, instructions) as JSON
+//   --pairbench_count_instructions=callgrind|perf
+//                                count user-space instructions inside the timed regions
 // Exit status 1 when any arm failed or was incorrect (not_supported arms are not failures).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,6 +21,7 @@
 #include <vector>
 
 #include "bench/common/experiment.h"
+#include "bench/common/timed_region.h"
 
 namespace pairbench::bench {
 namespace {
@@ -20,6 +30,13 @@ constexpr int kCatalogueSchemaVersion = 1;
 
 const char* timing_name(Timing t) { return t == Timing::kCudaEvents ? "cuda_events" : "wall_clock"; }
 const char* better_name(Better b) { return b == Better::kHigher ? "higher" : "lower"; }
+const char* time_relation_name(TimeRelation r) {
+  switch (r) {
+    case TimeRelation::kProportional: return "proportional";
+    case TimeRelation::kInverse: return "inverse";
+    default: return "none";
+  }
+}
 
 nlohmann::json catalogue(const std::string& profile, const char* binary) {
   nlohmann::json out = {{"schema_version", kCatalogueSchemaVersion},
@@ -33,9 +50,11 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                          {"question", e.question},
                          {"timing", timing_name(e.timing)},
                          {"metric", {{"name", e.metric.name}, {"unit", e.metric.unit},
-                                     {"better", better_name(e.metric.better)}}},
+                                     {"better", better_name(e.metric.better)},
+                                     {"time_relation", time_relation_name(resolved_time_relation(e.metric))}}},
                          {"kind", e.is_limit ? "limit" : "comparison"},
                          {"gate_threshold", e.gate_threshold},
+                         {"instructions_gate_threshold", e.instructions_gate_threshold},
                          {"axes", nlohmann::json::array()},
                          {"arms", nlohmann::json::array()},
                          {"targets", nlohmann::json::array()},
@@ -78,7 +97,8 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                                     {"arm", arm.name},
                                     {"params", params},
                                     {"available", reason.empty()},
-                                    {"reason", reason}});
+                                    {"reason", reason},
+                                    {"instructions", e.instructions && e.instructions(arm, p)}});
       }
     }
     out["experiments"].push_back(je);
@@ -86,8 +106,9 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
   return out;
 }
 
-// Registers every benchmark of the profile (or just `only`); returns how many.
-int register_benchmarks(const std::string& profile, const std::string& only) {
+// Registers every benchmark of the profile (or just `only`); returns how many. `iterations` > 0
+// fixes the iteration count (no min-time ramp).
+int register_benchmarks(const std::string& profile, const std::string& only, std::int64_t iterations) {
   int count = 0;
   for (ExperimentFactory factory : registered_experiments()) {
     const Experiment e = factory();
@@ -103,6 +124,7 @@ int register_benchmarks(const std::string& profile, const std::string& only) {
             return;
           }
           try {
+            reset_timed_regions(s.max_iterations);
             run(s, p);
           } catch (const NotSupported& ex) {
             s.SkipWithError((std::string("not_supported: ") + ex.what()).c_str());
@@ -111,6 +133,7 @@ int register_benchmarks(const std::string& profile, const std::string& only) {
           }
         });
         b->UseManualTime()->Unit(benchmark::kMicrosecond);
+        if (iterations > 0) b->Iterations(iterations);
         ++count;
       }
     }
@@ -140,8 +163,23 @@ int main(int argc, char** argv) {
   using namespace pairbench::bench;
   bool list = false;
   std::string profile = "quick";
-  std::string only;
+  std::string only, record_path;
+  std::int64_t iterations = 0;
+  int batches = 1;
+  InstructionCounter counter = InstructionCounter::kNone;
   std::vector<char*> rest;
+  // Numeric flag values: whole positive numbers only; anything else is a usage error.
+  auto positive = [&](const std::string& arg, const char* flag, std::int64_t* out) {
+    const std::string v = arg.substr(std::strlen(flag));
+    char* end = nullptr;
+    const long long n = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n <= 0) {
+      std::cerr << argv[0] << ": " << flag << " wants a whole number > 0, got '" << v << "'\n";
+      return false;
+    }
+    *out = n;
+    return true;
+  };
   for (int i = 0; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--pairbench_list") {
@@ -150,6 +188,24 @@ int main(int argc, char** argv) {
       profile = arg.substr(std::strlen("--pairbench_profile="));
     } else if (arg.rfind("--pairbench_only=", 0) == 0) {
       only = arg.substr(std::strlen("--pairbench_only="));
+    } else if (arg.rfind("--pairbench_iterations=", 0) == 0) {
+      if (!positive(arg, "--pairbench_iterations=", &iterations)) return 2;
+    } else if (arg.rfind("--pairbench_batches=", 0) == 0) {
+      std::int64_t n = 0;
+      if (!positive(arg, "--pairbench_batches=", &n)) return 2;
+      batches = static_cast<int>(std::min<std::int64_t>(n, 1000));
+    } else if (arg.rfind("--pairbench_record=", 0) == 0) {
+      record_path = arg.substr(std::strlen("--pairbench_record="));
+    } else if (arg.rfind("--pairbench_count_instructions=", 0) == 0) {
+      const std::string v = arg.substr(std::strlen("--pairbench_count_instructions="));
+      if (v == "callgrind") {
+        counter = InstructionCounter::kCallgrind;
+      } else if (v == "perf") {
+        counter = InstructionCounter::kPerf;
+      } else {
+        std::cerr << argv[0] << ": --pairbench_count_instructions: 'callgrind' or 'perf', got '" << v << "'\n";
+        return 2;
+      }
     } else if (arg.rfind("--pairbench", 0) == 0) {
       std::cerr << argv[0] << ": unknown flag " << arg << "\n";
       return 2;
@@ -170,12 +226,14 @@ int main(int argc, char** argv) {
   rest.push_back(nullptr);
   benchmark::Initialize(&rest_argc, rest.data());
   if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 2;
-  if (register_benchmarks(profile, only) == 0 && !only.empty()) {
+  configure_timed_regions(counter, batches);
+  if (register_benchmarks(profile, only, iterations) == 0 && !only.empty()) {
     std::cerr << argv[0] << ": --pairbench_only: no benchmark named '" << only << "'\n";
     return 2;
   }
   FailureTrackingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
+  if (!record_path.empty() && !write_timed_region_record(record_path)) return 1;
   return reporter.failures() > 0 ? 1 : 0;
 }

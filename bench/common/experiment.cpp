@@ -78,6 +78,20 @@ std::vector<Point> grid_points(const Experiment& e, const std::string& profile) 
   return points;
 }
 
+TimeRelation resolved_time_relation(const Metric& m) {
+  if (m.time_relation != TimeRelation::kAuto) return m.time_relation;
+  if (m.unit == "ns" || m.unit == "s") return TimeRelation::kProportional;
+  if (m.unit.size() > 2 && m.unit.ends_with("/s")) return TimeRelation::kInverse;
+  return TimeRelation::kNone;
+}
+
+bool cpu_point(const Arm&, const Point& p) {
+  for (const auto& [axis, value] : p.items()) {
+    if (axis == "device") return value == "cpu";
+  }
+  return true;
+}
+
 void fail_verification(benchmark::State& state, const std::string& what) {
   state.SkipWithError(("incorrect: " + what).c_str());
 }

@@ -20,12 +20,22 @@ enum class Timing {
 };
 enum class Better { kLower, kHigher };
 
+// How a metric follows the measured time of an iteration. It lets the harness turn batches of
+// consecutive iterations into in-process samples of the metric: kProportional (ns per op: a batch
+// twice as slow has twice the value), kInverse (bytes/s), kNone (peak RSS, a best-of ceiling:
+// one sample per process). kAuto reads it off the unit: "ns" or "s" proportional, "<x>/s"
+// inverse, anything else none.
+enum class TimeRelation { kAuto, kProportional, kInverse, kNone };
+
 // The counter every arm of an experiment reports and the experiment is decided on.
 struct Metric {
   std::string name;  // counter name, e.g. "ns_per_op", "bytes_per_second"
   std::string unit;  // "ns", "B/s", ...
   Better better = Better::kLower;
+  TimeRelation time_relation = TimeRelation::kAuto;
 };
+// kAuto resolved from the unit.
+TimeRelation resolved_time_relation(const Metric& m);
 
 // One point of the grid: axis name -> value, in axis order. Values are strings in names and
 // JSON alike ("cpu", "10000"); numeric ones are read with get_int.
@@ -98,7 +108,16 @@ struct Experiment {
   // each arm's median and its ratio to the baseline, oriented by the counter's own direction.
   std::vector<Metric> secondary;
   bool is_limit = false;    // measures this machine's physical limit; one arm, no ratios
+  // Whether retired user-space instructions per iteration are a meaningful, low-noise gate
+  // metric for an arm at a point: deterministic CPU work on the thread that times the region.
+  // Not for GPU work, sleeping or waking threads, threads racing, or memory returned to the OS,
+  // whose counts vary run to run. Empty: never.
+  std::function<bool(const Arm&, const Point&)> instructions;
+  double instructions_gate_threshold = 0;  // relative increase the gate acts on; 0 = its default (1 %)
 };
+
+// For Experiment::instructions: every arm at every CPU point (no `device` axis, or device:cpu).
+bool cpu_point(const Arm& arm, const Point& p);
 
 using ExperimentFactory = Experiment (*)();
 bool register_experiment(ExperimentFactory factory);

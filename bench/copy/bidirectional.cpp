@@ -4,6 +4,7 @@
 
 #include "bench/common/devices.h"
 #include "bench/common/experiment.h"
+#include "bench/common/timed_region.h"
 #include "kernels/copy/cuda_copy.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/verify.h"
@@ -35,7 +36,7 @@ void run(benchmark::State& state, const Point& p, bool concurrent) {
     span.end(d.stream());
     const double s = span.elapsed_s();
     faults += kc::minor_faults() - f0;
-    state.SetIterationTime(s);
+    record_iteration(state, s);
     total_s += s;
   }
   if (!d.spot_check(seed, kc::fresh_seed())) return fail_verification(state, "a destination differs after timing");

@@ -7,6 +7,7 @@
 
 #include "bench/common/devices.h"
 #include "bench/common/experiment.h"
+#include "bench/common/timed_region.h"
 #include "kernels/copy/cuda_copy.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/verify.h"
@@ -77,7 +78,7 @@ void run(benchmark::State& state, const Point& p, Where where) {
     span.end(t.stream());
     const double s = span.elapsed_s();
     faults += kc::minor_faults() - f0;
-    state.SetIterationTime(s);
+    record_iteration(state, s);
     total_s += s;
   }
   // The timed draws continue the sequence, so only the copy arm has an exact reference left.

@@ -6,6 +6,7 @@
 
 #include "bench/common/devices.h"
 #include "bench/common/experiment.h"
+#include "bench/common/timed_region.h"
 #include "kernels/copy/cuda_copy.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/verify.h"
@@ -73,7 +74,7 @@ void run(benchmark::State& state, const Point& p, Mode mode) {
     span.end(pipe.stream());
     const double s = span.elapsed_s();
     faults += kc::minor_faults() - f0;
-    state.SetIterationTime(s);
+    record_iteration(state, s);
     total_s += s;
   }
   pipe.synchronize();

@@ -124,6 +124,8 @@ PAIRBENCH_EXPERIMENT(page_state) {
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .limits = limits,
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      // Instruction counts gate this experiment too: the copy loop is user-space and deterministic; the page faults are kernel time, not counted.
+      .instructions = cpu_point,
   };
 }
 

@@ -95,6 +95,8 @@ PAIRBENCH_EXPERIMENT(stores) {
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .limits = limits,
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      // Instruction counts gate this experiment too: single-thread stores: the same instructions every run.
+      .instructions = cpu_point,
   };
 }
 

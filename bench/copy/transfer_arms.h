@@ -8,6 +8,7 @@
 
 #include "bench/common/devices.h"
 #include "bench/common/experiment.h"
+#include "bench/common/timed_region.h"
 #include "kernels/copy/cuda_copy.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/verify.h"
@@ -50,7 +51,7 @@ inline void run_transfer(benchmark::State& state, const Point& p, kc::cuda::Dire
     span.end(t.stream());
     const double s = span.elapsed_s();
     faults += kc::minor_faults() - f0;
-    state.SetIterationTime(s);
+    record_iteration(state, s);
     total_s += s;
   }
   if (!t.spot_check(seed, kc::fresh_seed())) return fail_verification(state, std::string(copy_name) + " differs after timing");

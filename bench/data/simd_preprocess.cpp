@@ -103,6 +103,8 @@ PAIRBENCH_EXPERIMENT(data_simd_preprocess) {
       .timing = Timing::kWallClock,
       .metric = {.name = "pixels_per_second", .unit = "pixels/s", .better = Better::kHigher},
       .secondary = {{.name = "max_abs_diff_vs_scalar", .unit = "", .better = Better::kLower}},
+      // Instruction counts gate this experiment too: one thread; the SIMD target is the one the CPU (or the simulator) reports.
+      .instructions = cpu_point,
   };
 }
 

@@ -6,6 +6,7 @@
 
 #include "bench/common/devices.h"
 #include "bench/common/experiment.h"
+#include "bench/common/timed_region.h"
 #include "kernels/copy/cuda_copy.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/verify.h"
@@ -38,7 +39,7 @@ void run(benchmark::State& state, const Point&, Direction direction) {
     t.enqueue(1);
     span.end(t.stream());
     const double s = span.elapsed_s();
-    state.SetIterationTime(s);
+    record_iteration(state, s);
     total_s += s;
     best_s = std::min(best_s, s);
   }

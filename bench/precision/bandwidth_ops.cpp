@@ -105,7 +105,7 @@ void run_cuda(benchmark::State& state, const Point& p, ew::Storage storage) {
   double total_s = 0;
   for (auto _ : state) {
     const double seconds = dev.time_ms(op, 1) * 1e-3;  // CUDA events around one launch
-    state.SetIterationTime(seconds);
+    record_iteration(state, seconds);
     total_s += seconds;
   }
   report(state, n, storage, total_s);
@@ -142,6 +142,8 @@ PAIRBENCH_EXPERIMENT(bandwidth_ops) {
                {.name = "elements", .quick = {"262144", "16777216"}, .nightly = {"262144", "1048576", "16777216", "67108864"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "elements_per_second", .unit = "elements/s", .better = Better::kHigher},
+      // Instruction counts gate this experiment too: one core: deterministic; the CUDA points are GPU work.
+      .instructions = cpu_point,
   };
 }
 

@@ -6,6 +6,7 @@
 
 #include "bench/common/devices.h"
 #include "bench/common/experiment.h"
+#include "bench/common/timed_region.h"
 #include "kernels/gemm/cublas_gemm.h"
 
 namespace pairbench::bench {
@@ -41,7 +42,7 @@ void run(benchmark::State& state, const Point& p, ew::Precision precision) {
   double total_s = 0;
   for (auto _ : state) {
     const double seconds = gemm.time_ms(1) * 1e-3;  // CUDA events around one matmul
-    state.SetIterationTime(seconds);
+    record_iteration(state, seconds);
     total_s += seconds;
   }
   const double iterations = static_cast<double>(state.iterations());

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace pairbench::harness {
@@ -72,25 +74,63 @@ TEST(Gate, HigherIsBetterMetricsAreOrientedSoThatSlowdownIsPositive) {
   EXPECT_NEAR(row(r, "bw").slowdown, 0.25, 0.03);  // 10/8 - 1
 }
 
-TEST(Gate, NoisyBenchmarksAreReportedNotPassedSilently) {
+TEST(Gate, NoisyBenchmarksAreUndecidedAndSayWhatWouldDecideThem) {
   const auto base = run_doc({{"wobbly", noisy(100, 0.30, 9, 11)}});
   const auto cur = run_doc({{"wobbly", noisy(105, 0.30, 9, 12)}});
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
-  EXPECT_EQ(row(r, "wobbly").verdict, "noisy");
+  EXPECT_EQ(row(r, "wobbly").verdict, "undecided");
   EXPECT_GT(row(r, "wobbly").noise_cv, 0.1);
-  EXPECT_NE(row(r, "wobbly").note.find("cannot rule out"), std::string::npos);
+  EXPECT_GT(row(r, "wobbly").processes_needed, 9);
+  EXPECT_NE(row(r, "wobbly").note.find("processes per side would"), std::string::npos) << row(r, "wobbly").note;
   EXPECT_FALSE(r.failed());
+  EXPECT_EQ(r.outcome(), "undecided");
+  EXPECT_EQ(r.exit_status(), kGateExitUndecided);
+  GateOptions lenient;
+  lenient.undecided = "pass";
+  EXPECT_EQ(compare_runs(base, cur, lenient, "a", "b").exit_status(), 0);
 }
 
-TEST(Gate, TooFewSamplesAfterCorrectionAreUndecidable) {
+TEST(Gate, ThreeProcessesPerSideCanDecideALargeChange) {
+  // The rank test's floor made this undecidable (2/20 at 3 vs 3, times 20 benchmarks); the
+  // moderated t borrows the noise estimate from all 20 benchmarks and has no floor.
   std::map<std::string, std::vector<double>> b, c;
   for (int i = 0; i < 20; ++i) {
     b["x" + std::to_string(i)] = noisy(100, 0.01, 3, 100 + i);
-    c["x" + std::to_string(i)] = noisy(150, 0.01, 3, 200 + i);  // huge change, but 3 vs 3 samples
+    c["x" + std::to_string(i)] = noisy(150, 0.01, 3, 200 + i);
   }
   const GateReport r = compare_runs(run_doc(b), run_doc(c), {}, "a", "b");
-  EXPECT_EQ(r.count("undecidable"), 20);
-  EXPECT_FALSE(r.failed());
+  EXPECT_EQ(r.count("regression"), 20);
+  EXPECT_EQ(r.exit_status(), 1);
+}
+
+TEST(Gate, OneProcessPerSideWithoutAPriorIsUndecided) {
+  const GateReport r = compare_runs(run_doc({{"x", {100}}}), run_doc({{"x", {150}}}), {}, "a", "b");
+  EXPECT_EQ(row(r, "x").verdict, "undecided");
+  EXPECT_NE(row(r, "x").note.find("no estimate of the noise"), std::string::npos);
+}
+
+TEST(Gate, DeterministicMetricsDecideExactly) {
+  // Peak bytes: every process the same. A real 10 % increase is a regression, none is unchanged.
+  const auto base = run_doc({{"peak", {1000, 1000, 1000}}, {"flat", {500, 500, 500}}});
+  const auto cur = run_doc({{"peak", {1100, 1100, 1100}}, {"flat", {500, 500, 500}}});
+  const GateReport r = compare_runs(base, cur, {}, "a", "b");
+  EXPECT_EQ(row(r, "peak").verdict, "regression");
+  EXPECT_EQ(row(r, "flat").verdict, "unchanged");
+}
+
+TEST(Gate, RejectsNonPositiveOrNonFiniteValuesNamingTheBenchmark) {
+  auto bad = run_doc({{"x", {1, 2, 3}}});
+  bad["benchmarks"][1]["metric_value"] = -1;
+  try {
+    compare_runs(run_doc({{"x", {1, 2, 3}}}), bad, {}, "a", "b");
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("x: metric_value"), std::string::npos) << e.what();
+  }
+  GateOptions nan_alpha;
+  nan_alpha.alpha = std::nan("");
+  EXPECT_THROW(compare_runs(run_doc({{"x", {1, 2, 3}}}), run_doc({{"x", {1, 2, 3}}}), nan_alpha, "a", "b"),
+               std::invalid_argument);
 }
 
 TEST(Gate, BrokenMissingAndNewBenchmarks) {
@@ -138,17 +178,186 @@ TEST(Gate, OutputsEscapeNamesAndCarryVerdicts) {
   EXPECT_NE(junit.find("<failure"), std::string::npos);
   EXPECT_EQ(junit.find("<b>"), std::string::npos);
   const std::string md = gate_markdown(r);
-  EXPECT_NE(md.find("**failed**"), std::string::npos);
+  EXPECT_NE(md.find("**failed: regression**"), std::string::npos);
+  EXPECT_EQ(md.rfind("1 regression, 0 undecided, 0 unchanged", 0), 0u) << md;  // opens with the headline
+  EXPECT_NE(junit.find("<!-- 1 regression, 0 undecided"), std::string::npos);
   EXPECT_NE(md.find("a\\<b\\>&\"c\"\\|d"), std::string::npos) << md;
   const auto j = gate_json(r);
   EXPECT_TRUE(j["failed"].get<bool>());
+  EXPECT_EQ(j["outcome"], "regression");
+  EXPECT_EQ(j["exit_status"], 1);
   EXPECT_EQ(j["benchmarks"][0]["verdict"], "regression");
 }
 
-// A/A on synthetic data: identical distributions must (almost) never fail the gate.
+// --- At the scale users run: nightly 335 benchmarks x 9 processes, quick 128 x 5 ---------------
+
+// The noise of real benchmarks on a shared 2-vCPU VM: per-benchmark process-to-process CVs spread
+// like those measured here (median ~9 %, from near 0 to ~40 %), and 3 % of processes an outlier
+// 10-60 % slower (a neighbour's burst). Seeds are fixed: every run of the test sees the same data.
+struct NoiseModel {
+  std::vector<double> cv;
+  double outlier_rate = 0.03;
+};
+
+NoiseModel realistic_noise(int benchmarks, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> z(0, 1);
+  NoiseModel m;
+  for (int i = 0; i < benchmarks; ++i) m.cv.push_back(std::clamp(0.09 * std::exp(0.9 * z(rng)), 0.003, 0.40));
+  return m;
+}
+
+// Process values of one side: log-normal around `center` (times `factor[i]` for benchmark i).
+std::map<std::string, std::vector<double>> side(const NoiseModel& m, int processes, unsigned seed,
+                                                const std::vector<double>& factor = {}) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> z(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::map<std::string, std::vector<double>> out;
+  for (std::size_t i = 0; i < m.cv.size(); ++i) {
+    auto& v = out["bench" + std::to_string(1000 + i)];
+    for (int p = 0; p < processes; ++p) {
+      double x = 100 * std::exp(m.cv[i] * z(rng)) * (factor.empty() ? 1.0 : factor[i]);
+      if (u(rng) < m.outlier_rate) x *= 1.1 + 0.5 * u(rng);
+      v.push_back(x);
+    }
+  }
+  return out;
+}
+
+TEST(GateAtScale, NightlyShapedPairFiftyPercentSlowerEverywhereIsARegressionEverywhere) {
+  // Perfect separation, as in the pair: bounded noise (uniform, CV 1 % to 11.5 %), every
+  // current process above every baseline process. The rank test's floor made all 335 undecidable.
+  constexpr int kBenchmarks = 335, kProcesses = 9;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::map<std::string, std::vector<double>> b, c;
+  for (int i = 0; i < kBenchmarks; ++i) {
+    const double half_width = std::sqrt(3.0) * (0.01 + 0.105 * i / (kBenchmarks - 1));  // uniform: sd = half/sqrt(3)
+    auto& vb = b["bench" + std::to_string(i)];
+    auto& vc = c["bench" + std::to_string(i)];
+    for (int p = 0; p < kProcesses; ++p) {
+      vb.push_back(100 * std::exp(half_width * u(rng)));
+      vc.push_back(150 * std::exp(half_width * u(rng)));
+    }
+    ASSERT_LT(*std::max_element(vb.begin(), vb.end()), *std::min_element(vc.begin(), vc.end()));
+  }
+  const GateReport r = compare_runs(run_doc(b), run_doc(c), {}, "a", "b");
+  EXPECT_EQ(r.count("regression"), kBenchmarks) << r.headline();
+  EXPECT_EQ(r.exit_status(), 1);
+  EXPECT_EQ(r.headline().rfind("335 regressions, 0 undecided", 0), 0u) << r.headline();
+}
+
+TEST(GateAtScale, QuickShapedPairFiftyPercentSlowerFailsTheGate) {
+  const NoiseModel m = realistic_noise(128, 21);
+  const GateReport r =
+      compare_runs(run_doc(side(m, 5, 22)), run_doc(side(m, 5, 23, std::vector<double>(128, 1.5))), {}, "a", "b");
+  EXPECT_EQ(r.exit_status(), 1) << r.headline();
+  EXPECT_GE(r.count("regression"), 40) << r.headline();
+  EXPECT_EQ(r.count("improvement") + r.count("unchanged"), 0) << r.headline();
+}
+
+TEST(GateAtScale, AaPairsOfRealisticNoiseFailAtMostTheDesignedRate) {
+  // Designed: at most 1 % of gate runs with any false regression (alpha 0.01, Holm over 335).
+  constexpr int kGates = 100;
+  const NoiseModel m = realistic_noise(335, 31);
+  int failed = 0, improved = 0;
+  for (int g = 0; g < kGates; ++g) {
+    const GateReport r = compare_runs(run_doc(side(m, 9, 1000 + 2 * g)), run_doc(side(m, 9, 1001 + 2 * g)), {}, "a", "b");
+    failed += r.failed();
+    improved += r.count("improvement") > 0;
+  }
+  // 1 % designed: about 1 of 100; 4 or more would happen by chance with probability 1.8 %.
+  EXPECT_LE(failed, 3) << failed << " of " << kGates << " A/A gates failed";
+  EXPECT_LE(improved, 3) << improved << " of " << kGates << " A/A gates reported an improvement";
+}
+
+TEST(GateAtScale, AQuietUnchangedPairPasses) {
+  NoiseModel m;
+  for (int i = 0; i < 335; ++i) m.cv.push_back(0.002 + 0.013 * i / 334.0);  // 0.2 % to 1.5 %
+  m.outlier_rate = 0;
+  const GateReport r = compare_runs(run_doc(side(m, 9, 41)), run_doc(side(m, 9, 42)), {}, "a", "b");
+  EXPECT_EQ(r.outcome(), "pass") << r.headline();
+  EXPECT_EQ(r.count("unchanged"), 335);
+  EXPECT_EQ(r.exit_status(), 0);
+}
+
+TEST(GateAtScale, OnePlantedRegressionAmongManyIsFoundAndNothingElse) {
+  NoiseModel m = realistic_noise(335, 51);
+  m.cv[17] = 0.01;
+  std::vector<double> factor(335, 1.0);
+  factor[17] = 1.10;
+  const GateReport r = compare_runs(run_doc(side(m, 9, 52)), run_doc(side(m, 9, 53, factor)), {}, "a", "b");
+  EXPECT_EQ(row(r, "bench1017").verdict, "regression") << row(r, "bench1017").note;
+  EXPECT_EQ(r.count("regression"), 1) << r.headline();
+}
+
+// Duet: both sides' processes of a pair ran at the same time, so a machine-wide slowdown hits
+// both. Compared pair by pair, an 8 % change stands out of 10 % shared noise; unpaired, it cannot.
+TEST(GateAtScale, DuetPairsAreComparedPairByPair) {
+  std::mt19937 rng(61);
+  std::normal_distribution<double> z(0, 1);
+  auto base = run_doc({}), cur = run_doc({});
+  for (int i = 0; i < 40; ++i) {
+    for (int p = 0; p < 9; ++p) {
+      const double shared = std::exp(0.10 * z(rng));
+      const double planted = i == 0 ? 1.08 : 1.0;
+      for (auto* doc : {&base, &cur}) {
+        const double v = 100 * shared * std::exp(0.005 * z(rng)) * (doc == &cur ? planted : 1.0);
+        (*doc)["benchmarks"].push_back({{"name", "b" + std::to_string(i)}, {"experiment", "demo.x"}, {"arm", "a"},
+                                        {"real_time", 1.0}, {"metric_value", v}, {"duet_pair", i * 9 + p}});
+      }
+    }
+  }
+  const GateReport unpaired = compare_runs(base, cur, {}, "a", "b");
+  EXPECT_NE(row(unpaired, "b0").verdict, "regression");
+  EXPECT_FALSE(row(unpaired, "b0").paired);
+  base["pairbench"]["ab_run_id"] = cur["pairbench"]["ab_run_id"] = "run-1";
+  const GateReport paired = compare_runs(base, cur, {}, "a", "b");
+  EXPECT_TRUE(row(paired, "b0").paired);
+  EXPECT_EQ(row(paired, "b0").verdict, "regression") << row(paired, "b0").note;
+  EXPECT_EQ(paired.count("regression"), 1) << paired.headline();
+}
+
+// --- Instruction counts ---------------------------------------------------------------------
+
+nlohmann::json with_instructions(nlohmann::json doc, const std::map<std::string, std::vector<double>>& counts) {
+  doc["pairbench"]["instructions"] = nlohmann::json::array();
+  for (const auto& [name, values] : counts) {
+    for (double v : values) {
+      doc["pairbench"]["instructions"].push_back(
+          {{"name", name}, {"experiment", "demo.x"}, {"arm", "a"}, {"instructions_per_iteration", v}});
+    }
+  }
+  return doc;
+}
+
+TEST(GateInstructions, DeterministicCountsDecideATwoPercentChange) {
+  const auto base = with_instructions(run_doc({}), {{"same", {1e6, 1e6}}, {"more", {1e6, 1e6}}, {"less", {1e6, 1e6}},
+                                                    {"wobbly", {1e6, 1.02e6}}, {"single", {1e6}}});
+  const auto cur = with_instructions(run_doc({}), {{"same", {1e6, 1e6}}, {"more", {1.02e6, 1.02e6}},
+                                                   {"less", {0.97e6, 0.97e6}}, {"wobbly", {1e6, 1e6}}, {"single", {1e6}}});
+  const GateReport r = compare_runs(base, cur, {}, "a", "b");
+  auto verdict = [&](const std::string& name) {
+    for (const auto& v : r.rows) {
+      if (v.benchmark == name && v.instrument == "instructions") return v.verdict;
+    }
+    return std::string("absent");
+  };
+  EXPECT_EQ(verdict("same"), "unchanged");
+  EXPECT_EQ(verdict("more"), "regression");
+  EXPECT_EQ(verdict("less"), "improvement");
+  EXPECT_EQ(verdict("wobbly"), "undecided");  // 2 % apart within a side: not deterministic here
+  EXPECT_EQ(verdict("single"), "undecided");  // determinism unchecked
+  EXPECT_EQ(r.exit_status(), 1);
+  EXPECT_NE(gate_markdown(r).find("more [instructions]"), std::string::npos);
+}
+
+// A/A on synthetic data: identical distributions fail the gate at most at the designed rate
+// (1 %: about 2 of 200; 6 or more would happen by chance with probability 1.6 %).
 TEST(Gate, AaComparisonsOfManyBenchmarksRarelyFail) {
   int failures = 0;
-  for (int trial = 0; trial < 50; ++trial) {
+  for (int trial = 0; trial < 200; ++trial) {
     std::map<std::string, std::vector<double>> b, c;
     for (int i = 0; i < 40; ++i) {
       b["x" + std::to_string(i)] = noisy(100, 0.02, 9, 1000 * trial + 2 * i);
@@ -156,7 +365,7 @@ TEST(Gate, AaComparisonsOfManyBenchmarksRarelyFail) {
     }
     failures += compare_runs(run_doc(b), run_doc(c), {}, "a", "b").failed();
   }
-  EXPECT_LE(failures, 1);
+  EXPECT_LE(failures, 5);
 }
 
 }  // namespace

@@ -1,0 +1,231 @@
+// Timed regions: manual time to Google Benchmark, in-process batches, instruction counts and the
+// self-test's injected work (see timed_region.h). One benchmark runs per process, so the record
+// is process-global.
+#include "bench/common/timed_region.h"
+
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <valgrind/callgrind.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace pairbench::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the self-test asked for: PAIRBENCH_INJECT_SLOWDOWN_PCT=X adds work worth X % of each
+// region's own time (time instrument); PAIRBENCH_INJECT_LOOPS=K adds exactly K work loops per
+// region (K may be fractional: the remainder carries over), which plants an exact instruction
+// count (instruction instrument).
+struct Injection {
+  double fraction = 0;        // of the region's time
+  double loops_per_region = 0;
+  double loops_per_ns = 0;    // calibrated on first use (proportional mode)
+  double carry = 0;           // fractional loops owed
+  std::uint64_t loops_done = 0;
+  bool active() const { return fraction > 0 || loops_per_region > 0; }
+};
+
+Injection read_injection() {
+  Injection in;
+  if (const char* v = std::getenv("PAIRBENCH_INJECT_SLOWDOWN_PCT"); v && *v) in.fraction = std::max(0.0, std::atof(v) / 100);
+  if (const char* v = std::getenv("PAIRBENCH_INJECT_LOOPS"); v && *v) in.loops_per_region = std::max(0.0, std::atof(v));
+  return in;
+}
+
+struct Record {
+  InstructionCounter counter = InstructionCounter::kNone;
+  int batches_wanted = 1;
+  std::int64_t max_iterations = 0;
+  std::vector<double> batch_seconds;
+  std::vector<std::int64_t> batch_iterations;
+  std::int64_t recorded = 0;
+  double measured_s = 0;
+  bool started = false;
+  Clock::time_point first_begin{}, last_record{};
+  // Instruction counting.
+  bool instrumenting = false;  // callgrind instrumentation switched on
+  bool collecting = false;     // inside a counted region
+  int perf_fd = -1;
+  std::string counter_error;
+  Injection injection = read_injection();
+};
+
+Record& record() {
+  static Record r;
+  return r;
+}
+
+int open_instruction_counter(std::string* error) {
+  perf_event_attr attr;
+  std::memset(&attr, 0, sizeof attr);
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_HARDWARE;
+  attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;  // user-space instructions only: the kernel's share is not the code under test
+  attr.exclude_hv = 1;
+  const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+  if (fd < 0) *error = std::string("perf_event_open(instructions): ") + std::strerror(errno);
+  return static_cast<int>(fd);
+}
+
+void calibrate_injection(Injection& in) {
+  // Best of a few timed chains: the rate the work runs at when nothing interferes.
+  double best = 0;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = Clock::now();
+    benchmark::DoNotOptimize(injected_work_loop(1 << 16));
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    if (ns > 0) best = std::max(best, (1 << 16) / ns);
+  }
+  in.loops_per_ns = best > 0 ? best : 1.0;
+}
+
+}  // namespace
+
+std::uint64_t injected_work_loop(std::uint64_t loops) {
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (std::uint64_t i = 0; i < loops; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;  // dependent: cannot be vectorised away
+    asm volatile("" : "+r"(x));
+  }
+  return x;
+}
+
+void configure_timed_regions(InstructionCounter counter, int batches) {
+  Record& r = record();
+  r.counter = counter;
+  r.batches_wanted = std::max(1, batches);
+  if (counter == InstructionCounter::kPerf) r.perf_fd = open_instruction_counter(&r.counter_error);
+}
+
+void reset_timed_regions(std::int64_t max_iterations) {
+  Record& r = record();
+  r.max_iterations = std::max<std::int64_t>(1, max_iterations);
+  const auto batches = static_cast<std::size_t>(std::min<std::int64_t>(r.batches_wanted, r.max_iterations));
+  r.batch_seconds.assign(batches, 0.0);
+  r.batch_iterations.assign(batches, 0);
+  r.recorded = 0;
+  r.measured_s = 0;
+  r.started = false;
+  if (r.perf_fd >= 0) ioctl(r.perf_fd, PERF_EVENT_IOC_RESET, 0);
+  if (r.counter == InstructionCounter::kCallgrind) CALLGRIND_ZERO_STATS;
+}
+
+bool work_injection_active() { return record().injection.active(); }
+
+void region_begin() {
+  Record& r = record();
+  if (r.injection.fraction > 0 && r.injection.loops_per_ns == 0) calibrate_injection(r.injection);
+  if (!r.started) {
+    r.started = true;
+    r.first_begin = Clock::now();
+  }
+  if (r.collecting) return;  // nested or unbalanced: count the outer region only
+  if (r.counter == InstructionCounter::kCallgrind) {
+    if (!r.instrumenting) {
+      CALLGRIND_START_INSTRUMENTATION;
+      r.instrumenting = true;
+    }
+    CALLGRIND_TOGGLE_COLLECT;
+  } else if (r.perf_fd >= 0) {
+    ioctl(r.perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+  }
+  r.collecting = true;
+}
+
+void inject_work(double region_ns) {
+  Injection& in = record().injection;
+  if (!in.active()) return;
+  double loops = in.carry + in.loops_per_region + in.fraction * std::max(0.0, region_ns) * in.loops_per_ns;
+  const double whole = std::floor(loops);
+  in.carry = loops - whole;
+  if (whole >= 1) {
+    benchmark::DoNotOptimize(injected_work_loop(static_cast<std::uint64_t>(whole)));
+    in.loops_done += static_cast<std::uint64_t>(whole);
+  }
+}
+
+void region_end() {
+  Record& r = record();
+  if (!r.collecting) return;
+  if (r.counter == InstructionCounter::kCallgrind) {
+    CALLGRIND_TOGGLE_COLLECT;
+  } else if (r.perf_fd >= 0) {
+    ioctl(r.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+  }
+  r.collecting = false;
+}
+
+void record_iteration(benchmark::State& state, double seconds) {
+  state.SetIterationTime(seconds);
+  Record& r = record();
+  if (r.batch_seconds.empty()) reset_timed_regions(state.max_iterations);
+  const auto batches = static_cast<std::int64_t>(r.batch_seconds.size());
+  const auto b = static_cast<std::size_t>(std::min(batches - 1, r.recorded * batches / r.max_iterations));
+  r.batch_seconds[b] += seconds;
+  r.batch_iterations[b] += 1;
+  r.measured_s += seconds;
+  ++r.recorded;
+  r.last_record = Clock::now();
+  // Verification after the loop need not crawl through callgrind's instrumentation.
+  if (r.instrumenting && r.recorded >= r.max_iterations && !r.collecting) {
+    CALLGRIND_STOP_INSTRUMENTATION;
+    r.instrumenting = false;
+  }
+}
+
+bool write_timed_region_record(const std::string& path) {
+  const Record& r = record();
+  nlohmann::json out = {{"max_iterations", r.max_iterations},
+                        {"iterations_recorded", r.recorded},
+                        {"measured_s", r.measured_s},
+                        {"loop_wall_s", r.started ? std::chrono::duration<double>(r.last_record - r.first_begin).count() : 0.0},
+                        {"batch_iterations", r.batch_iterations},
+                        {"batch_seconds", r.batch_seconds}};
+  switch (r.counter) {
+    case InstructionCounter::kNone: break;
+    case InstructionCounter::kCallgrind:
+      // The count itself is in callgrind's output file; the harness reads it there.
+      out["instruction_counter"] = "callgrind";
+      out["under_valgrind"] = RUNNING_ON_VALGRIND > 0;
+      break;
+    case InstructionCounter::kPerf: {
+      out["instruction_counter"] = "perf";
+      std::uint64_t count = 0;
+      if (r.perf_fd >= 0 && read(r.perf_fd, &count, sizeof count) == static_cast<ssize_t>(sizeof count)) {
+        out["instructions"] = count;
+      } else {
+        out["instruction_error"] = r.counter_error.empty() ? "reading the counter failed" : r.counter_error;
+      }
+      break;
+    }
+  }
+  if (r.injection.active()) {
+    out["injection"] = {{"slowdown_fraction", r.injection.fraction},
+                        {"loops_per_region", r.injection.loops_per_region},
+                        {"loops_done", r.injection.loops_done}};
+  }
+  std::ofstream file(path);
+  file << out.dump() << "\n";
+  file.close();
+  if (!file) {
+    std::cerr << "cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace pairbench::bench

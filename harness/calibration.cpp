@@ -1,0 +1,84 @@
+// The iteration-count policy and the per-machine calibration cache.
+#include "harness/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "harness/run_file.h"
+
+namespace pairbench::harness {
+
+std::int64_t planned_iterations(const Calibration& c, const SamplingPlan& plan) {
+  const double per_iteration = std::max(c.measured_s_per_iteration, 1e-12);
+  // An iteration longer than a batch makes fewer, longer batches (the bench forms min(batches, N)):
+  // repeating a 0.3 s iteration five times would buy five in-process samples at 1.5 s a process.
+  double n = std::ceil(plan.batches * plan.sample_time_s / per_iteration);
+  if (c.wall_s_per_iteration > 0) n = std::min(n, std::floor(plan.max_loop_wall_s / c.wall_s_per_iteration));
+  return static_cast<std::int64_t>(std::clamp(n, 1.0, 1e12));
+}
+
+std::int64_t instruction_iterations(const Calibration& c, std::int64_t time_iterations) {
+  const double per_iteration = std::max(c.measured_s_per_iteration, 1e-12);
+  const auto n = static_cast<std::int64_t>(std::clamp(std::ceil(2e-3 / per_iteration), 1.0, 1e12));
+  return std::max<std::int64_t>(1, std::min(n, time_iterations));
+}
+
+bool calibration_drifted(const Calibration& c, double observed) {
+  if (!(observed > 0) || !(c.measured_s_per_iteration > 0)) return false;
+  const double ratio = observed / c.measured_s_per_iteration;
+  return ratio > 3 || ratio < 1.0 / 3;
+}
+
+CalibrationCache::CalibrationCache(std::string path) : path_(std::move(path)) {
+  if (path_.empty() || !std::filesystem::exists(path_)) return;
+  try {
+    std::ifstream in(path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto doc = nlohmann::json::parse(text.str());
+    if (doc.at("schema_version") != 1) throw std::runtime_error("unknown schema_version");
+    for (const auto& [name, e] : doc.at("benchmarks").items()) {
+      Calibration c{e.at("measured_s_per_iteration").get<double>(), e.at("wall_s_per_iteration").get<double>(),
+                    e.value("calibrated_at", "")};
+      if (std::isfinite(c.measured_s_per_iteration) && c.measured_s_per_iteration > 0 &&
+          std::isfinite(c.wall_s_per_iteration) && c.wall_s_per_iteration >= 0) {
+        entries_[name] = c;
+      }
+    }
+  } catch (const std::exception& e) {
+    entries_.clear();
+    load_problem_ = path_ + ": ignored (" + e.what() + "); calibrating again";
+  }
+}
+
+const Calibration* CalibrationCache::find(const std::string& benchmark) const {
+  const auto it = entries_.find(benchmark);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+void CalibrationCache::put(const std::string& benchmark, const Calibration& c) { entries_[benchmark] = c; }
+
+std::string CalibrationCache::save() const {
+  if (path_.empty()) return "";
+  nlohmann::json doc = {{"schema_version", 1}, {"benchmarks", nlohmann::json::object()}};
+  for (const auto& [name, c] : entries_) {
+    doc["benchmarks"][name] = {{"measured_s_per_iteration", c.measured_s_per_iteration},
+                               {"wall_s_per_iteration", c.wall_s_per_iteration},
+                               {"calibrated_at", c.calibrated_at}};
+  }
+  try {
+    std::error_code ec;
+    const auto parent = std::filesystem::path(path_).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    write_json_atomically(path_, doc);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace pairbench::harness

@@ -1,0 +1,60 @@
+// Iteration counts, calibrated once per machine and reused. A bench process then runs a fixed
+// number of iterations instead of Google Benchmark's min-time ramp (which re-runs the arm's
+// set-up and verification at every step), so a process measures instead of ramping, and every
+// run on this machine measures the same work per benchmark, night after night.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace pairbench::harness {
+
+struct Calibration {
+  double measured_s_per_iteration = 0;  // inside the timed region
+  double wall_s_per_iteration = 0;      // the timed loop's wall time per iteration, untimed parts included
+  std::string calibrated_at;            // UTC
+};
+
+// How a profile samples one benchmark process.
+struct SamplingPlan {
+  int batches = 5;               // in-process samples: consecutive batches of iterations
+  double sample_time_s = 0.004;  // measured time wanted per batch
+  double max_loop_wall_s = 0.5;  // the timed loop's wall time may not exceed this (slow untimed parts)
+};
+
+// Iterations for one process: enough for `batches` batches of `sample_time_s` each of measured
+// time, as far as the wall cap allows, at least 1.
+std::int64_t planned_iterations(const Calibration& c, const SamplingPlan& plan);
+
+// Iterations for one instruction-counting process: about 2 ms of native measured time (a
+// simulator runs ~50x slower; the count is per iteration and does not need more), at most the
+// timed processes' count.
+std::int64_t instruction_iterations(const Calibration& c, std::int64_t time_iterations);
+
+// Native measured time per iteration above which instructions are not counted: the simulator
+// would take ~50x as long for even one iteration (a 16 M-element sin/cos pass: 0.36 s native, 30 s).
+inline constexpr double kMaxSimulatedIterationS = 0.05;
+
+// Whether a benchmark drifted so far from its calibration (3x either way) that it should be
+// calibrated again; `observed` is this run's median measured seconds per iteration.
+bool calibration_drifted(const Calibration& c, double observed_s_per_iteration);
+
+// The per-machine cache: results/calibration/<machine_key>.json. A missing file is empty; an
+// unreadable or malformed one is reported once and replaced on save (it only costs a calibration).
+class CalibrationCache {
+ public:
+  explicit CalibrationCache(std::string path = "");  // "" = in memory only
+  const Calibration* find(const std::string& benchmark) const;
+  void put(const std::string& benchmark, const Calibration& c);
+  // Writes the cache atomically; returns "" or the reason it could not be written.
+  std::string save() const;
+  const std::string& path() const { return path_; }
+  const std::string& load_problem() const { return load_problem_; }
+
+ private:
+  std::string path_, load_problem_;
+  std::map<std::string, Calibration> entries_;
+};
+
+}  // namespace pairbench::harness
