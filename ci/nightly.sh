@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Nightly job: Release build, nightly profile, gate against this machine's baseline, plot report.
 # Keeps the run file, gate outputs (Markdown, JUnit XML, JSON) and the report in $ARTIFACTS_DIR.
-# Exit: 0 ok; 1 regression; 3 a benchmark crashed, hung or was wrong (the rest still gated).
+# Exit: 0 gate passed; 1 regression (or a benchmark that stopped working); 4 the gate could not
+# decide some benchmark (UNDECIDED=pass accepts that and exits 0; the summary still says so);
+# 3 a benchmark crashed, hung or was wrong (the rest still gated); 2 bad input.
 # Runs by hand too: `ci/nightly.sh` (PROFILE=quick for a short rehearsal).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,17 +22,13 @@ run_status=$?
 cp "$run" "$artifacts/"
 
 gate_status=0
-if "$pb" gate --current "$run" --markdown "$artifacts/gate.md" --junit "$artifacts/gate.xml" \
-     --json "$artifacts/gate.json"; then
+"$pb" gate --current "$run" --undecided "${UNDECIDED:-fail}" --markdown "$artifacts/gate.md" \
+  --junit "$artifacts/gate.xml" --json "$artifacts/gate.json" || gate_status=$?
+if [ "$gate_status" = 2 ] && [ ! -f "$artifacts/gate.md" ]; then
+  # No baseline for this machine yet (or it cannot be compared): this run becomes the baseline.
+  echo "ci/nightly.sh: no usable baseline; storing this run as the baseline" >&2
+  "$pb" baseline update --run "$run"
   gate_status=0
-else
-  gate_status=$?
-  if [ "$gate_status" = 2 ] && [ ! -f "$artifacts/gate.md" ]; then
-    # No baseline for this machine yet (or it cannot be compared): this run becomes the baseline.
-    echo "ci/nightly.sh: no usable baseline; storing this run as the baseline" >&2
-    "$pb" baseline update --run "$run"
-    gate_status=0
-  fi
 fi
 "$pb" history --last 60 > "$artifacts/history.txt" 2>&1 || true
 if [ -f plots/report.py ]; then
@@ -40,5 +38,8 @@ if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$artifacts/gate.md" ]; then
   cat "$artifacts/gate.md" >> "$GITHUB_STEP_SUMMARY"
 fi
 echo "artifacts: $artifacts"
-if [ "$gate_status" != 0 ]; then exit "$gate_status"; fi
-exit "$run_status"
+[ -f "$artifacts/gate.json" ] && echo "gate: $(sed -n 's/^  "headline": "\(.*\)",$/\1/p' "$artifacts/gate.json")"
+# A regression outranks everything; then a crashed benchmark; then an undecided gate.
+if [ "$gate_status" = 1 ]; then exit 1; fi
+if [ "$run_status" != 0 ]; then exit "$run_status"; fi
+exit "$gate_status"

@@ -75,6 +75,7 @@ int cmd_history(const std::string& benchmark, const std::string& db, const std::
 
 struct AbArgs {
   std::string baseline_build, candidate_build, experiments, arms, profile = "quick", out_dir;
+  std::string pairing = "duet";  // duet (both sides at once, one core each) | sequential
   int repetitions = 0;
   double min_time_s = 0, timeout_s = 0;
   std::uint64_t seed = 0;
@@ -82,10 +83,19 @@ struct AbArgs {
 };
 int cmd_ab(const AbArgs& args, const std::string& command_line);
 
+// Both sides of an ab run as run files, marked as the two halves of one run (ab_run_id).
+struct AbResult {
+  nlohmann::json baseline, candidate;
+};
+AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& envs, const RunOptions& options,
+                const std::string& command);
+
 struct SelftestArgs {
   std::string experiments, arms, profile = "quick", out;
-  int trials = 4, repetitions = 0;
-  double slowdown_pct = 5, min_time_s = 0, max_noise = 0.015;
+  int trials = 200, repetitions = 0, instruction_processes = 2;  // trials: A/A gate draws (planted: half)
+  double min_time_s = 0;
+  std::uint64_t seed = 0;
+  bool pairing_study = false;  // measure ab's duet pairing against sequential interleaving instead
   GateArgs gate;
 };
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir);

@@ -349,6 +349,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     BenchmarkVerdict& v = report.rows[pending[i].row];
     v.paired = c.paired;
     v.df = df;
+    v.se = derived[i].se;
     double pw = 1, pb = 1;  // one-sided p-values for "slower" and "faster"
     if (df > 0 && derived[i].se > 0) {
       v.t = c.delta / derived[i].se;
@@ -648,7 +649,7 @@ nlohmann::json gate_json(const GateReport& r) {
                                {"current_samples", v.current_samples}, {"baseline_median", v.baseline_median},
                                {"current_median", v.current_median}, {"slowdown", num(v.slowdown)},
                                {"slowdown_low", num(v.slowdown_low)}, {"slowdown_high", num(v.slowdown_high)},
-                               {"t", num(v.t)}, {"df", num(v.df)}, {"p_value", v.p_value}, {"p_adjusted", v.p_adjusted},
+                               {"t", num(v.t)}, {"df", num(v.df)}, {"se", num(v.se)}, {"p_value", v.p_value}, {"p_adjusted", v.p_adjusted},
                                {"noise_cv", v.noise_cv}, {"inprocess_cv", v.inprocess_cv}, {"threshold", v.threshold},
                                {"paired", v.paired}, {"processes_needed", v.processes_needed}});
   }

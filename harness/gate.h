@@ -43,6 +43,7 @@ struct BenchmarkVerdict {
   // down, more instructions), with its interval.
   double slowdown = 0, slowdown_low = 0, slowdown_high = 0;
   double t = 0, df = 0;             // moderated trimmed t and its degrees of freedom
+  double se = 0;                    // standard error of the log change
   double p_value = 1, p_adjusted = 1;  // one-sided, for "slower"
   double noise_cv = 0;              // process-to-process robust CV, the larger side
   double inprocess_cv = 0;          // median robust CV of the in-process samples, 0 when none

@@ -11,6 +11,11 @@
 
 namespace pairbench::harness {
 
+// Instructions in one iteration of the self-test's work loop (bench/common/timed_region.cpp:
+// imul, add, add, cmp, jne as GCC 12 compiles it at -O2/-O3); the self-test plants exact counts
+// with it. tests/kernels/timed_region_test.cpp checks it under callgrind.
+inline constexpr double kInjectedInstructionsPerLoop = 5;
+
 struct InstructionCounterChoice {
   std::string name;    // "perf" | "callgrind" | "" (none here)
   std::string tool;    // valgrind's path for callgrind

@@ -117,6 +117,10 @@ int main(int argc, char** argv) {
   ab->add_option("--min-time", ab_args.min_time_s)->check(CLI::Range(0.001, 600.0));
   ab->add_option("--timeout", ab_args.timeout_s)->check(CLI::Range(1.0, 86400.0));
   ab->add_option("--seed", ab_args.seed);
+  ab->add_option("--pairing", ab_args.pairing,
+                 "duet: both sides' processes at once, each pinned to its own core, cores swapped each round; "
+                 "sequential: one process at a time")
+      ->check(CLI::IsMember({"duet", "sequential"}));
   ab->add_option("--out-dir", ab_args.out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)");
   add_gate_options(ab, ab_args.gate);
 
@@ -125,13 +129,17 @@ int main(int argc, char** argv) {
   selftest->add_option("--experiments", selftest_args.experiments, "comma-separated experiment names or areas");
   selftest->add_option("--arms", selftest_args.arms, "comma-separated arm names to keep");
   selftest->add_option("--profile", selftest_args.profile)->check(CLI::IsMember({"quick", "nightly", "full"}));
-  selftest->add_option("--trials", selftest_args.trials, "trials of each kind (A/A and injected)")->check(CLI::Range(1, 1000));
+  selftest->add_option("--trials", selftest_args.trials, "A/A gates drawn (planted: half as many per level)")
+      ->check(CLI::Range(1, 100000));
   selftest->add_option("--repetitions", selftest_args.repetitions, "processes per benchmark and side")
       ->check(CLI::Range(2, 1000));
-  selftest->add_option("--min-time", selftest_args.min_time_s)->check(CLI::Range(0.001, 600.0));
-  selftest->add_option("--slowdown", selftest_args.slowdown_pct, "injected slowdown in percent")->check(CLI::Range(0.1, 1000.0));
-  selftest->add_option("--max-noise", selftest_args.max_noise, "count detections only where robust CV <= this")
-      ->check(CLI::Range(0.0, 1.0));
+  selftest->add_option("--instruction-processes", selftest_args.instruction_processes,
+                       "instruction-counting processes per benchmark and side")
+      ->check(CLI::Range(2, 100));
+  selftest->add_option("--min-time", selftest_args.min_time_s)->check(CLI::Range(0.0001, 600.0));
+  selftest->add_option("--seed", selftest_args.seed, "seed of the gate draws");
+  selftest->add_flag("--pairing-study", selftest_args.pairing_study,
+                     "measure ab's duet pairing against sequential interleaving (noise, A/A, a planted 5 %)");
   selftest->add_option("--out", selftest_args.out, "write the result as JSON");
   selftest->add_option("--bench-dir", bench_dir, "directory of the bench_* binaries");
   add_gate_options(selftest, selftest_args.gate);

@@ -100,7 +100,8 @@ struct Context {
 std::map<std::string, std::string> job_env(const Context& ctx, const Job& job) {
   const Side& side = ctx.sides[static_cast<std::size_t>(job.side)];
   std::map<std::string, std::string> env = side.extra_env;
-  if (const auto it = side.benchmark_env.find(job.benchmark->name); it != side.benchmark_env.end()) {
+  const auto& per_benchmark = job.kind == Kind::kInstructions ? side.instruction_env : side.benchmark_env;
+  if (const auto it = per_benchmark.find(job.benchmark->name); it != per_benchmark.end()) {
     for (const auto& [k, v] : it->second) env[k] = v;
   }
   for (const auto& arm : job.experiment->arms) {
@@ -334,7 +335,7 @@ double process_value(const Sample& s) {
 }
 
 RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options) {
-  return run_sides({Side{"", experiments, {}, {}}}, options);
+  return run_sides({Side{"", experiments, {}, {}, {}}}, options);
 }
 
 RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) {
@@ -389,7 +390,7 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   // Duet pairs: the same benchmark on both sides, started together on two cores.
   std::vector<int> cpus = usable_cpus();
   outcome.pairing = options.pairing == "duet" && sides.size() == 2 && cpus.size() >= 2 ? "duet" : "sequential";
-  if (options.pairing == "duet" && outcome.pairing != "duet") {
+  if (options.pairing == "duet" && sides.size() == 2 && outcome.pairing != "duet") {
     std::cerr << "pairbench: warning: duet pairing needs two sides and two usable CPUs; running sequentially\n";
   }
   if (outcome.pairing == "duet") outcome.duet_cpus = {cpus[0], cpus[1]};

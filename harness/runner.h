@@ -57,6 +57,9 @@ struct Side {
   std::vector<ExperimentEntry> experiments;
   std::map<std::string, std::string> extra_env;
   std::map<std::string, std::map<std::string, std::string>> benchmark_env;
+  // Added to that benchmark's instruction-counting processes only (the self-test plants an exact
+  // number of work loops there, where a share of the region's time would mean nothing).
+  std::map<std::string, std::map<std::string, std::string>> instruction_env;
 };
 RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options);
 

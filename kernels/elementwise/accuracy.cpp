@@ -18,19 +18,28 @@ const char* precision_name(Precision p) {
   return "?";
 }
 
-double rel_error(std::span<const double> ref, std::span<const float> got) {
+void RelErrorSum::add(std::span<const double> ref, std::span<const float> got) {
   if (ref.size() != got.size()) throw std::invalid_argument("rel_error: reference and result sizes differ");
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  double diff2 = 0, ref2 = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     const double g = got[i];
-    if (!std::isfinite(g)) return kInf;
+    if (!std::isfinite(g)) finite_ = false;
     const double d = g - ref[i];
-    diff2 += d * d;
-    ref2 += ref[i] * ref[i];
+    diff2_ += d * d;
+    ref2_ += ref[i] * ref[i];
   }
-  if (ref2 == 0) return diff2 == 0 ? 0.0 : kInf;
-  return std::sqrt(diff2 / ref2);
+}
+
+double RelErrorSum::value() const {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (!finite_) return kInf;
+  if (ref2_ == 0) return diff2_ == 0 ? 0.0 : kInf;
+  return std::sqrt(diff2_ / ref2_);
+}
+
+double rel_error(std::span<const double> ref, std::span<const float> got) {
+  RelErrorSum sum;
+  sum.add(ref, got);
+  return sum.value();
 }
 
 double gemm_error_bound(Precision p, std::int64_t k) {

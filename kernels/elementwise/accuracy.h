@@ -18,6 +18,17 @@ const char* precision_name(Precision p);  // "fp32", "tf32", "fp16", "bf16"
 // `got` is all zero too, +infinity otherwise. Sizes must match (std::invalid_argument).
 double rel_error(std::span<const double> ref, std::span<const float> got);
 
+// The same error, accumulated chunk by chunk: a 16 M-element check needs no 128 MiB fp64
+// reference (whose page faults cost more than the check on a VM).
+class RelErrorSum {
+ public:
+  void add(std::span<const double> ref, std::span<const float> got);  // sizes must match
+  double value() const;  // as rel_error over everything added
+ private:
+  double diff2_ = 0, ref2_ = 0;
+  bool finite_ = true;
+};
+
 // The bound on rel_error for C = A*B with depth k, random inputs of both signs, fp32 accumulation:
 //   fp32: 1e-6 * sqrt(k). A random walk of fp32 rounding errors gives ~2^-24 * sqrt(k/2) ~ 4e-8 *
 //         sqrt(k); the bound is 25x that, and still far below tf32's ~4e-4 for k < 10^5, so an fp32

@@ -146,6 +146,11 @@ void HostArray::load(std::span<float> out) const {
   widen(storage_, data(), n_, out.data());
 }
 
+void HostArray::load(std::span<float> out, std::size_t first) const {
+  if (first > n_ || out.size() > n_ - first) throw std::invalid_argument("HostArray::load: range outside the array");
+  widen(storage_, static_cast<const std::byte*>(data()) + first * storage_bytes(storage_), out.size(), out.data());
+}
+
 void HostArray::poison() {
   switch (storage_) {
     case Storage::kFp32: std::fill_n(f32(data()), n_, std::numeric_limits<float>::quiet_NaN()); return;

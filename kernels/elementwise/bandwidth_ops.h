@@ -25,6 +25,7 @@ class HostArray {
   std::size_t bytes() const { return n_ * storage_bytes(storage_); }
   void store(std::span<const float> values);  // rounds to the storage type (nearest even)
   void load(std::span<float> out) const;      // widens to fp32, exactly
+  void load(std::span<float> out, std::size_t first) const;  // elements [first, first + out.size())
   void poison();                              // NaN in every element
   void* data() { return data_.get(); }
   const void* data() const { return data_.get(); }

@@ -131,16 +131,22 @@ void generate_image(const DatasetSpec& spec, std::int64_t index, std::span<std::
   for (int c = 0; c < spec.channels; ++c) {
     const int base = pick(10 + c, 32, 224);
     const int gx = pick(20 + c, -3, 3), gy = pick(30 + c, -3, 3);
+    int fill[kRects];
+    for (int r = 0; r < kRects; ++r) fill[r] = pick(500 + 8 * r + c, 0, 255);  // once, not per pixel
     std::uint8_t* plane = out.data() + static_cast<std::size_t>(c) * h * w;
+    std::uint64_t noise = 0;
     for (int y = 0; y < h; ++y) {
       for (int x = 0; x < w; ++x) {
         int v = base + (gx * (x - w / 2) + gy * (y - h / 2)) / 2;
         for (int r = 0; r < kRects; ++r) {
-          if (y >= rects[r].y0 && y < rects[r].y1 && x >= rects[r].x0 && x < rects[r].x1) v = pick(500 + 8 * r + c, 0, 255);
+          if (y >= rects[r].y0 && y < rects[r].y1 && x >= rects[r].x0 && x < rects[r].x1) v = fill[r];
         }
-        // Sparse sensor-like noise on about 1 pixel in 8: keeps deflate from finding long runs only.
-        const std::uint64_t n = mix64(key ^ (static_cast<std::uint64_t>((c * h + y) * w + x) << 20));
-        if ((n & 7) == 0) v += static_cast<int>((n >> 8) & 7) - 3;
+        // Sparse sensor-like noise on about 1 pixel in 8: keeps deflate from finding long runs
+        // only. One 64-bit hash gives the noise byte of 8 consecutive pixels.
+        const std::size_t i = static_cast<std::size_t>((c * h + y) * w + x);
+        if (i % 8 == 0) noise = mix64(key ^ (static_cast<std::uint64_t>(i) << 20));
+        const unsigned byte = static_cast<unsigned>(noise >> (8 * (i % 8))) & 0xFF;
+        if ((byte & 7) == 0) v += static_cast<int>((byte >> 3) & 7) - 3;
         plane[y * w + x] = clamp_u8(v);
       }
     }

@@ -1,0 +1,258 @@
+// How samples are made: fixed iterations and in-process batches (bench --pairbench_* flags and
+// the timed-region record), the self-test's planted work, instruction counts (callgrind, where
+// valgrind is installed), the iteration policy and its per-machine cache, and a whole
+// `pairbench run` on a bench binary with known work.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "harness/calibration.h"
+#include "harness/instructions.h"
+#include "harness/process.h"
+#include "harness/runner.h"
+
+namespace pairbench::harness {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kBench = std::string(TIMING_BENCH_DIR) + "/bench_timing";
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/pairbench-sampling-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+nlohmann::json read(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+ProcessResult bench(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
+  std::vector<std::string> argv = {kBench};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, env, std::chrono::seconds(120));
+}
+
+TEST(TimedRegions, FixedIterationsSplitIntoBatches) {
+  TempDir dir;
+  const ProcessResult r = bench({"--pairbench_only=timing.work/steps/work:1000", "--pairbench_iterations=12",
+                                 "--pairbench_batches=4", "--pairbench_record=" + dir.path + "/rec.json",
+                                 "--benchmark_out=" + dir.path + "/out.json", "--benchmark_out_format=json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto rec = read(dir.path + "/rec.json");
+  EXPECT_EQ(rec["max_iterations"], 12);
+  EXPECT_EQ(rec["iterations_recorded"], 12);
+  EXPECT_EQ(rec["batch_iterations"], nlohmann::json({3, 3, 3, 3}));
+  double sum = 0;
+  for (double s : rec["batch_seconds"]) {
+    EXPECT_GT(s, 0);
+    sum += s;
+  }
+  EXPECT_NEAR(sum, rec["measured_s"].get<double>(), 1e-12);
+  const auto out = read(dir.path + "/out.json");
+  EXPECT_EQ(out["benchmarks"][0]["iterations"], 12);  // exactly: no min-time ramp
+  // Fewer iterations than batches: one batch per iteration.
+  ASSERT_EQ(bench({"--pairbench_only=timing.work/steps/work:1000", "--pairbench_iterations=2", "--pairbench_batches=5",
+                   "--pairbench_record=" + dir.path + "/rec2.json"})
+                .exit_code,
+            0);
+  EXPECT_EQ(read(dir.path + "/rec2.json")["batch_iterations"], nlohmann::json({1, 1}));
+}
+
+TEST(TimedRegions, BadFlagValuesAreOneLineAndExitTwo) {
+  for (const std::string flag : {"--pairbench_iterations=0", "--pairbench_iterations=12x", "--pairbench_batches=-1",
+                                 "--pairbench_count_instructions=cycles"}) {
+    SCOPED_TRACE(flag);
+    const ProcessResult r = bench({"--pairbench_only=timing.work/steps/work:1000", flag});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(flag.substr(0, flag.find('='))), std::string::npos) << r.output;
+  }
+}
+
+TEST(TimedRegions, PlantedLoopsAreExactWithTheirFractionCarried) {
+  TempDir dir;
+  const ProcessResult r = bench({"--pairbench_only=timing.work/steps/work:1000", "--pairbench_iterations=10",
+                                 "--pairbench_record=" + dir.path + "/rec.json"},
+                                {{"PAIRBENCH_INJECT_LOOPS", "2.5"}});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto rec = read(dir.path + "/rec.json");
+  EXPECT_EQ(rec["injection"]["loops_done"], 25);  // 2.5 per region over 10 regions
+  // Without the variable nothing is planted and the record says nothing about it.
+  ASSERT_EQ(bench({"--pairbench_only=timing.work/steps/work:1000", "--pairbench_iterations=10",
+                   "--pairbench_record=" + dir.path + "/rec0.json"})
+                .exit_code,
+            0);
+  EXPECT_FALSE(read(dir.path + "/rec0.json").contains("injection"));
+}
+
+TEST(TimedRegions, ProportionalPlantingRunsRealWork) {
+  TempDir dir;
+  const ProcessResult r = bench({"--pairbench_only=timing.work/steps/work:100000", "--pairbench_iterations=20",
+                                 "--pairbench_record=" + dir.path + "/rec.json"},
+                                {{"PAIRBENCH_INJECT_SLOWDOWN_PCT", "10"}});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto rec = read(dir.path + "/rec.json");
+  EXPECT_DOUBLE_EQ(rec["injection"]["slowdown_fraction"].get<double>(), 0.10);
+  EXPECT_GT(rec["injection"]["loops_done"].get<double>(), 0);  // loops executed, not a clock spin
+}
+
+std::string valgrind_or_skip() {
+  const InstructionCounterChoice c = choose_instruction_counter("callgrind");
+  return c.name == "callgrind" ? c.tool : "";
+}
+
+// Instructions inside timed regions, counted by callgrind for `iterations` of `work` steps.
+std::uint64_t callgrind_count(const std::string& valgrind, const std::string& dir, int work, int iterations,
+                              const std::map<std::string, std::string>& env = {}) {
+  const std::string out = dir + "/cg." + std::to_string(work) + "." + std::to_string(iterations) + "." +
+                          std::to_string(env.size());
+  std::vector<std::string> argv = instruction_counter_prefix({"callgrind", valgrind, ""}, out);
+  for (const std::string& a :
+       {kBench, "--pairbench_only=timing.work/steps/work:" + std::to_string(work),
+        "--pairbench_iterations=" + std::to_string(iterations), std::string("--pairbench_count_instructions=callgrind")}) {
+    argv.push_back(a);
+  }
+  const ProcessResult r = run_process(argv, env, std::chrono::seconds(300));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto total = read_callgrind_total(out);
+  EXPECT_TRUE(total.has_value());
+  return total.value_or(0);
+}
+
+TEST(InstructionCounts, CallgrindCountsTheTimedRegionsExactly) {
+  const std::string valgrind = valgrind_or_skip();
+  if (valgrind.empty()) GTEST_SKIP() << "skipped: valgrind is not installed";
+  TempDir dir;
+  const std::uint64_t a = callgrind_count(valgrind, dir.path, 1000, 4);
+  const std::uint64_t b = callgrind_count(valgrind, dir.path, 1000, 4);
+  const std::uint64_t c = callgrind_count(valgrind, dir.path, 1000, 8);
+  const std::uint64_t d = callgrind_count(valgrind, dir.path, 1000, 12);
+  EXPECT_EQ(a, b);  // deterministic
+  // Only the timed regions count, each the same: 4 more regions add the same instructions twice,
+  // at least the 1000 xorshift steps (6 instructions each) a region runs.
+  EXPECT_EQ(c - a, d - c);
+  EXPECT_GE(static_cast<double>(c - a) / 4, 6000);
+  // Planted loops: exactly kInjectedInstructionsPerLoop each, plus a few instructions of the
+  // injection's own arithmetic per region.
+  const std::uint64_t planted = callgrind_count(valgrind, dir.path, 1000, 4, {{"PAIRBENCH_INJECT_LOOPS", "10000"}});
+  const double extra = static_cast<double>(planted - a);
+  EXPECT_NEAR(extra, 4 * 10000 * kInjectedInstructionsPerLoop, 4 * 200.0) << extra;
+}
+
+TEST(InstructionCounts, CallgrindOutputParser) {
+  TempDir dir;
+  std::ofstream(dir.path + "/a") << "version: 1\nevents: Ir\nsummary: 123\nfl=x\n0 5\ntotals: 456\n";
+  std::ofstream(dir.path + "/b") << "version: 1\nevents: Ir\n";
+  std::ofstream(dir.path + "/c") << "summary: lots\n";
+  EXPECT_EQ(read_callgrind_total(dir.path + "/a"), 456u);
+  EXPECT_FALSE(read_callgrind_total(dir.path + "/b").has_value());
+  EXPECT_FALSE(read_callgrind_total(dir.path + "/c").has_value());
+  EXPECT_FALSE(read_callgrind_total(dir.path + "/absent").has_value());
+}
+
+TEST(InstructionCounts, ChoosingNoneOrAnAbsentCounterSaysWhy) {
+  EXPECT_EQ(choose_instruction_counter("none").name, "");
+  const InstructionCounterChoice detected = choose_instruction_counter("");
+  EXPECT_TRUE(detected.name == "perf" || detected.name == "callgrind" || !detected.reason.empty());
+  EXPECT_FALSE(detected.reason.empty());
+}
+
+TEST(Calibration, IterationPolicy) {
+  const SamplingPlan quick{5, 0.004, 0.25};
+  EXPECT_EQ(planned_iterations({1e-3, 1e-3, ""}, quick), 20);   // 5 batches x 4 ms at 1 ms each
+  EXPECT_EQ(planned_iterations({0.1, 0.1, ""}, quick), 1);      // one long iteration: one batch
+  EXPECT_EQ(planned_iterations({1e-6, 0.05, ""}, quick), 5);    // slow untimed part: the wall cap
+  EXPECT_EQ(planned_iterations({1e-6, 10.0, ""}, quick), 1);    // never below one
+  EXPECT_EQ(instruction_iterations({1e-4, 1e-4, ""}, 200), 20);  // ~2 ms natively
+  EXPECT_EQ(instruction_iterations({1e-6, 1e-6, ""}, 50), 50);   // never more than the timed processes
+  EXPECT_TRUE(calibration_drifted({1e-3, 1e-3, ""}, 4e-3));
+  EXPECT_FALSE(calibration_drifted({1e-3, 1e-3, ""}, 2e-3));
+}
+
+TEST(Calibration, CacheRoundTripsAndSurvivesABadFile) {
+  TempDir dir;
+  const std::string path = dir.path + "/sub/cache.json";
+  {
+    CalibrationCache cache(path);
+    EXPECT_EQ(cache.find("x"), nullptr);
+    cache.put("x", {2e-3, 3e-3, "2026-11-24T00:00:00Z"});
+    EXPECT_EQ(cache.save(), "");
+  }
+  CalibrationCache again(path);
+  ASSERT_NE(again.find("x"), nullptr);
+  EXPECT_DOUBLE_EQ(again.find("x")->measured_s_per_iteration, 2e-3);
+  std::ofstream(path) << "{\"schema_version\": 1, \"benchmarks\": [";
+  CalibrationCache broken(path);
+  EXPECT_EQ(broken.find("x"), nullptr);
+  EXPECT_NE(broken.load_problem().find(path), std::string::npos);
+}
+
+TEST(Batches, FollowTheMetricsTimeRelation) {
+  const nlohmann::json record = {{"iterations_recorded", 4}, {"measured_s", 4.0},
+                                 {"batch_iterations", {2, 2}}, {"batch_seconds", {1.0, 3.0}}};
+  ExperimentEntry e;
+  Sample s;
+  s.has_value = true;
+  s.metric_value = 10;  // over all iterations, mean 1 s each
+  e.time_relation = "proportional";
+  add_batches(s, record, e);
+  EXPECT_EQ(s.batches, (std::vector<double>{5, 15}));  // 0.5 s and 1.5 s per iteration
+  e.time_relation = "inverse";
+  add_batches(s, record, e);
+  EXPECT_EQ(s.batches, (std::vector<double>{20, 10.0 / 1.5}));
+  e.time_relation = "none";
+  add_batches(s, record, e);
+  EXPECT_TRUE(s.batches.empty());
+}
+
+// A whole run on the known-work bench: fixed iterations from a calibration stored per machine and
+// reused, in-process batches in the run file, and instruction counts where valgrind is installed.
+TEST(Run, FixedIterationsCalibratedOnceAndReused) {
+  TempDir dir;
+  const bool counting = !valgrind_or_skip().empty();
+  auto run = [&](const std::string& out) {
+    return run_process({PAIRBENCH_EXE, "run", "--bench-dir", TIMING_BENCH_DIR, "--repetitions", "3", "--no-history",
+                        "--calibration", dir.path + "/cal.json", "--out", out, "--instruction-processes",
+                        counting ? "2" : "0"},
+                       {}, std::chrono::seconds(600));
+  };
+  const ProcessResult first = run(dir.path + "/r1.json");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const ProcessResult second = run(dir.path + "/r2.json");
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  const auto r1 = read(dir.path + "/r1.json"), r2 = read(dir.path + "/r2.json");
+  EXPECT_EQ(r1["pairbench"]["sampling"]["calibrated_in_this_run"], 2);
+  EXPECT_EQ(r2["pairbench"]["sampling"]["calibrated_in_this_run"], 0);
+  std::map<std::string, std::set<std::int64_t>> iterations;
+  for (const auto* doc : {&r1, &r2}) {
+    for (const auto& b : (*doc)["benchmarks"]) {
+      iterations[b["name"]].insert(b["iterations"].get<std::int64_t>());
+      EXPECT_EQ(b["metric_batches"].size(), std::min<std::size_t>(5, b["iterations"].get<std::size_t>())) << b.dump();
+    }
+  }
+  ASSERT_EQ(iterations.size(), 2u);
+  for (const auto& [name, counts] : iterations) EXPECT_EQ(counts.size(), 1u) << name;  // the same work every run
+  if (counting) {
+    ASSERT_EQ(r1["pairbench"]["instructions"].size(), 4u);
+    std::map<std::string, std::set<double>> counts;
+    for (const auto& i : r1["pairbench"]["instructions"]) counts[i["name"]].insert(i["instructions_per_iteration"].get<double>());
+    for (const auto& [name, c] : counts) EXPECT_EQ(c.size(), 1u) << name;  // deterministic across processes
+    // The gate on the two runs: instruction counts unchanged, nothing a regression.
+    const ProcessResult gate = run_process({PAIRBENCH_EXE, "compare", dir.path + "/r1.json", dir.path + "/r2.json"}, {},
+                                           std::chrono::seconds(60));
+    EXPECT_NE(gate.exit_code, 1) << gate.output;
+    EXPECT_NE(gate.output.find("[instructions]"), std::string::npos) << gate.output;
+  }
+}
+
+}  // namespace
+}  // namespace pairbench::harness
