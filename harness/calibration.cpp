@@ -23,8 +23,9 @@ std::int64_t planned_iterations(const Calibration& c, const SamplingPlan& plan) 
 
 std::int64_t instruction_iterations(const Calibration& c, std::int64_t time_iterations) {
   const double per_iteration = std::max(c.measured_s_per_iteration, 1e-12);
+  // At least 2: the first region is a warm-up the count leaves out.
   const auto n = static_cast<std::int64_t>(std::clamp(std::ceil(2e-3 / per_iteration), 1.0, 1e12));
-  return std::max<std::int64_t>(1, std::min(n, time_iterations));
+  return std::max<std::int64_t>(2, std::min(n, time_iterations) + 1);
 }
 
 bool calibration_drifted(const Calibration& c, double observed) {

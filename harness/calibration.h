@@ -29,15 +29,15 @@ std::int64_t planned_iterations(const Calibration& c, const SamplingPlan& plan);
 
 // Iterations for one instruction-counting process: about 2 ms of native measured time (a
 // simulator runs ~50x slower; the count is per iteration and does not need more), at most the
-// timed processes' count.
+// timed processes' count, plus the uncounted warm-up iteration.
 std::int64_t instruction_iterations(const Calibration& c, std::int64_t time_iterations);
 
 // Native measured time per iteration above which instructions are not counted: the simulator
 // would take ~50x as long for even one iteration (a 16 M-element sin/cos pass: 0.36 s native, 30 s).
 inline constexpr double kMaxSimulatedIterationS = 0.05;
 
-// Whether a benchmark drifted so far from its calibration (3x either way) that it should be
-// calibrated again; `observed` is this run's median measured seconds per iteration.
+// Whether a benchmark drifted so far from its calibration (3x either way) that the run names it;
+// its count is kept (only --recalibrate renews it). `observed`: this run's median seconds per iteration.
 bool calibration_drifted(const Calibration& c, double observed_s_per_iteration);
 
 // The per-machine cache: results/calibration/<machine_key>.json. A missing file is empty; an

@@ -36,10 +36,33 @@ int finish_gate(const GateReport& report, const GateArgs& args) {
   return report.exit_status();
 }
 
+// Each benchmark's run-to-run variance on the current run's machine, from the last 30 runs in
+// the history database (those with at least 3 runs).
+void add_run_variance(GateOptions& options, const std::string& history_arg, const nlohmann::json& current,
+                      const std::string& results_dir) {
+  std::string path = history_arg;
+  if (path == "auto") path = fs::exists(results_dir + "/history.sqlite") ? results_dir + "/history.sqlite" : "";
+  if (path.empty() || path == "none") return;
+  if (!fs::exists(path)) throw UsageError("--history: " + path + " does not exist");
+  const std::string key = current["pairbench"]["environment"].value("machine_key", "");
+  History db(path);
+  int runs = 0;
+  for (const auto& s : db.series(key, "", 30)) {
+    std::vector<std::vector<double>> values;
+    for (const auto& p : s.points) values.push_back(p.values);
+    runs = std::max(runs, static_cast<int>(values.size()));
+    if (const double v = run_level_variance(values); v >= 0) options.run_variance[s.benchmark] = v;
+  }
+  options.run_variance_source = path + " (" + std::to_string(options.run_variance.size()) +
+                                " benchmarks with 3 or more of the last " + std::to_string(std::min(runs, 30)) + " runs)";
+}
+
 GateReport compare_or_refuse(const nlohmann::json& a, const nlohmann::json& b, const GateArgs& args,
-                             const std::string& la, const std::string& lb) {
+                             const std::string& la, const std::string& lb, const std::string& results_dir = "results") {
   try {
-    return compare_runs(a, b, args.options, la, lb);
+    GateArgs with_history = args;
+    add_run_variance(with_history.options, args.history, b, results_dir);
+    return compare_runs(a, b, with_history.options, la, lb);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -85,7 +108,7 @@ int cmd_gate(const std::string& baseline_arg, const std::string& current_arg, co
     }
   }
   const auto base = read_input(baseline);
-  return finish_gate(compare_or_refuse(base, cur, args, baseline, current), args);
+  return finish_gate(compare_or_refuse(base, cur, args, baseline, current, results_dir), args);
 }
 
 int cmd_baseline_update(const std::string& run_arg, const std::string& results_dir, const std::string& history) {

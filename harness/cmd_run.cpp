@@ -23,15 +23,6 @@ std::string default_bench_dir() {
   return ec ? "." : self.parent_path().string();
 }
 
-std::string utc_stamp(const char* format) {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
-
 std::vector<std::string> split_csv(const std::string& s) {
   std::vector<std::string> out;
   std::string item;
@@ -243,6 +234,7 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
                                     {"iterations", "fixed per benchmark by calibration"},
                                     {"calibration", options.calibration_path.empty() ? "this run only" : options.calibration_path},
                                     {"calibrated_in_this_run", outcome.calibrated},
+                                    {"drifted_from_calibration", outcome.drifted},
                                     {"calibration_wall_s", outcome.calibration_wall_s},
                                     {"pairing", outcome.pairing},
                                     {"duet_cpus", outcome.duet_cpus},

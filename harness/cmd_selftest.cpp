@@ -80,36 +80,43 @@ nlohmann::json time_history_and_gate(int runs, int benchmarks, int samples) {
           {"history_s", history_s}, {"gate_s", gate_s}};
 }
 
-bool good(const Sample& s) { return s.has_value && (s.verification == "passed" || s.verification == "not_verified"); }
-
-// Processes of one side of one run, by benchmark and instrument.
+// Process entries of one run file, by benchmark: the time instrument (`benchmarks`) and
+// instruction counts (`pairbench.instructions`).
 struct Pool {
-  std::map<std::string, std::vector<Sample>> time, instructions;
+  std::map<std::string, std::vector<nlohmann::json>> time, instructions;
 };
 
-Pool pool_of(const std::vector<Sample>& samples, int side) {
+Pool pool_of(const nlohmann::json& doc) {
   Pool p;
-  for (const Sample& s : samples) {
-    if (s.side != side || !good(s)) continue;
-    (s.instrument == "instructions" ? p.instructions : p.time)[s.benchmark].push_back(s);
+  for (const auto& b : doc["benchmarks"]) p.time[b["name"]].push_back(b);
+  for (const auto& b : doc["pairbench"].value("instructions", nlohmann::json::array())) {
+    p.instructions[b["name"]].push_back(b);
   }
   return p;
 }
 
-// n processes of each benchmark drawn without replacement from a pool, as one side of a gate.
-std::vector<Sample> draw(const Pool& pool, int n, int instruction_n, std::mt19937_64& rng) {
-  std::vector<Sample> out;
+double entry_value(const nlohmann::json& b) {
+  const auto batches = b.value("metric_batches", std::vector<double>{});
+  return batches.size() >= 3 ? stats::median(batches) : b["metric_value"].get<double>();
+}
+
+// A run file holding n processes of each benchmark drawn without replacement from `doc`.
+nlohmann::json draw(const nlohmann::json& doc, const Pool& pool, int n, int instruction_n, std::mt19937_64& rng) {
+  nlohmann::json out = doc;
+  out["benchmarks"] = nlohmann::json::array();
+  out["pairbench"]["instructions"] = nlohmann::json::array();
+  out["pairbench"].erase("ab_run_id");
   for (const auto* by : {&pool.time, &pool.instructions}) {
     const int k = by == &pool.time ? n : instruction_n;
-    for (const auto& [name, samples] : *by) {
-      std::vector<std::size_t> idx(samples.size());
+    auto& target = by == &pool.time ? out["benchmarks"] : out["pairbench"]["instructions"];
+    for (const auto& [name, entries] : *by) {
+      std::vector<std::size_t> idx(entries.size());
       std::iota(idx.begin(), idx.end(), 0);
       std::shuffle(idx.begin(), idx.end(), rng);
       for (int i = 0; i < std::min<int>(k, static_cast<int>(idx.size())); ++i) {
-        Sample s = samples[idx[static_cast<std::size_t>(i)]];
-        s.side = 0;
-        s.pair = -1;
-        out.push_back(std::move(s));
+        nlohmann::json e = entries[idx[static_cast<std::size_t>(i)]];
+        e.erase("duet_pair");
+        target.push_back(std::move(e));
       }
     }
   }
@@ -117,10 +124,11 @@ std::vector<Sample> draw(const Pool& pool, int n, int instruction_n, std::mt1993
 }
 
 struct Tally {
-  int gates = 0, gates_with_regression = 0;
+  int gates = 0, gates_with_regression = 0, gates_passed = 0;
   long regressions = 0, decisions = 0, undecided = 0, unchanged = 0;
   long compare_py_flags = 0;                 // compare.py's rule, same draws
   std::map<std::string, std::pair<long, long>> by_band;  // noise band -> (caught, decisions)
+  std::map<std::string, long> regressions_by_benchmark;
 };
 
 std::string noise_band(double cv) {
@@ -136,17 +144,94 @@ nlohmann::json tally_json(const Tally& t) {
   for (const auto& [band, cd] : t.by_band) {
     bands[band] = {{"caught", cd.first}, {"decisions", cd.second}, {"rate", rate(cd.first, cd.second)}};
   }
+  std::vector<std::pair<long, std::string>> worst;
+  for (const auto& [name, count] : t.regressions_by_benchmark) worst.emplace_back(count, name);
+  std::sort(worst.rbegin(), worst.rend());
+  nlohmann::json top = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, worst.size()); ++i) {
+    top.push_back({{"benchmark", worst[i].second}, {"regressions", worst[i].first}});
+  }
   return {{"gates", t.gates},
           {"gates_with_a_regression", t.gates_with_regression},
           {"gate_regression_rate", rate(t.gates_with_regression, t.gates)},
+          {"gates_passed", t.gates_passed},
           {"regression_verdicts", t.regressions},
           {"benchmark_decisions", t.decisions},
           {"regression_rate", rate(t.regressions, t.decisions)},
           {"undecided_rate", rate(t.undecided, t.decisions)},
           {"unchanged_rate", rate(t.unchanged, t.decisions)},
           {"by_noise", bands},
+          {"most_regressions", top},
           {"compare_py_flags", t.compare_py_flags},
           {"compare_py_flag_rate", rate(t.compare_py_flags, t.decisions)}};
+}
+
+// Google Benchmark compare.py's rule on the same two run files: a two-sided U test on the
+// process values at p < 0.05, uncorrected, counted as a slowdown flag when the median moved the
+// worse way. Returns the number of benchmarks flagged.
+int compare_py_flags(const nlohmann::json& base, const nlohmann::json& cur) {
+  std::map<std::string, std::string> better;
+  for (const auto& e : cur["pairbench"]["experiments"]) better[e["name"]] = e["better"];
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> values;
+  std::map<std::string, std::string> experiment;
+  for (const auto* doc : {&base, &cur}) {
+    for (const auto& b : (*doc)["benchmarks"]) {
+      auto& pair = values[b["name"]];
+      (doc == &base ? pair.first : pair.second).push_back(entry_value(b));
+      experiment[b["name"]] = b["experiment"];
+    }
+  }
+  int flags = 0;
+  for (const auto& [name, pair] : values) {
+    if (pair.first.size() < 2 || pair.second.size() < 2) continue;
+    const bool higher = better[experiment[name]] == "higher";
+    const bool worse = higher ? stats::median(pair.second) < stats::median(pair.first)
+                              : stats::median(pair.second) > stats::median(pair.first);
+    flags += worse && stats::mann_whitney_p_two_sided(pair.first, pair.second) < 0.05;
+  }
+  return flags;
+}
+
+// The gate as a whole, both instruments: a benchmark is caught when either instrument calls it a
+// regression; a gate failed when any benchmark was.
+void tally_combined(Tally& t, const GateReport& report) {
+  ++t.gates;
+  std::map<std::string, bool> caught;
+  for (const auto& v : report.rows) {
+    if (v.baseline_samples == 0 || v.current_samples == 0) continue;
+    caught[v.benchmark] = caught[v.benchmark] || v.verdict == "regression";
+  }
+  bool any = false;
+  for (const auto& [name, c] : caught) {
+    ++t.decisions;
+    t.regressions += c;
+    any = any || c;
+    if (c) ++t.regressions_by_benchmark[name];
+  }
+  t.gates_with_regression += any;
+  t.gates_passed += !any && !report.undecided();
+}
+
+void tally_gate(Tally& t, const GateReport& report, const std::string& instrument, const std::map<std::string, double>& noise) {
+  ++t.gates;
+  bool regressed = false, all_decided = true;
+  for (const auto& v : report.rows) {
+    if (v.instrument != instrument || v.baseline_samples == 0 || v.current_samples == 0) continue;
+    ++t.decisions;
+    const bool regression = v.verdict == "regression";
+    t.regressions += regression;
+    t.undecided += v.verdict == "undecided";
+    t.unchanged += v.verdict == "unchanged";
+    regressed = regressed || regression;
+    all_decided = all_decided && (v.verdict == "unchanged" || v.verdict == "improvement");
+    if (regression) ++t.regressions_by_benchmark[v.benchmark];
+    const auto it = noise.find(v.benchmark);
+    auto& band = t.by_band[instrument == "time" ? noise_band(it == noise.end() ? 0 : it->second) : "instructions"];
+    band.first += regression;
+    ++band.second;
+  }
+  t.gates_with_regression += regressed;
+  t.gates_passed += !regressed && all_decided;
 }
 
 // `ab` of a build against itself, and against itself with 5 % planted work, in both pairings:
@@ -214,195 +299,254 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   const RunOptions profile = run_options(run_args, env.fingerprint.value("machine_key", ""));
   const int n = profile.repetitions;
   const int ni = std::max(2, args.instruction_processes);
-  const auto experiments = select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
-                                              args.experiments.empty() ? "dispatch,alloc,copy,data,ops,precision"
-                                                                       : args.experiments,
-                                              args.arms);
-  if (args.pairing_study) return pairing_study(args, experiments, profile, env);
+  const std::vector<int> levels = {2, 5, 10};
+  const std::string dir = args.runs_dir.empty() ? "results/selftest" : args.runs_dir;
+  const auto start = Clock::now();
+  auto run_path = [&](const std::string& name) { return dir + "/" + name + ".json"; };
+
+  if (!args.from_runs) {
+    const auto experiments = select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
+                                                args.experiments.empty() ? "dispatch,alloc,copy,data,ops,precision"
+                                                                         : args.experiments,
+                                                args.arms);
+    if (args.pairing_study) return pairing_study(args, experiments, profile, env);
+    check_writable(run_path("A1"));
+    RunOptions o = profile;
+    o.progress_tty = false;
+    o.repetitions = 2 * n;
+    o.instruction_processes = ni;
+    o.pairing = "sequential";
+    // Runs A1..A4: the same build, one run after another, as nights would be (each also what a
+    // history holds); the first one's instruction counts size the planted work.
+    nlohmann::json first;
+    for (int k = 1; k <= args.baseline_runs; ++k) {
+      std::cerr << "selftest: run A" << k << " of " << args.baseline_runs << ", " << o.repetitions
+                << " processes per benchmark\n";
+      const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
+      const RunOutcome r = run_sides({Side{"A", experiments, {}, {}, {}}}, o);
+      nlohmann::json doc = build_run_doc(experiments, r.samples, o, r, env, started, "selftest A" + std::to_string(k), 0);
+      write_json_atomically(run_path("A" + std::to_string(k)), doc);
+      if (k == 1) first = doc;
+    }
+    // Run Y: A' and the planted sides, interleaved. Time: work worth L % of each region's time.
+    // Instructions: L % of A1's count per iteration, as whole work loops of the known size.
+    const Pool p1 = pool_of(first);
+    std::vector<Side> sides = {Side{"A'", experiments, {}, {}, {}}};
+    for (int level : levels) {
+      Side side{"planted" + std::to_string(level), experiments, {}, {}, {}};
+      for (const auto& e : experiments) {
+        for (const auto& b : e.benchmarks) side.benchmark_env[b.name]["PAIRBENCH_INJECT_SLOWDOWN_PCT"] = std::to_string(level);
+      }
+      for (const auto& [name, entries] : p1.instructions) {
+        std::vector<double> counts;
+        for (const auto& e : entries) counts.push_back(e["instructions_per_iteration"].get<double>());
+        char v[64];
+        std::snprintf(v, sizeof v, "%.6f", level / 100.0 * stats::median(counts) / kInjectedInstructionsPerLoop);
+        side.instruction_env[name]["PAIRBENCH_INJECT_LOOPS"] = v;
+      }
+      sides.push_back(std::move(side));
+    }
+    std::cerr << "selftest: run Y, " << o.repetitions << " processes per benchmark and side: A' and planted 2/5/10 %\n";
+    const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
+    const RunOutcome y = run_sides(sides, o);
+    for (std::size_t side = 0; side < sides.size(); ++side) {
+      nlohmann::json doc = build_run_doc(experiments, y.samples, o, y, env, started, "selftest Y", static_cast<int>(side));
+      write_json_atomically(run_path(side == 0 ? "Y-A'" : "Y-" + sides[side].name), doc);
+    }
+  }
+
+  // --- Analysis, from the run files (--from re-reads them) ------------------------------------
+  std::vector<nlohmann::json> a_runs;
+  for (int k = 1;; ++k) {
+    if (!fs::exists(run_path("A" + std::to_string(k)))) break;
+    a_runs.push_back(read_run_file(run_path("A" + std::to_string(k))));
+  }
+  if (a_runs.size() < 2) throw UsageError(dir + ": needs runs A1 and A2 (run pairbench selftest without --from first)");
+  a_runs.push_back(read_run_file(run_path("Y-A'")));  // A' is one more run of the same build
+  std::map<int, nlohmann::json> planted;
+  for (int level : levels) planted[level] = read_run_file(run_path("Y-planted" + std::to_string(level)));
+  std::vector<Pool> a_pools;
+  for (const auto& d : a_runs) a_pools.push_back(pool_of(d));
+
+  // History, as a nightly gate would have it: every run of the same build.
   GateOptions gate = args.gate.options;
   gate.force = true;
   gate.undecided = "pass";
-  const auto start = Clock::now();
-
-  // Run X: the baseline's processes.
-  RunOptions ox = profile;
-  ox.progress_tty = false;
-  ox.repetitions = 2 * n;
-  ox.instruction_processes = ni + 1;
-  std::cerr << "selftest: run X, " << ox.repetitions << " processes per benchmark\n";
-  const RunOutcome x = run_sides({Side{"X", experiments, {}, {}, {}}}, ox);
-  const Pool px = pool_of(x.samples, 0);
-
-  // Run Y: A' and three planted sides. Time: work worth L % of each region's time. Instructions:
-  // L % of X's count per iteration, as whole work loops of kInjectedInstructionsPerLoop.
-  const std::vector<double> levels = {2, 5, 10};
-  std::vector<Side> sides = {Side{"A'", experiments, {}, {}, {}}};
-  for (double level : levels) {
-    Side s{"planted " + std::to_string(static_cast<int>(level)) + "%", experiments, {}, {}, {}};
-    for (const auto& e : experiments) {
-      for (const auto& b : e.benchmarks) s.benchmark_env[b.name]["PAIRBENCH_INJECT_SLOWDOWN_PCT"] = std::to_string(level);
+  std::map<std::string, std::vector<std::vector<double>>> per_run;
+  for (const Pool& p : a_pools) {
+    for (const auto& [name, entries] : p.time) {
+      std::vector<double> v;
+      for (const auto& e : entries) v.push_back(e["metric_value"].get<double>());
+      per_run[name].push_back(v);
     }
-    for (const auto& [name, samples] : px.instructions) {
-      std::vector<double> counts;
-      for (const auto& smp : samples) counts.push_back(smp.metric_value);
-      const double loops = level / 100 * stats::median(counts) / kInjectedInstructionsPerLoop;
-      char v[64];
-      std::snprintf(v, sizeof v, "%.6f", loops);
-      s.instruction_env[name]["PAIRBENCH_INJECT_LOOPS"] = v;
-    }
-    sides.push_back(std::move(s));
   }
-  RunOptions oy = ox;
-  oy.instruction_processes = ni;
-  oy.pairing = "sequential";
-  std::cerr << "selftest: run Y, " << oy.repetitions << " processes per benchmark and side, 4 sides\n";
-  const RunOutcome y = run_sides(sides, oy);
+  for (const auto& [name, runs] : per_run) {
+    if (const double v = run_level_variance(runs); v >= 0) gate.run_variance[name] = v;
+  }
+  gate.run_variance_source = "the selftest's " + std::to_string(a_runs.size()) + " runs of the same build";
+  GateOptions no_history = gate;
+  no_history.run_variance.clear();
+  no_history.run_variance_source.clear();
 
-  // Noise per benchmark, from X: the band its detections are counted in.
+  // Noise per benchmark (process to process, from A1) and run to run: the bands.
   std::map<std::string, double> noise;
-  for (const auto& [name, samples] : px.time) {
+  for (const auto& [name, entries] : a_pools[0].time) {
     std::vector<double> v;
-    for (const auto& s : samples) v.push_back(std::log(process_value(s)));
+    for (const auto& e : entries) v.push_back(std::log(entry_value(e)));
     noise[name] = v.size() > 1 ? stats::kMadToSigma * stats::mad(v) : 0;
   }
-  // Seconds of processes behind one decision: n per side, each side's mean process wall time.
-  auto mean_wall = [](const std::map<std::string, std::vector<Sample>>& by) {
-    double sum = 0;
-    long count = 0;
-    for (const auto& [name, samples] : by) {
-      for (const auto& s : samples) sum += s.process_wall_s, ++count;
-    }
-    return count ? sum / static_cast<double>(count) : 0.0;
-  };
+  std::vector<double> noises, run_noises;
+  for (const auto& [name, cv] : noise) noises.push_back(cv);
+  for (const auto& [name, v] : gate.run_variance) run_noises.push_back(std::sqrt(v));
 
   std::mt19937_64 rng(args.seed ? args.seed : 20261124);
-  const int aa_draws = args.trials, planted_draws = std::max(1, args.trials / 2);
   std::map<std::string, std::map<std::string, Tally>> tallies;  // instrument -> kind -> tally
-  RunOutcome dummy;
-  auto doc_of = [&](const std::vector<Sample>& samples) {
-    return build_run_doc(experiments, samples, profile, dummy, env, "selftest", "selftest", 0);
-  };
-  for (std::size_t s = 0; s < sides.size(); ++s) {
-    const Pool py = pool_of(y.samples, static_cast<int>(s));
-    const std::string kind = s == 0 ? "aa" : "planted_" + std::to_string(static_cast<int>(levels[s - 1])) + "pct";
-    const int draws = s == 0 ? aa_draws : planted_draws;
-    for (int d = 0; d < draws; ++d) {
-      const auto base = doc_of(draw(px, n, ni, rng)), cur = doc_of(draw(py, n, ni, rng));
-      const GateReport report = compare_runs(base, cur, gate, "X", sides[s].name);
-      std::map<std::string, bool> gate_regressed;
-      for (const auto& v : report.rows) {
-        if (v.baseline_samples == 0 || v.current_samples == 0) continue;
-        Tally& t = tallies[v.instrument][kind];
-        ++t.decisions;
-        t.regressions += v.verdict == "regression";
-        t.undecided += v.verdict == "undecided";
-        t.unchanged += v.verdict == "unchanged";
-        gate_regressed[v.instrument] = gate_regressed[v.instrument] || v.verdict == "regression";
-        auto& band = t.by_band[v.instrument == "time" ? noise_band(noise[v.benchmark]) : "instructions"];
-        band.first += v.verdict == "regression";
-        ++band.second;
-      }
-      for (auto& [instrument, by_kind] : tallies) {
-        Tally& t = by_kind[kind];
-        ++t.gates;
-        t.gates_with_regression += gate_regressed[instrument];
-      }
-      // compare.py's rule on the same draws: U test on the process values, p < 0.05, uncorrected,
-      // counted as a slowdown flag when the median moved the worse way.
-      std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> values;
-      std::map<std::string, std::string> better;
-      for (const auto& e : base["pairbench"]["experiments"]) better[e["name"]] = e["better"];
-      for (const auto* doc : {&base, &cur}) {
-        for (const auto& b : (*doc)["benchmarks"]) {
-          auto& pair = values[b["name"]];
-          const auto batches = b.value("metric_batches", std::vector<double>{});
-          const double v = batches.size() >= 3 ? stats::median(batches) : b["metric_value"].get<double>();
-          (doc == &base ? pair.first : pair.second).push_back(v);
-          better[b["name"]] = better[b["experiment"]];
-        }
-      }
-      for (const auto& [name, pair] : values) {
-        if (pair.first.size() < 2 || pair.second.size() < 2) continue;
-        const bool worse = better[name] == "higher" ? stats::median(pair.second) < stats::median(pair.first)
-                                                    : stats::median(pair.second) > stats::median(pair.first);
-        tallies["time"][kind].compare_py_flags += worse && stats::mann_whitney_p_two_sided(pair.first, pair.second) < 0.05;
-      }
+  Tally aa_without_history;
+  const std::size_t runs = a_runs.size();
+  for (int d = 0; d < args.trials; ++d) {
+    // Two different runs of the same build, n processes of each.
+    const std::size_t i = rng() % runs, j = (i + 1 + rng() % (runs - 1)) % runs;
+    const auto base = draw(a_runs[i], a_pools[i], n, ni, rng), cur = draw(a_runs[j], a_pools[j], n, ni, rng);
+    const GateReport report = compare_runs(base, cur, gate, "A", "A'");
+    for (const char* instrument : {"time", "instructions"}) tally_gate(tallies[instrument]["aa"], report, instrument, noise);
+    tally_combined(tallies["whole gate"]["aa"], report);
+    tally_gate(aa_without_history, compare_runs(base, cur, no_history, "A", "A'"), "time", noise);
+    tallies["time"]["aa"].compare_py_flags += compare_py_flags(base, cur);
+  }
+  for (int level : levels) {
+    const Pool pp = pool_of(planted[level]);
+    const std::string kind = "planted_" + std::to_string(level) + "pct";
+    for (int d = 0; d < std::max(1, args.trials / 2); ++d) {
+      const std::size_t i = rng() % (runs - 1);  // a baseline run: any A run but A' (same run as the planted side)
+      const auto base = draw(a_runs[i], a_pools[i], n, ni, rng), cur = draw(planted[level], pp, n, ni, rng);
+      const GateReport report = compare_runs(base, cur, gate, "A", kind);
+      for (const char* instrument : {"time", "instructions"}) tally_gate(tallies[instrument][kind], report, instrument, noise);
+      tally_combined(tallies["whole gate"][kind], report);
+      tallies["time"][kind].compare_py_flags += compare_py_flags(base, cur);
     }
   }
+
   // What was planted, as measured: per level, the median over benchmarks of the planted side's
-  // median process value against A' (time: + = worse), and the same for instruction counts.
-  nlohmann::json realised = nlohmann::json::object();
-  const Pool pa = pool_of(y.samples, 0);
+  // median against A' (same run; time oriented so + = worse), and the same for instruction counts.
   std::map<std::string, std::string> better_of;
-  for (const auto& e : experiments) {
-    for (const auto& b : e.benchmarks) better_of[b.name] = e.better;
-  }
-  for (std::size_t s = 1; s < sides.size(); ++s) {
-    const Pool pp = pool_of(y.samples, static_cast<int>(s));
+  for (const auto& e : a_runs.back()["pairbench"]["experiments"]) better_of[e["name"]] = e["better"];
+  nlohmann::json realised = nlohmann::json::object();
+  for (int level : levels) {
+    const Pool pp = pool_of(planted[level]);
     for (const bool instructions : {false, true}) {
-      const auto& a_by = instructions ? pa.instructions : pa.time;
+      const auto& a_by = instructions ? a_pools.back().instructions : a_pools.back().time;
       const auto& p_by = instructions ? pp.instructions : pp.time;
       std::vector<double> changes;
-      for (const auto& [name, planted] : p_by) {
+      for (const auto& [name, entries] : p_by) {
         const auto it = a_by.find(name);
-        if (it == a_by.end() || planted.empty() || it->second.empty()) continue;
+        if (it == a_by.end() || entries.empty() || it->second.empty()) continue;
         std::vector<double> a, p;
-        for (const auto& smp : it->second) a.push_back(instructions ? smp.metric_value : process_value(smp));
-        for (const auto& smp : planted) p.push_back(instructions ? smp.metric_value : process_value(smp));
+        for (const auto& e : it->second) a.push_back(instructions ? e["instructions_per_iteration"].get<double>() : entry_value(e));
+        for (const auto& e : entries) p.push_back(instructions ? e["instructions_per_iteration"].get<double>() : entry_value(e));
         double ratio = stats::median(p) / stats::median(a);
-        if (!instructions && better_of[name] == "higher") ratio = 1 / ratio;
+        if (!instructions && better_of[entries[0]["experiment"]] == "higher") ratio = 1 / ratio;
         changes.push_back(ratio - 1);
       }
       if (!changes.empty()) {
-        realised[instructions ? "instructions" : "time"][sides[s].name] = {
+        realised[instructions ? "instructions" : "time"]["planted " + std::to_string(level) + "%"] = {
             {"median", stats::median(changes)}, {"q25", stats::quantile(changes, 0.25)}, {"q75", stats::quantile(changes, 0.75)}};
       }
     }
   }
+  // Instruction counts: their spread within a run (the processes of one run) and from run to run
+  // (the medians of the same-build runs), per benchmark, as a CV.
+  std::vector<double> count_cv_within, count_cv_runs;
+  std::map<std::string, std::vector<double>> count_medians;
+  for (const Pool& p : a_pools) {
+    for (const auto& [name, entries] : p.instructions) {
+      std::vector<double> c;
+      for (const auto& e : entries) c.push_back(e["instructions_per_iteration"].get<double>());
+      if (c.size() >= 2) count_cv_within.push_back(stats::cv(c));
+      count_medians[name].push_back(stats::median(c));
+    }
+  }
+  for (const auto& [name, medians] : count_medians) {
+    if (medians.size() >= 2) count_cv_runs.push_back(stats::cv(medians));
+  }
+  auto share_at_most = [](const std::vector<double>& v, double bound) {
+    return v.empty() ? 0.0 : static_cast<double>(std::count_if(v.begin(), v.end(), [&](double x) { return x <= bound; })) /
+                                 static_cast<double>(v.size());
+  };
+  auto mean_wall = [](const std::vector<Pool>& pools, bool instructions) {
+    double sum = 0;
+    long count = 0;
+    for (const Pool& p : pools) {
+      for (const auto& [name, entries] : instructions ? p.instructions : p.time) {
+        for (const auto& e : entries) sum += e.value("process_wall_s", 0.0), ++count;
+      }
+    }
+    return count ? sum / static_cast<double>(count) : 0.0;
+  };
   const nlohmann::json speed = time_history_and_gate(1000, 300, 9);
 
   nlohmann::json result;
   result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")},
                        {"cpu_count", env.fingerprint.value("cpu_count", 0)},
                        {"machine_key", env.fingerprint.value("machine_key", "")}};
+  result["runs"] = {{"directory", dir}, {"same_build_runs", runs}, {"planted_levels_pct", levels}};
   result["profile"] = args.profile;
   result["processes_per_side"] = n;
   result["instruction_processes_per_side"] = ni;
   result["benchmarks"] = noise.size();
-  result["draws"] = {{"aa", aa_draws}, {"planted", planted_draws}};
+  result["draws"] = {{"aa", args.trials}, {"planted", std::max(1, args.trials / 2)}};
   result["gate"] = {{"threshold", gate.threshold}, {"instructions_threshold", gate.instructions_threshold},
-                    {"alpha", gate.alpha}, {"correction", gate.correction}, {"moderation", gate.moderation}};
-  result["instruction_counter"] = x.instruction_counter.name.empty() ? "none" : x.instruction_counter.name;
-  result["instruction_counter_note"] = x.instruction_counter.reason;
-  std::vector<double> bands_cv;
-  for (const auto& [name, cv] : noise) bands_cv.push_back(cv);
-  result["time_noise_median"] = bands_cv.empty() ? 0.0 : stats::median(bands_cv);
+                    {"alpha", gate.alpha}, {"correction", gate.correction}, {"moderation", gate.moderation},
+                    {"run_variance_source", gate.run_variance_source}};
+  result["instruction_counter"] = a_runs[0]["pairbench"]["sampling"].value("instruction_counter", "none");
+  result["time_noise"] = {{"process_to_process_median", noises.empty() ? 0.0 : stats::median(noises)},
+                          {"run_to_run_median", run_noises.empty() ? 0.0 : stats::median(run_noises)},
+                          {"run_to_run_q75", run_noises.empty() ? 0.0 : stats::quantile(run_noises, 0.75)}};
   for (const auto& [instrument, by_kind] : tallies) {
     for (const auto& [kind, t] : by_kind) result["results"][instrument][kind] = tally_json(t);
   }
-  result["seconds_per_decision"] = {{"time", n * (mean_wall(px.time) + mean_wall(pool_of(y.samples, 0).time))},
-                                    {"instructions", ni * (mean_wall(px.instructions) +
-                                                           mean_wall(pool_of(y.samples, 0).instructions))}};
+  result["results"]["time"]["aa_without_run_to_run_noise"] = tally_json(aa_without_history);
   result["planted_as_measured"] = realised;
+  result["instruction_count_cv"] = {
+      {"run_to_run_median", count_cv_runs.empty() ? 0.0 : stats::median(count_cv_runs)},
+      {"run_to_run_max", count_cv_runs.empty() ? 0.0 : *std::max_element(count_cv_runs.begin(), count_cv_runs.end())},
+      {"run_to_run_share_at_most_0_5pct", share_at_most(count_cv_runs, 0.005)},
+      {"within_run_median", count_cv_within.empty() ? 0.0 : stats::median(count_cv_within)},
+      {"benchmarks", count_cv_runs.size()}};
+  result["seconds_per_decision"] = {{"time", 2 * n * mean_wall(a_pools, false)},
+                                    {"instructions", 2 * ni * mean_wall(a_pools, true)}};
   result["history_and_gate_speed"] = speed;
-  result["wall_s"] = std::chrono::duration<double>(Clock::now() - start).count();
+  result["analysis_wall_s"] = std::chrono::duration<double>(Clock::now() - start).count();
   result["note"] =
-      "Gates are drawn from real processes: baseline from run X, current from run Y (taken later), "
-      "n processes per side, without replacement within a draw; draws share processes, so the rates "
-      "are resampling estimates from this one pair of runs.";
+      "Gates are drawn from real processes: for A/A, n processes of one run and n of another run of the same "
+      "build (runs A1.. and Y's A'); for detection, a baseline run against Y's planted side. Draws share "
+      "processes, so the rates are resampling estimates from these runs.";
 
-  std::printf("\npairbench selftest: %s profile, %d processes per side (%d counting processes), %zu benchmarks, on %s\n",
-              args.profile.c_str(), n, ni, noise.size(), env.fingerprint.value("cpu_model", "").c_str());
+  std::printf("\npairbench selftest: %s profile, %d processes per side (%d counting), %zu benchmarks, %zu runs of "
+              "the same build, on %s\n",
+              args.profile.c_str(), n, ni, noise.size(), runs, env.fingerprint.value("cpu_model", "").c_str());
+  std::printf("  time noise: process to process %.1f%% (median robust SD), run to run %.1f%% (median; 75th pct %.1f%%)\n",
+              100 * result["time_noise"]["process_to_process_median"].get<double>(),
+              100 * result["time_noise"]["run_to_run_median"].get<double>(),
+              100 * result["time_noise"]["run_to_run_q75"].get<double>());
   for (const auto& [instrument, by_kind] : tallies) {
     const auto& aa = by_kind.at("aa");
-    std::printf("  %s: A/A whole-gate false regressions %d of %d gates (%.1f%%, goal <= 1%%)\n", instrument.c_str(),
-                aa.gates_with_regression, aa.gates, 100 * rate(aa.gates_with_regression, aa.gates));
-    for (double level : levels) {
-      const std::string kind = "planted_" + std::to_string(static_cast<int>(level)) + "pct";
+    std::printf("  %s: A/A gates with a false regression: %d of %d (%.1f%%, goal <= 1%%); passed outright %d\n",
+                instrument.c_str(), aa.gates_with_regression, aa.gates, 100 * rate(aa.gates_with_regression, aa.gates),
+                aa.gates_passed);
+    if (instrument == "time") {
+      std::printf("    without the run-to-run noise from history: %d of %d (%.1f%%)\n",
+                  aa_without_history.gates_with_regression, aa_without_history.gates,
+                  100 * rate(aa_without_history.gates_with_regression, aa_without_history.gates));
+    }
+    for (int level : levels) {
+      const std::string kind = "planted_" + std::to_string(level) + "pct";
       if (!by_kind.count(kind)) continue;
       const Tally& t = by_kind.at(kind);
-      std::printf("    planted %2.0f%%: caught %.1f%% of decisions", level, 100 * rate(t.regressions, t.decisions));
-      for (const auto& [band, cd] : t.by_band) std::printf("; %s %.1f%%", band.c_str(), 100 * rate(cd.first, cd.second));
+      std::printf("    planted %2d%%: caught %.1f%% of decisions", level, 100 * rate(t.regressions, t.decisions));
+      for (const auto& [band, cd] : t.by_band) {
+        if (instrument == "time") std::printf("; %s %.1f%%", band.c_str(), 100 * rate(cd.first, cd.second));
+      }
+      if (instrument == "whole gate") std::printf(" (of %ld benchmarks per gate)", t.gates ? t.decisions / t.gates : 0);
       if (instrument == "time") std::printf("; compare.py %.1f%%", 100 * rate(t.compare_py_flags, t.decisions));
       std::printf("\n");
     }
@@ -415,13 +559,17 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
     for (const auto& [side, q] : by_side.items()) std::printf(" %s %+.1f%%;", side.c_str(), 100 * q["median"].get<double>());
     std::printf("\n");
   }
+  std::printf("  instruction counts: run-to-run CV median %.4f%%, max %.3f%%; %.0f%% of %zu benchmarks at <= 0.5%%\n",
+              100 * result["instruction_count_cv"]["run_to_run_median"].get<double>(),
+              100 * result["instruction_count_cv"]["run_to_run_max"].get<double>(),
+              100 * share_at_most(count_cv_runs, 0.005), count_cv_runs.size());
   std::printf("  seconds of processes per decision: time %.2f s, instructions %.2f s\n",
               result["seconds_per_decision"]["time"].get<double>(), result["seconds_per_decision"]["instructions"].get<double>());
   std::printf("  history over %d runs x %d benchmarks: %.2f s; gate: %.3f s\n", speed["runs"].get<int>(),
               speed["benchmarks"].get<int>(), speed["history_s"].get<double>(), speed["gate_s"].get<double>());
   if (!args.out.empty()) {
     write_json_atomically(args.out, result);
-    std::printf("wrote %s\n", args.out.c_str());
+    std::printf("wrote %s (run files in %s)\n", args.out.c_str(), dir.c_str());
   }
   return kExitOk;
 }

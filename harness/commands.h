@@ -13,6 +13,7 @@
 #include "harness/catalogue.h"
 #include "harness/environment.h"
 #include "harness/gate.h"
+#include "harness/run_file.h"
 #include "harness/runner.h"
 
 namespace pairbench::harness {
@@ -29,7 +30,6 @@ struct UsageError : std::runtime_error {
 };
 
 std::string default_bench_dir();
-std::string utc_stamp(const char* format);
 std::vector<std::string> split_csv(const std::string& s);
 std::vector<ExperimentEntry> select_experiments(std::vector<ExperimentEntry> all, const std::string& experiments,
                                                 const std::string& arms);
@@ -64,6 +64,9 @@ int cmd_run(const RunArgs& args, const std::string& command_line);
 struct GateArgs {
   GateOptions options;
   std::string markdown, junit, json;  // extra outputs, written atomically where given
+  // History database for each benchmark's run-to-run noise: "auto" = results/history.sqlite
+  // where it exists (gate), "" = none (compare's default), else a path.
+  std::string history;
 };
 int cmd_compare(const std::string& baseline, const std::string& current, const GateArgs& args);
 // --baseline "" picks results/baselines/<machine_key>.json; --current "" picks the newest run file.
@@ -96,6 +99,9 @@ struct SelftestArgs {
   double min_time_s = 0;
   std::uint64_t seed = 0;
   bool pairing_study = false;  // measure ab's duet pairing against sequential interleaving instead
+  int baseline_runs = 4;       // runs of the same build (A1..): A/A pairs and the run-to-run noise
+  std::string runs_dir;        // where the run files go (default results/selftest)
+  bool from_runs = false;      // analyse the run files already in runs_dir; run nothing
   GateArgs gate;
 };
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir);

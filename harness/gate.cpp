@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -18,6 +20,7 @@ namespace {
 // One side of one benchmark: a value per process (and its in-process samples).
 struct Side {
   std::string experiment;
+  std::set<std::int64_t> iterations;          // fixed iteration counts of its processes
   std::vector<double> values;                 // process values
   std::vector<std::vector<double>> batches;   // in-process samples, per process (may be empty)
   std::vector<int> pairs;                     // duet pair ids, -1 where none
@@ -51,6 +54,7 @@ std::map<std::string, Side> time_sides(const nlohmann::json& doc) {
     s.values.push_back(batches.size() >= 3 ? stats::median(batches) : overall);
     s.batches.push_back(std::move(batches));
     s.pairs.push_back(b.value("duet_pair", -1));
+    if (b.contains("iterations") && b["iterations"].is_number_integer()) s.iterations.insert(b["iterations"].get<std::int64_t>());
   }
   return out;
 }
@@ -207,6 +211,27 @@ int processes_needed(double se_now, double n_now, double se_target) {
 
 }  // namespace
 
+double run_level_variance(const std::vector<std::vector<double>>& runs) {
+  std::vector<double> means, within;
+  for (const auto& values : runs) {
+    if (values.size() < 2) continue;
+    std::vector<double> logs;
+    for (double v : values) {
+      if (!(v > 0) || !std::isfinite(v)) return -1;
+      logs.push_back(std::log(v));
+    }
+    const stats::TrimmedSummary t = stats::trimmed_summary(logs);
+    means.push_back(t.mean);
+    within.push_back(t.scale2 / t.kept);  // the variance of this run's trimmed mean from its processes
+  }
+  if (means.size() < 3) return -1;
+  const double n = static_cast<double>(means.size());
+  const double mean = std::accumulate(means.begin(), means.end(), 0.0) / n;
+  double ss = 0;
+  for (double m : means) ss += (m - mean) * (m - mean);
+  return std::max(0.0, ss / (n - 1) - std::accumulate(within.begin(), within.end(), 0.0) / n);
+}
+
 int GateReport::count(const std::string& verdict) const {
   return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return r.verdict == verdict; }));
 }
@@ -299,6 +324,12 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     v.current_median = stats::median(c.values);
     v.noise_cv = std::max(robust_cv_or_zero(b.values), robust_cv_or_zero(c.values));
     v.inprocess_cv = inprocess_cv(b, c);
+    if (!b.iterations.empty() && !c.iterations.empty() && b.iterations != c.iterations) {
+      // Fixed counts differ (a --recalibrate between the runs): a warm-up shared by fewer
+      // iterations weighs more, so the two runs may not measure the same work.
+      v.note = "iteration counts differ (" + std::to_string(*b.iterations.begin()) + " vs " +
+               std::to_string(*c.iterations.begin()) + "): the runs may not measure the same work";
+    }
     pending.push_back({report.rows.size(), contrast_of(b, c, e.better != "higher", try_pairs, options.trim), e.time_relation != "none"});
     report.rows.push_back(v);
   }
@@ -345,7 +376,16 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
         variance = stats::posterior_variance(prior, c.variance, c.df);
       }
     }
-    derived[i] = {std::sqrt(std::max(0.0, variance) * c.se_factor), df};
+    double se2 = std::max(0.0, variance) * c.se_factor;
+    BenchmarkVerdict& row_i = report.rows[pending[i].row];
+    if (!try_pairs) {
+      // Two runs on two days differ by their days as well as their processes.
+      if (const auto it = options.run_variance.find(row_i.benchmark); it != options.run_variance.end() && it->second >= 0) {
+        se2 += 2 * it->second;
+        row_i.run_noise = std::sqrt(it->second);
+      }
+    }
+    derived[i] = {std::sqrt(se2), df};
     BenchmarkVerdict& v = report.rows[pending[i].row];
     v.paired = c.paired;
     v.df = df;
@@ -396,7 +436,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
       v.verdict = "improvement";
     } else if (high < log_threshold && low > -log_threshold) {
       v.verdict = "unchanged";
-      if (slower || faster) v.note = "significant change within the threshold";
+      if (slower || faster) v.note += std::string(v.note.empty() ? "" : "; ") + "significant change within the threshold";
     } else {
       v.verdict = "undecided";
       char buf[400];
@@ -404,7 +444,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
       if (!(d.df > 0)) {
         std::snprintf(buf, sizeof buf, "%d vs %d processes: no estimate of the noise", v.baseline_samples,
                       v.current_samples);
-        v.note = buf;
+        v.note += std::string(v.note.empty() ? "" : "; ") + buf;
         v.processes_needed = 3;
       } else {
         // Suspected regression (or improvement): significance is what is missing. Otherwise the
@@ -412,7 +452,12 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
         const bool suspected = std::fabs(c.delta) >= log_threshold;
         const double se_target = suspected ? std::fabs(c.delta) / (normal_critical(options.alpha / family) + 1.645)
                                            : (log_threshold - std::fabs(c.delta)) / 1.645;
-        v.processes_needed = processes_needed(d.se, n_now, se_target);
+        // The run-to-run part of the SE does not shrink with more processes.
+        const double run2 = v.run_noise > 0 ? 2 * v.run_noise * v.run_noise : 0.0;
+        const bool runs_dominate = se_target * se_target <= run2;
+        v.processes_needed = runs_dominate ? 0
+                                           : processes_needed(std::sqrt(std::max(0.0, d.se * d.se - run2)), n_now,
+                                                              std::sqrt(se_target * se_target - run2));
         std::string why;
         if (suspected) {
           std::snprintf(buf, sizeof buf, "a %s change, not significant after %s over %d benchmarks (p %.2g)",
@@ -429,13 +474,20 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
           std::snprintf(buf, sizeof buf, ", %.1f%% within", 100 * v.inprocess_cv);
           why += buf;
         }
-        if (v.processes_needed > 1000) {
+        if (v.run_noise > 0) {
+          std::snprintf(buf, sizeof buf, ", %.1f%% run to run", 100 * v.run_noise);
+          why += buf;
+        }
+        if (runs_dominate) {
+          why += "; the run-to-run noise alone is too large for this threshold: compare both builds in one run "
+                 "(pairbench ab), gate it on instructions, or set a larger threshold";
+        } else if (v.processes_needed > 1000) {
           why += "; more than 1000 processes per side would be needed: gate it on instructions or a larger threshold";
         } else {
           std::snprintf(buf, sizeof buf, "; about %d processes per side would decide it", v.processes_needed);
           why += buf;
         }
-        v.note = why;
+        v.note += std::string(v.note.empty() ? "" : "; ") + why;
       }
     }
   }
@@ -539,6 +591,11 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
                 100 * r.options.threshold, 100 * r.options.instructions_threshold, r.options.correction.c_str(),
                 r.options.alpha, r.prior.count, r.prior.df);
   out << line;
+  out << "run-to-run noise: "
+      << (r.options.run_variance_source.empty()
+              ? "none known (no history): the intervals hold process-to-process noise only"
+              : r.options.run_variance_source)
+      << "\n";
   out << r.headline() << "\n";
   if (r.failed()) {
     out << "GATE FAILED: regression\n";
@@ -561,7 +618,9 @@ std::string gate_markdown(const GateReport& r) {
   md << "## pairbench gate: " << outcome << "\n\n";
   md << "Time threshold " << 100 * r.options.threshold << " % (or the experiment's), instructions "
      << 100 * r.options.instructions_threshold << " %; false regressions controlled by " << r.options.correction
-     << " at " << r.options.alpha << " over the whole gate.\n\n";
+     << " at " << r.options.alpha << " over the whole gate. Run-to-run noise: "
+     << md_escape(r.options.run_variance_source.empty() ? "none known (no history)" : r.options.run_variance_source)
+     << ".\n\n";
   md << "Baseline `" << md_escape(r.baseline_label) << "`, current `" << md_escape(r.current_label) << "`.\n\n";
   if (r.forced) {
     md << "> **Forced comparison of different machines or builds:** ";
@@ -640,6 +699,7 @@ nlohmann::json gate_json(const GateReport& r) {
                       {"correction", r.options.correction},
                       {"interval_level", r.options.interval_level},
                       {"undecided_policy", r.options.undecided},
+                      {"run_variance_source", r.options.run_variance_source},
                       {"noise_prior", {{"benchmarks", r.prior.count}, {"df", num(r.prior.df)}, {"variance", r.prior.variance}}},
                       {"benchmarks", nlohmann::json::array()}};
   for (const auto& v : r.rows) {
@@ -651,7 +711,8 @@ nlohmann::json gate_json(const GateReport& r) {
                                {"slowdown_low", num(v.slowdown_low)}, {"slowdown_high", num(v.slowdown_high)},
                                {"t", num(v.t)}, {"df", num(v.df)}, {"se", num(v.se)}, {"p_value", v.p_value}, {"p_adjusted", v.p_adjusted},
                                {"noise_cv", v.noise_cv}, {"inprocess_cv", v.inprocess_cv}, {"threshold", v.threshold},
-                               {"paired", v.paired}, {"processes_needed", v.processes_needed}});
+                               {"paired", v.paired}, {"processes_needed", v.processes_needed},
+                               {"run_noise", num(v.run_noise)}});
   }
   return j;
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct GateOptions {
   bool force = false;                    // compare runs from different machines or builds anyway
   std::string undecided = "fail";        // what an undecided gate exits with: fail (4) | pass (0)
   std::string moderation = "eb";         // eb (empirical-Bayes noise prior, quiet benchmarks exempt) | none
+  // Run-to-run variance of each benchmark's log value (what moves a whole run's level: the
+  // machine's state that day), from this machine's history; two runs' difference carries it twice.
+  // Not applied to the two halves of one `ab` run. Benchmarks absent: unknown, taken as 0.
+  std::map<std::string, double> run_variance;
+  std::string run_variance_source;       // e.g. "results/history.sqlite, last 30 runs"
   double trim = 0.2;                     // Yuen's trimming fraction per side
 };
 
@@ -49,6 +55,7 @@ struct BenchmarkVerdict {
   double inprocess_cv = 0;          // median robust CV of the in-process samples, 0 when none
   double threshold = 0.05;
   bool paired = false;              // duet pairs compared pair by pair
+  double run_noise = -1;            // run-to-run SD of the log value used, -1 = unknown
   int processes_needed = 0;         // per side, for undecided rows: an estimate of what would decide it
   // regression | improvement | unchanged | undecided | broken | missing | new
   std::string verdict;
@@ -74,6 +81,11 @@ struct GateReport {
 };
 
 inline constexpr int kGateExitUndecided = 4;
+
+// The run-to-run variance of a benchmark's log value from its history, one vector of process
+// values per run: the variance of the runs' trimmed means beyond what their own process noise
+// explains (method of moments, floored at 0). Needs 3 runs; returns -1 with fewer.
+double run_level_variance(const std::vector<std::vector<double>>& runs);
 
 // Fingerprint fields (kComparableFields) that differ between two environments.
 std::vector<std::string> fingerprint_differences(const nlohmann::json& a, const nlohmann::json& b);

@@ -191,6 +191,7 @@ std::vector<History::Series> History::series(const std::string& machine_key, con
     if (values.empty()) return;
     out.back().points.back().median = stats::median(values);
     out.back().points.back().samples = static_cast<int>(values.size());
+    out.back().points.back().values = std::move(values);
     values.clear();
   };
   while (q.step(path_)) {
@@ -202,7 +203,7 @@ std::vector<History::Series> History::series(const std::string& machine_key, con
     }
     if (out.back().points.empty() || out.back().points.back().run_id != run_id) {
       flush_point();
-      out.back().points.push_back({run_id, q.text(5), q.text(6), 0, 0});
+      out.back().points.push_back({run_id, q.text(5), q.text(6), 0, 0, {}});
     }
     values.push_back(q.real(7));
   }

@@ -27,6 +27,7 @@ class History {
     std::string started_at, git_sha;
     double median;
     int samples;
+    std::vector<double> values;  // the run's samples (one per process)
   };
   struct Series {
     std::string benchmark, metric, unit, better;

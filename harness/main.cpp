@@ -23,6 +23,12 @@ void add_gate_options(CLI::App* cmd, GateArgs& gate) {
       ->check(CLI::IsMember({"pass", "fail"}));
   cmd->add_option("--correction", gate.options.correction, "holm (family-wise) or bh (false discovery rate)")
       ->check(CLI::IsMember({"holm", "bh"}));
+  cmd->add_option("--moderation", gate.options.moderation,
+                  "eb: borrow noise from every benchmark (empirical Bayes), none: each benchmark alone")
+      ->check(CLI::IsMember({"eb", "none"}));
+  cmd->add_option("--history", gate.history,
+                  "history database for each benchmark's run-to-run noise (gate default: results/history.sqlite "
+                  "where it exists; none to leave it out)");
   cmd->add_option("--markdown", gate.markdown, "also write a Markdown report (CI job summary)");
   cmd->add_option("--junit", gate.junit, "also write JUnit XML (CI test view)");
   cmd->add_option("--json", gate.json, "also write the comparison as JSON");
@@ -83,6 +89,7 @@ int main(int argc, char** argv) {
   auto* gate = app.add_subcommand("gate", "fail (exit 1) when the current run regressed against the baseline");
   std::string gate_baseline, gate_current;
   GateArgs gate_args;
+  gate_args.history = "auto";
   gate->add_option("--baseline", gate_baseline, "baseline run file (default: this machine's stored baseline)");
   gate->add_option("--current", gate_current, "current run file (default: the newest results/run-*.json)");
   gate->add_option("--results-dir", results_dir, "where run files and baselines/ live");
@@ -138,6 +145,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(2, 100));
   selftest->add_option("--min-time", selftest_args.min_time_s)->check(CLI::Range(0.0001, 600.0));
   selftest->add_option("--seed", selftest_args.seed, "seed of the gate draws");
+  selftest->add_option("--runs", selftest_args.baseline_runs, "runs of the same build before the planted run")
+      ->check(CLI::Range(2, 50));
+  selftest->add_option("--runs-dir", selftest_args.runs_dir, "where the run files go (default results/selftest)");
+  selftest->add_flag("--from", selftest_args.from_runs, "analyse the run files already in --runs-dir; run nothing");
   selftest->add_flag("--pairing-study", selftest_args.pairing_study,
                      "measure ab's duet pairing against sequential interleaving (noise, A/A, a planted 5 %)");
   selftest->add_option("--out", selftest_args.out, "write the result as JSON");

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <ctime>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -70,6 +71,15 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     unlink(tmp.c_str());
     throw std::runtime_error(path + ": rename failed: " + why);
   }
+}
+
+std::string utc_stamp(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
 }
 
 nlohmann::json read_run_file(const std::string& path) {

@@ -10,6 +10,9 @@ namespace pairbench::harness {
 
 inline constexpr int kRunFileSchemaVersion = 1;
 
+// The current UTC time in strftime's `format` ("%Y-%m-%dT%H:%M:%SZ").
+std::string utc_stamp(const char* format);
+
 // Writes `doc` to `path` atomically: a temporary file in the same directory, fsync, rename.
 // Throws std::runtime_error naming the path on failure; the old file, if any, is untouched.
 void write_json_atomically(const std::string& path, const nlohmann::json& doc);

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "harness/process.h"
+#include "harness/run_file.h"
 #include "harness/stats.h"
 
 namespace pairbench::harness {
@@ -193,7 +194,8 @@ Sample run_job(Context& ctx, const Job& job) {
   if (ctx.counter.name == "perf" && record->contains("instructions")) total = (*record)["instructions"].get<double>();
   s.instrument = "instructions";
   s.batches.clear();
-  if (!total || s.iterations <= 0 || *total <= 0) {
+  const auto counted = record->value("counted_regions", std::int64_t{0});  // the first region is left out
+  if (!total || counted <= 0 || *total <= 0) {
     Sample f = failed_sample(job, ctx.counter.name + " gave no instruction count" +
                                       (record->contains("instruction_error")
                                            ? ": " + (*record)["instruction_error"].get<std::string>()
@@ -203,7 +205,7 @@ Sample run_job(Context& ctx, const Job& job) {
     f.side = job.side;
     return f;
   }
-  s.metric_value = *total / static_cast<double>(s.iterations);
+  s.metric_value = *total / static_cast<double>(counted);
   return s;
 }
 
@@ -239,15 +241,7 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
     const double n = rec.value("iterations_recorded", 0.0);
     const double measured = rec.value("measured_s", 0.0), wall = rec.value("loop_wall_s", 0.0);
     if (n <= 0 || measured <= 0) continue;
-    cache.put(c.benchmark->name, {measured / n, (n > 1 ? wall / (n - 1) : wall / n),
-                                  [] {
-                                    const std::time_t now = std::time(nullptr);
-                                    std::tm tm{};
-                                    gmtime_r(&now, &tm);
-                                    char buf[32];
-                                    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-                                    return std::string(buf);
-                                  }()});
+    cache.put(c.benchmark->name, {measured / n, (n > 1 ? wall / (n - 1) : wall / n), utc_stamp("%Y-%m-%dT%H:%M:%SZ")});
     ++out.calibrated;
   }
   if (ctx.options.progress_tty && !missing.empty()) std::cerr << "\r\033[K";
@@ -525,7 +519,8 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   if (options.progress_tty) std::cerr << "\r\033[K";
   fs::remove_all(tmp_dir);
 
-  // A benchmark that now runs 3x faster or slower than its calibration gets a fresh one next run.
+  // A benchmark now 3x faster or slower than its calibration keeps its iteration count (a new
+  // count would change the work measured, and with it the baseline comparison) and is named.
   std::map<std::string, std::vector<double>> observed;
   for (const Sample& s : outcome.samples) {
     if (s.instrument == "time" && s.has_value && s.iterations > 0 && s.measured_s > 0) {
@@ -535,11 +530,12 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   for (const auto& [name, values] : observed) {
     const Calibration* c = cache.find(name);
     if (c && calibration_drifted(*c, stats::median(values))) {
-      Calibration updated = *c;
-      updated.wall_s_per_iteration *= stats::median(values) / c->measured_s_per_iteration;
-      updated.measured_s_per_iteration = stats::median(values);
-      cache.put(name, updated);
-      std::cerr << "pairbench: " << name << " drifted from its calibration; recalibrated for the next run\n";
+      outcome.drifted.push_back(name);
+      std::cerr << "pairbench: " << name << " runs " << std::fixed;
+      std::cerr.precision(1);
+      std::cerr << stats::median(values) / c->measured_s_per_iteration
+                << "x its calibrated time per iteration; its iteration count stays (--recalibrate to renew it)\n";
+      std::cerr.unsetf(std::ios::fixed);
     }
   }
   if (const std::string problem = cache.save(); !problem.empty()) {

@@ -44,6 +44,7 @@ struct RunOutcome {
   std::string pairing = "sequential";  // what ran: duet falls back to sequential on one CPU
   std::vector<int> duet_cpus;
   std::map<std::string, std::int64_t> iterations;  // per benchmark, the fixed count used
+  std::vector<std::string> drifted;  // benchmarks 3x off their calibration (their counts were kept)
 };
 
 RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options);

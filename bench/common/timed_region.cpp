@@ -57,6 +57,9 @@ struct Record {
   // Instruction counting.
   bool instrumenting = false;  // callgrind instrumentation switched on
   bool collecting = false;     // inside a counted region
+  // Instruction counting leaves the first region out: its first calls run the dynamic linker's
+  // lazy binding and other one-time paths, so a count over N regions would depend on N.
+  std::int64_t regions_begun = 0, regions_counted = 0;
   int perf_fd = -1;
   std::string counter_error;
   Injection injection = read_injection();
@@ -120,6 +123,8 @@ void reset_timed_regions(std::int64_t max_iterations) {
   r.recorded = 0;
   r.measured_s = 0;
   r.started = false;
+  r.regions_begun = 0;
+  r.regions_counted = 0;
   if (r.perf_fd >= 0) ioctl(r.perf_fd, PERF_EVENT_IOC_RESET, 0);
   if (r.counter == InstructionCounter::kCallgrind) CALLGRIND_ZERO_STATS;
 }
@@ -134,6 +139,7 @@ void region_begin() {
     r.first_begin = Clock::now();
   }
   if (r.collecting) return;  // nested or unbalanced: count the outer region only
+  if (r.counter != InstructionCounter::kNone && r.regions_begun++ == 0) return;  // the warm-up region
   if (r.counter == InstructionCounter::kCallgrind) {
     if (!r.instrumenting) {
       CALLGRIND_START_INSTRUMENTATION;
@@ -144,6 +150,7 @@ void region_begin() {
     ioctl(r.perf_fd, PERF_EVENT_IOC_ENABLE, 0);
   }
   r.collecting = true;
+  ++r.regions_counted;
 }
 
 void inject_work(double region_ns) {
@@ -195,6 +202,7 @@ bool write_timed_region_record(const std::string& path) {
                         {"loop_wall_s", r.started ? std::chrono::duration<double>(r.last_record - r.first_begin).count() : 0.0},
                         {"batch_iterations", r.batch_iterations},
                         {"batch_seconds", r.batch_seconds}};
+  if (r.counter != InstructionCounter::kNone) out["counted_regions"] = r.regions_counted;
   switch (r.counter) {
     case InstructionCounter::kNone: break;
     case InstructionCounter::kCallgrind:

@@ -26,7 +26,8 @@ void configure_timed_regions(InstructionCounter counter, int batches);
 // (Google Benchmark's iteration ramp calls an arm several times; only the last one counts).
 void reset_timed_regions(std::int64_t max_iterations);
 
-// Opens a timed region: call right before reading the start clock.
+// Opens a timed region: call right before reading the start clock. When counting instructions,
+// the first region of the process is not counted (one-time paths: lazy binding, first calls).
 void region_begin();
 // The self-test's injected work for a region that has taken `region_ns` so far: real dependent
 // integer work (a multiply-add chain), not clock polling, so it adds instructions and time alike.

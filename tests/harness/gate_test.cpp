@@ -319,6 +319,48 @@ TEST(GateAtScale, DuetPairsAreComparedPairByPair) {
   EXPECT_EQ(paired.count("regression"), 1) << paired.headline();
 }
 
+// --- Run-to-run noise ------------------------------------------------------------------------
+
+TEST(GateRunNoise, RunLevelVarianceKnownAnswer) {
+  // Four runs whose levels are exp(0), exp(0.04), exp(-0.04), exp(0) with no process noise: the
+  // variance of the run means is 0.04^2 * 2 / 3.
+  std::vector<std::vector<double>> runs;
+  for (double level : {0.0, 0.04, -0.04, 0.0}) runs.push_back(std::vector<double>(5, 100 * std::exp(level)));
+  EXPECT_NEAR(run_level_variance(runs), 0.04 * 0.04 * 2 / 3, 1e-12);
+  // Process noise alone (the same level every run) explains the spread of the run means: ~0.
+  std::mt19937 rng(3);
+  std::normal_distribution<double> z(0, 1);
+  std::vector<std::vector<double>> quiet_runs(30);
+  for (auto& r : quiet_runs) {
+    for (int p = 0; p < 9; ++p) r.push_back(100 * std::exp(0.05 * z(rng)));
+  }
+  EXPECT_LT(run_level_variance(quiet_runs), 0.0003);  // run-mean variance alone is ~0.05^2/9 = 0.00028
+  EXPECT_EQ(run_level_variance({{1, 2}, {1, 2}}), -1);  // fewer than 3 runs: unknown
+}
+
+TEST(GateRunNoise, AShiftOfTheRunsLevelIsNoRegressionWhereHistorySaysRunsMoveThatMuch) {
+  // A quiet benchmark (0.5 % between processes) whose whole run came out 4 % slower: without
+  // history it reads as a regression; with 3 % run-to-run noise known, it cannot be one.
+  NoiseModel m;
+  m.cv = std::vector<double>(20, 0.005);
+  m.outlier_rate = 0;
+  std::vector<double> factor(20, 1.0);
+  factor[0] = 1.04 * 1.04;  // 8 %: its interval reaches 5 %
+  const auto base = run_doc(side(m, 9, 71)), cur = run_doc(side(m, 9, 72, factor));
+  EXPECT_EQ(row(compare_runs(base, cur, {}, "a", "b"), "bench1000").verdict, "regression");
+  GateOptions with_history;
+  with_history.run_variance["bench1000"] = 0.03 * 0.03;
+  with_history.run_variance_source = "test";
+  const GateReport r = compare_runs(base, cur, with_history, "a", "b");
+  EXPECT_EQ(row(r, "bench1000").verdict, "undecided") << row(r, "bench1000").note;
+  EXPECT_NEAR(row(r, "bench1000").run_noise, 0.03, 1e-12);
+  EXPECT_NE(row(r, "bench1000").note.find("run to run"), std::string::npos) << row(r, "bench1000").note;
+  // A large change still is one: 30 % on top of 3 % run-to-run noise.
+  factor[0] = 1.30;
+  EXPECT_EQ(row(compare_runs(base, run_doc(side(m, 9, 72, factor)), with_history, "a", "b"), "bench1000").verdict,
+            "regression");
+}
+
 // --- Instruction counts ---------------------------------------------------------------------
 
 nlohmann::json with_instructions(nlohmann::json doc, const std::map<std::string, std::vector<double>>& counts) {
