@@ -42,6 +42,7 @@ def hostile_run(path):
     for b in doc["benchmarks"]:
         if b.get("experiment") == old_name:
             b["experiment"] = exp["name"]
+            b["name"] = b["name"].replace(old_name, exp["name"], 1)  # a name starts with its experiment
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f)
     return path

@@ -84,7 +84,8 @@ class RenderMinimal(RenderMixin, unittest.TestCase):
         work = tmpdir(self)
         path = os.path.join(work, "empty.json")
         with open(path, "w", encoding="utf-8") as f:
-            json.dump({"context": {}, "benchmarks": [], "pairbench": {"experiments": []}}, f)
+            json.dump({"context": {}, "benchmarks": [],
+                       "pairbench": {"schema_version": 1, "environment": {}, "experiments": []}}, f)
         out, text, page = self.render(path)
         self.assertEqual(page.images, [])
         self.assertIn("The run file has no experiments", text)
