@@ -1,14 +1,22 @@
 // `pairbench list`, `env`, `run` and `report`, and what they share with `ab` and `selftest`.
+// What `run` measured is never thrown away: an interrupted run writes a partial run file, a run
+// file that cannot go where asked goes to the current or the temporary directory, and a history
+// row that cannot be written is retried, then named in the run file for `history import`.
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <random>
 #include <set>
 
 #include "harness/commands.h"
 #include "harness/history.h"
+#include "harness/interrupt.h"
 #include "harness/process.h"
 #include "harness/run_file.h"
 #include "harness/summary.h"
@@ -16,6 +24,58 @@
 
 namespace pairbench::harness {
 namespace fs = std::filesystem;
+
+namespace {
+
+// 128 random bits as hex: the run's identity in the history, whatever its file is renamed to.
+std::string new_run_id() {
+  std::random_device rd;
+  char id[33];
+  std::snprintf(id, sizeof id, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+  return id;
+}
+
+// `path` with `-<pid>` before its extension, for a fallback name that is taken already.
+std::string unique_variant(const fs::path& path) {
+  const std::string name = path.stem().string() + "-" + std::to_string(getpid()) + path.extension().string();
+  return (path.parent_path() / name).string();
+}
+
+// Writes the run file to `wanted`, else under the same name in the current directory, else in
+// $TMPDIR (or /tmp), saying on stderr why and where; with `to_stdout`, as a last resort, prints
+// it on stdout. Returns where it went ("-" for stdout, "" for nowhere).
+std::string write_run_file(const std::string& wanted, const nlohmann::json& doc, bool to_stdout) {
+  std::string why;
+  try {
+    write_json_atomically(wanted, doc);
+    return wanted;
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  const std::string name = fs::path(wanted).filename().string();
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);  // fails where the current directory was removed
+  const char* tmp = std::getenv("TMPDIR");
+  const std::vector<fs::path> fallbacks = {ec ? fs::path(".") / name : cwd / name,
+                                           fs::path(tmp && *tmp ? tmp : "/tmp") / name};
+  for (const fs::path& candidate : fallbacks) {
+    const std::string path = fs::exists(candidate, ec) ? unique_variant(candidate) : candidate.string();
+    if (path == wanted) continue;
+    try {
+      write_json_atomically(path, doc);
+      std::cerr << "pairbench: cannot write the run file (" << why << "); wrote it to " << path << " instead\n";
+      return path;
+    } catch (const std::exception&) {
+    }
+  }
+  if (!to_stdout) return "";
+  std::cerr << "pairbench: cannot write the run file (" << why
+            << ") nor a fallback in the current or temporary directory; the run file follows on stdout\n";
+  std::cout << doc.dump(2) << "\n" << std::flush;
+  return "-";
+}
+
+}  // namespace
 
 std::string default_bench_dir() {
   std::error_code ec;
@@ -251,21 +311,71 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
                       {"not_run", not_run},
                       {"instructions", instructions},
                       {"experiments", summary}};
+  doc["pairbench"]["run_id"] = new_run_id();
+  if (outcome.interrupted_by) {
+    doc["pairbench"]["interrupted"] = {{"signal", signal_name(outcome.interrupted_by)},
+                                       {"completed_processes", outcome.completed_processes},
+                                       {"planned_processes", outcome.planned_processes}};
+  }
   return doc;
 }
 
-void record_history(const std::string& history_path, const nlohmann::json& doc, const std::string& run_file) {
-  if (history_path.empty()) return;
-  try {
-    std::error_code ec;
-    const fs::path parent = fs::path(history_path).parent_path();
-    if (!parent.empty()) fs::create_directories(parent, ec);
-    History history(history_path);
-    history.append_run(doc, run_file);
-  } catch (const std::exception& e) {
-    // The run file is already written: losing the history row must not lose the run.
-    std::cerr << "pairbench: warning: not recorded in history: " << e.what() << "\n";
+double history_retry_s() {
+  const char* text = std::getenv("PAIRBENCH_HISTORY_RETRY_S");
+  if (!text || !*text) return 120;
+  char* end = nullptr;
+  const double s = std::strtod(text, &end);
+  if (*end != '\0' || !(s >= 0 && s <= 86400)) {
+    throw UsageError(std::string("PAIRBENCH_HISTORY_RETRY_S: expected seconds from 0 to 86400, got '") + text + "'");
   }
+  return s;
+}
+
+nlohmann::json record_history(const std::string& history_path, const nlohmann::json& doc, const std::string& run_file) {
+  using Clock = std::chrono::steady_clock;
+  const double budget_s = history_retry_s();
+  const auto start = Clock::now();
+  auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  nlohmann::json result = {{"db", history_path}};
+  std::string error;
+  int attempts = 0;
+  double backoff_s = 0.5;
+  for (;;) {
+    ++attempts;
+    // Each attempt waits for the lock a quarter of what is left (0.1 to 10 s), so a few
+    // attempts fit in the budget and none outlasts it by much.
+    const double wait_s = std::clamp((budget_s - elapsed_s()) / 4, 0.1, 10.0);
+    try {
+      std::error_code ec;
+      const fs::path parent = fs::path(history_path).parent_path();
+      if (!parent.empty()) fs::create_directories(parent, ec);
+      History history(history_path, static_cast<int>(1000 * wait_s));
+      bool stored_before = false;
+      const std::int64_t id = history.append_run(doc, run_file, &stored_before);
+      result["status"] = stored_before ? "already_stored" : "stored";
+      result["history_run_id"] = id;
+      result["attempts"] = attempts;
+      return result;
+    } catch (const HistoryBusy& e) {
+      error = e.what();  // another writer holds the lock: worth waiting for
+    } catch (const std::exception& e) {
+      error = e.what();  // not a lock (unwritable, not a history): retrying cannot help
+      break;
+    }
+    const double left_s = budget_s - elapsed_s();
+    if (left_s <= 0) break;
+    if (!sleep_unless_interrupted(std::min(backoff_s, left_s))) {
+      error += "; retries stopped by " + signal_name(interrupt_signal());
+      break;
+    }
+    backoff_s = std::min(2 * backoff_s, 8.0);
+  }
+  char took[64];
+  std::snprintf(took, sizeof took, " (%d attempt%s over %.1f s)", attempts, attempts == 1 ? "" : "s", elapsed_s());
+  result["status"] = "failed";
+  result["error"] = error + took;
+  result["attempts"] = attempts;
+  return result;
 }
 
 int cmd_run(const RunArgs& args, const std::string& command_line) {
@@ -278,26 +388,60 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
   } catch (const std::exception& ex) {
     throw UsageError(std::string("--out: ") + ex.what());
   }
+  if (!args.history.empty()) history_retry_s();  // a bad PAIRBENCH_HISTORY_RETRY_S fails now, not after the run
   const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
                                               args.experiments, args.arms);
   for (const auto& w : env.warnings) std::cerr << "pairbench: warning: " << w << "\n";
 
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
   const RunOutcome outcome = run_experiments(experiments, options);
-  const nlohmann::json doc = build_run_doc(experiments, outcome.samples, options, outcome, env, started, command_line);
-  write_json_atomically(out, doc);
-  record_history(args.history, doc, out);
-  print_summary(std::cout, doc["pairbench"]["experiments"]);
-  std::cout << "\nwrote " << out << " (" << doc["benchmarks"].size() << " samples, " << outcome.wall_s << " s)\n";
+  nlohmann::json doc = build_run_doc(experiments, outcome.samples, options, outcome, env, started, command_line);
+  auto& pb = doc["pairbench"];
+  const bool partial = outcome.interrupted_by != 0;
+  // Written before the history is tried (that may take minutes): the samples are safe first. A
+  // "pending" history write that is never updated means pairbench died in between.
+  if (!args.history.empty()) {
+    pb["history_write"] = partial ? nlohmann::json{{"db", args.history}, {"status", "skipped"},
+                                                   {"reason", "a partial (interrupted) run is not recorded in the history"}}
+                                  : nlohmann::json{{"db", args.history}, {"status", "pending"}};
+  }
+  std::string written = write_run_file(out, doc, /*to_stdout=*/partial || args.history.empty());
+  if (partial) {
+    std::cerr << "pairbench: interrupted by " << signal_name(outcome.interrupted_by) << " after "
+              << outcome.completed_processes << " of " << outcome.planned_processes << " processes: kept "
+              << doc["benchmarks"].size() << " samples in " << (written == "-" ? "the run file on stdout" : written)
+              << " (marked interrupted; not recorded in the history)\n";
+    return interrupted_exit_status();
+  }
+  bool history_failed = false;
+  if (!args.history.empty()) {
+    pb["history_write"] = record_history(args.history, doc, written.empty() ? out : written);
+    history_failed = pb["history_write"]["status"] == "failed";
+    written = write_run_file(written.empty() ? out : written, doc, /*to_stdout=*/true);
+  }
+  print_summary(std::cout, pb["experiments"]);
+  std::cout << "\nwrote " << (written == "-" ? "the run file to stdout" : written) << " (" << doc["benchmarks"].size()
+            << " samples, " << outcome.wall_s << " s)\n";
+  if (history_failed) {
+    std::cerr << "pairbench: not recorded in history " << args.history << ": "
+              << pb["history_write"]["error"].get<std::string>() << "; the run file names the failed write, store it "
+              << "later with: pairbench history import " << written << " --db " << args.history << "\n";
+  }
+  if (interrupt_signal()) {
+    std::cerr << "pairbench: interrupted by " << signal_name(interrupt_signal())
+              << " after every process had finished: the run file " << written << " is complete\n";
+    return interrupted_exit_status();
+  }
   if (outcome.failed_processes > 0) {
     std::cerr << "pairbench: " << outcome.failed_processes
               << " benchmark process(es) failed, crashed, hung or were incorrect; see 'verification' above\n";
-    return kExitBenchmarkFailed;
   }
-  return kExitOk;
+  // Not where asked (the message above said where), or not in the history: nothing is lost, but
+  // whoever reads the exit status must look.
+  return outcome.failed_processes > 0 || written != out || history_failed ? kExitBenchmarkFailed : kExitOk;
 }
 
-int cmd_report(const std::string& run, const std::string& history, const std::string& out_dir) {
+int cmd_report(const std::string& run, const std::string& history, const std::string& out_dir, double timeout_s) {
   const std::string script = std::string(PAIRBENCH_SOURCE_DIR) + "/plots/report.py";
   if (!fs::exists(script)) throw UsageError("report: " + script + " not found");
   // Debian's matplotlib belongs to /usr/bin/python3; another python3 may come first on PATH.
@@ -306,8 +450,19 @@ int cmd_report(const std::string& run, const std::string& history, const std::st
     argv.push_back("--history");
     argv.push_back(history);
   }
-  const ProcessResult r = run_process(argv, {{"MPLBACKEND", "Agg"}}, std::chrono::minutes(10));
+  // Its own process group, killed whole at the time limit or on SIGINT/SIGTERM (run_process).
+  const ProcessResult r = run_process(argv, {{"MPLBACKEND", "Agg"}}, std::chrono::duration<double>(timeout_s));
   std::cout << r.output;
+  if (r.status == ProcessResult::Status::kInterrupted) {
+    std::cerr << "pairbench: report: interrupted by " << signal_name(r.signal)
+              << ": plots/report.py and its process group were killed; " << out_dir << " may be incomplete\n";
+    return interrupted_exit_status();
+  }
+  if (r.status == ProcessResult::Status::kTimedOut) {
+    std::cerr << "pairbench: report: plots/report.py " << r.describe() << " (--timeout " << timeout_s
+              << "): killed with its process group; " << out_dir << " may be incomplete\n";
+    return kExitBenchmarkFailed;
+  }
   if (r.status != ProcessResult::Status::kExited) throw std::runtime_error("report: plots/report.py " + r.describe());
   return r.exit_code;
 }

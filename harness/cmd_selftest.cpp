@@ -23,6 +23,7 @@
 
 #include "harness/commands.h"
 #include "harness/history.h"
+#include "harness/interrupt.h"
 #include "harness/run_file.h"
 #include "harness/stats.h"
 #include "pairbench/build_info.h"
@@ -262,6 +263,7 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
       std::cerr << "selftest: ab " << pairing << (planted ? ", 5 % planted" : ", A/A") << "\n";
       const auto t0 = Clock::now();
       const AbResult r = run_ab(sides, {env, env}, o, "selftest --pairing-study");
+      if (interrupt_signal()) break;  // a cut-short pair of runs says nothing; what is done is written below
       const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
       const GateReport report = compare_runs(r.baseline, r.candidate, gate, "A", sides[1].name);
       std::vector<double> se;
@@ -281,6 +283,7 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
                   wall);
     }
   }
+  if (interrupt_signal()) result["interrupted"] = signal_name(interrupt_signal());
   if (!args.out.empty()) {
     write_json_atomically(args.out, result);
     std::printf("wrote %s\n", args.out.c_str());
@@ -326,6 +329,7 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
       const RunOutcome r = run_sides({Side{"A", experiments, {}, {}, {}}}, o);
       nlohmann::json doc = build_run_doc(experiments, r.samples, o, r, env, started, "selftest A" + std::to_string(k), 0);
       write_json_atomically(run_path("A" + std::to_string(k)), doc);
+      if (r.interrupted_by) return interrupted_exit_status();  // kept, marked partial; no analysis of part of a run
       if (k == 1) first = doc;
     }
     // Run Y: A' and the planted sides, interleaved. Time: work worth L % of each region's time.
@@ -353,6 +357,7 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
       nlohmann::json doc = build_run_doc(experiments, y.samples, o, y, env, started, "selftest Y", static_cast<int>(side));
       write_json_atomically(run_path(side == 0 ? "Y-A'" : "Y-" + sides[side].name), doc);
     }
+    if (y.interrupted_by) return interrupted_exit_status();
   }
 
   // --- Analysis, from the run files (--from re-reads them) ------------------------------------

@@ -54,8 +54,14 @@ RunOptions run_options(const RunArgs& args, const std::string& machine_key = "")
 nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
                              const RunOptions& options, const RunOutcome& outcome, const Environment& env,
                              const std::string& started, const std::string& command, int side = 0);
-// Appends a run file to the history database, if `history_path` is not empty; a failure warns.
-void record_history(const std::string& history_path, const nlohmann::json& doc, const std::string& run_file);
+// Appends a run to the history database (once: a run already there by its pairbench.run_id is
+// not stored again), retrying with backoff while another writer holds the lock, for up to
+// PAIRBENCH_HISTORY_RETRY_S seconds (default 120) or until SIGINT/SIGTERM. Returns what the run
+// file records as `pairbench.history_write`: {"db", "status": stored | already_stored | failed,
+// "history_run_id" or "error", "attempts"}.
+nlohmann::json record_history(const std::string& history_path, const nlohmann::json& doc, const std::string& run_file);
+// PAIRBENCH_HISTORY_RETRY_S in seconds (default 120); throws UsageError when it is not a number of seconds.
+double history_retry_s();
 
 int cmd_list(const std::string& bench_dir, const std::string& profile, const std::string& format);
 int cmd_env(const std::string& format);
@@ -75,6 +81,9 @@ int cmd_gate(const std::string& baseline, const std::string& current, const std:
 int cmd_baseline_update(const std::string& run, const std::string& results_dir, const std::string& history);
 int cmd_history(const std::string& benchmark, const std::string& db, const std::string& machine, int last_runs,
                 const std::string& format);
+// `history import RUN.json...`: stores run files in the history (each once, however often
+// imported); exit 2 for a bad or partial run file (nothing stored), 3 when a write failed.
+int cmd_history_import(const std::vector<std::string>& run_files, const std::string& db);
 
 struct AbArgs {
   std::string baseline_build, candidate_build, experiments, arms, profile = "quick", out_dir;
@@ -106,6 +115,7 @@ struct SelftestArgs {
 };
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir);
 
-int cmd_report(const std::string& run, const std::string& history, const std::string& out_dir);
+// Runs plots/report.py with a time limit; exit 3 when it is killed at the limit, 130/143 on SIGINT/SIGTERM.
+int cmd_report(const std::string& run, const std::string& history, const std::string& out_dir, double timeout_s);
 
 }  // namespace pairbench::harness

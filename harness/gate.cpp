@@ -286,6 +286,14 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     }
     report.forced = true;
   }
+  for (const auto& [side, doc] : {std::pair{"baseline", &baseline}, std::pair{"current", &current}}) {
+    const auto& pb = doc->at("pairbench");
+    if (const auto it = pb.find("interrupted"); it != pb.end() && it->is_object()) {
+      report.partial_runs.push_back(std::string(side) + " run interrupted by " + it->value("signal", "a signal") +
+                                    " after " + it->value("completed_processes", nlohmann::json()).dump() + " of " +
+                                    it->value("planned_processes", nlohmann::json()).dump() + " processes");
+    }
+  }
   auto info = experiments_of(baseline);
   for (const auto& [name, e] : experiments_of(current)) info[name] = e;  // the current run's declaration wins
   // Duet pairs mean something only between the two halves of one `ab` run.
@@ -571,6 +579,9 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
     out << "WARNING: forced comparison of different machines or builds:\n";
     for (const auto& d : r.fingerprint_differences) out << "  " << d << "\n";
   }
+  for (const auto& p : r.partial_runs) {
+    out << "PARTIAL RUN: " << p << "; benchmarks it did not reach are missing, and the gate cannot pass\n";
+  }
   char line[800];
   std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s  %s\n", "benchmark", "verdict", "change [90% CI] (+ = worse)",
                 "p (adj)", "noise", "note");
@@ -600,7 +611,9 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
   if (r.failed()) {
     out << "GATE FAILED: regression\n";
   } else if (r.undecided()) {
-    out << "GATE UNDECIDED: " << r.count("undecided") << " benchmark(s) could not be decided"
+    out << "GATE UNDECIDED: "
+        << (r.partial_runs.empty() ? std::to_string(r.count("undecided")) + " benchmark(s) could not be decided"
+                                   : std::string("a partial (interrupted) run cannot pass"))
         << (r.options.undecided == "pass" ? " (passing by --undecided pass)" : " (exit 4; --undecided pass to accept)")
         << "\n";
   } else {
@@ -627,6 +640,7 @@ std::string gate_markdown(const GateReport& r) {
     for (const auto& d : r.fingerprint_differences) md << md_escape(d) << "; ";
     md << "\n\n";
   }
+  for (const auto& p : r.partial_runs) md << "> **Partial run:** " << md_escape(p) << "; the gate cannot pass.\n\n";
   auto table = [&](const std::vector<const BenchmarkVerdict*>& rows) {
     md << "| benchmark | verdict | change [90% CI] (+ = worse) | p (adjusted) | noise | note |\n|---|---|---|---|---|---|\n";
     for (const auto* v : rows) {
@@ -693,6 +707,7 @@ nlohmann::json gate_json(const GateReport& r) {
                       {"failed", r.failed()},
                       {"forced", r.forced},
                       {"fingerprint_differences", r.fingerprint_differences},
+                      {"partial_runs", r.partial_runs},
                       {"threshold", r.options.threshold},
                       {"instructions_threshold", r.options.instructions_threshold},
                       {"alpha", r.options.alpha},

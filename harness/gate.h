@@ -66,12 +66,15 @@ struct GateReport {
   std::vector<BenchmarkVerdict> rows;
   std::vector<std::string> fingerprint_differences;  // "cpu_model: 'A' vs 'B'"
   bool forced = false;
+  // Runs cut short by SIGINT/SIGTERM (`pairbench.interrupted`): "current run interrupted by
+  // SIGINT after 5 of 40 processes". A partial run cannot pass: the gate is at best undecided.
+  std::vector<std::string> partial_runs;
   GateOptions options;
   std::string baseline_label, current_label;
   stats::VariancePrior prior;  // the time instrument's prior, over every time-following metric
   int count(const std::string& verdict) const;
   bool failed() const { return count("regression") + count("broken") > 0; }
-  bool undecided() const { return count("undecided") > 0; }
+  bool undecided() const { return count("undecided") > 0 || !partial_runs.empty(); }
   // "regression" | "undecided" | "pass"
   std::string outcome() const;
   // 0 pass; 1 regression or broken; 4 undecided under --undecided fail.

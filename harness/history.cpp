@@ -10,8 +10,6 @@
 namespace pairbench::harness {
 namespace {
 
-constexpr int kBusyTimeoutMs = 30'000;  // two CI jobs appending at once wait, never fail
-
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS runs(
   id INTEGER PRIMARY KEY,
@@ -71,6 +69,7 @@ class Statement {
     const int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw HistoryBusy(path + ": " + sqlite3_errmsg(db_));
     throw std::runtime_error(path + ": " + sqlite3_errmsg(db_));
   }
   void reset() {
@@ -91,14 +90,14 @@ class Statement {
 
 }  // namespace
 
-History::History(const std::string& path) : path_(path) {
+History::History(const std::string& path, int busy_timeout_ms) : path_(path) {
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     throw std::runtime_error(path + ": cannot open history database: " + why);
   }
-  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  sqlite3_busy_timeout(db_, busy_timeout_ms);
   try {
     exec("PRAGMA journal_mode=WAL");    // readers never block the writer, and vice versa
     exec("PRAGMA synchronous=NORMAL");  // with WAL: durable at checkpoints, never corrupt
@@ -116,14 +115,32 @@ History::~History() { sqlite3_close(db_); }
 
 void History::exec(const char* sql) {
   char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+  if (const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err); rc != SQLITE_OK) {
     const std::string why = err ? err : sqlite3_errmsg(db_);
     sqlite3_free(err);
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw HistoryBusy(path_ + ": " + why);
     throw std::runtime_error(path_ + ": " + why);
   }
 }
 
-std::int64_t History::append_run(const nlohmann::json& doc, const std::string& run_file) {
+std::string run_identity(const nlohmann::json& doc) {
+  const auto& pb = doc.at("pairbench");
+  if (const auto it = pb.find("run_id"); it != pb.end() && it->is_string() && !it->get<std::string>().empty()) {
+    return it->get<std::string>();
+  }
+  // FNV-1a over the whole run but its history-write note (nlohmann's dump is canonical: sorted
+  // keys), so the same run file is the same run whatever its name or formatting.
+  nlohmann::json content = doc;
+  content["pairbench"].erase("history_write");
+  const std::string key = content.dump();
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (const unsigned char c : key) hash = (hash ^ c) * 0x100000001b3ull;
+  char id[40];
+  std::snprintf(id, sizeof id, "derived-%016llx", static_cast<unsigned long long>(hash));
+  return id;
+}
+
+std::int64_t History::append_run(const nlohmann::json& doc, const std::string& run_file, bool* stored_before) {
   const auto& pb = doc.at("pairbench");
   const auto& env = pb.at("environment");
   // Metric, unit and direction per experiment, from the run's summary.
@@ -131,16 +148,38 @@ std::int64_t History::append_run(const nlohmann::json& doc, const std::string& r
   for (const auto& e : pb.at("experiments")) {
     metric_of[e.at("name")] = {e.at("metric"), e.at("unit"), e.at("better")};
   }
+  const std::string uid = run_identity(doc);
   exec("BEGIN IMMEDIATE");  // takes the write lock up front: concurrent appenders queue here
   try {
-    Statement run(db_, "INSERT INTO runs(started_at, git_sha, machine_key, profile, fingerprint, run_file) "
-                       "VALUES(?,?,?,?,?,?)", path_);
+    // Histories from before run identities get the column here, inside the write transaction;
+    // older rows keep NULL (UNIQUE allows any number of NULLs).
+    bool has_uid = false;
+    {
+      Statement columns(db_, "PRAGMA table_info(runs)", path_);
+      while (columns.step(path_)) has_uid = has_uid || columns.text(1) == "run_uid";
+    }
+    if (!has_uid) exec("ALTER TABLE runs ADD COLUMN run_uid TEXT");
+    exec("CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uid ON runs(run_uid)");
+    std::int64_t stored_id = 0;
+    {
+      Statement existing(db_, "SELECT id FROM runs WHERE run_uid = ?", path_);
+      existing.bind(1, uid);
+      if (existing.step(path_)) stored_id = existing.integer(0);
+    }
+    if (stored_id) {
+      exec("COMMIT");
+      if (stored_before) *stored_before = true;
+      return stored_id;
+    }
+    Statement run(db_, "INSERT INTO runs(started_at, git_sha, machine_key, profile, fingerprint, run_file, run_uid) "
+                       "VALUES(?,?,?,?,?,?,?)", path_);
     run.bind(1, pb.value("started_at", ""))
         .bind(2, env.value("git_sha", ""))
         .bind(3, env.value("machine_key", ""))
         .bind(4, pb.value("profile", ""))
         .bind(5, env.dump())
-        .bind(6, run_file);
+        .bind(6, run_file)
+        .bind(7, uid);
     run.step(path_);
     const std::int64_t run_id = sqlite3_last_insert_rowid(db_);
     Statement sample(db_, "INSERT INTO samples(run_id, benchmark, experiment, arm, repetition, metric, unit, better, value) "
@@ -163,6 +202,7 @@ std::int64_t History::append_run(const nlohmann::json& doc, const std::string& r
       sample.reset();
     }
     exec("COMMIT");
+    if (stored_before) *stored_before = false;
     return run_id;
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

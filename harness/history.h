@@ -11,16 +11,33 @@
 
 namespace pairbench::harness {
 
+// Another connection held the write lock longer than the busy timeout (SQLITE_BUSY / LOCKED):
+// the one failure worth retrying later.
+struct HistoryBusy : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// How long one statement waits for another writer's lock: two CI jobs appending at once wait, never fail.
+inline constexpr int kHistoryBusyTimeoutMs = 30'000;
+
+// A run's identity in the history: its `pairbench.run_id`, or for run files from before run ids
+// a hash of the run's content (but its history_write note). Stored UNIQUE: a run is stored once.
+std::string run_identity(const nlohmann::json& run_doc);
+
 class History {
  public:
   // Opens (creating if needed) the database; throws std::runtime_error naming the path.
-  explicit History(const std::string& path);
+  // `busy_timeout_ms`: how long a statement waits for another writer's lock before HistoryBusy.
+  explicit History(const std::string& path, int busy_timeout_ms = kHistoryBusyTimeoutMs);
   ~History();
   History(const History&) = delete;
   History& operator=(const History&) = delete;
 
-  // Appends a run file's samples; returns the new run id. `run_file` is the path recorded.
-  std::int64_t append_run(const nlohmann::json& run_doc, const std::string& run_file);
+  // Appends a run file's samples; returns the new run id. `run_file` is the path recorded. A run
+  // already stored (same run_identity) is not stored again: its id is returned and
+  // `*stored_before` set. Throws HistoryBusy while another writer holds the lock.
+  std::int64_t append_run(const nlohmann::json& run_doc, const std::string& run_file, bool* stored_before = nullptr);
+
 
   struct RunPoint {
     std::int64_t run_id;

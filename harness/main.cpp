@@ -1,11 +1,14 @@
 // pairbench: runs matched experiments (bench binaries), records run files and history, compares
 // runs and gates regressions. Exit status: 0 ok; 1 regression found; 2 bad input or usage;
 // 3 some benchmark process crashed, hung, failed or computed a wrong answer (every other result
-// is still written).
+// is still written), or what was measured could not be stored where asked (run file in a
+// fallback place, history write failed; the message says where it went); 4 the gate could not
+// decide; 130 / 143 interrupted by SIGINT / SIGTERM (what was measured is kept, marked partial).
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "harness/commands.h"
+#include "harness/interrupt.h"
 
 using namespace pairbench::harness;
 
@@ -112,6 +115,11 @@ int main(int argc, char** argv) {
   history->add_option("--machine", history_machine, "machine key (default: this machine's)");
   history->add_option("--last", history_last, "only the last N runs")->check(CLI::Range(1, 1000000));
   history->add_option("--format", history_format)->check(CLI::IsMember({"table", "json"}));
+  auto* history_import = history->add_subcommand(
+      "import", "store run files in the history database (each run once; e.g. after a failed history write)");
+  std::vector<std::string> import_files;
+  history_import->add_option("run_files", import_files, "run files")->required();
+  history_import->add_option("--db", history_db, "history database");
 
   auto* ab = app.add_subcommand("ab", "run two builds interleaved process by process and compare them");
   AbArgs ab_args;
@@ -160,6 +168,9 @@ int main(int argc, char** argv) {
   report->add_option("--run", report_run, "run file")->required();
   report->add_option("--history", report_history, "history database");
   report->add_option("-o,--out", report_out, "output directory");
+  double report_timeout_s = 300;
+  report->add_option("--timeout", report_timeout_s, "seconds before plots/report.py is killed with its process group")
+      ->check(CLI::Range(0.001, 86400.0));
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string command = argv[1];
@@ -181,6 +192,10 @@ int main(int argc, char** argv) {
     std::cerr << "pairbench: " << e.what() << " (see --help)\n";
     return kExitUsage;
   }
+  // Commands that measure or wait on a child keep what they have on SIGINT/SIGTERM and exit
+  // 130/143; the others end at once. Either way no child process is left running.
+  install_interrupt_handlers(*run || *ab || *selftest || *report || *history_import ? OnInterrupt::kFinishUp
+                                                                                   : OnInterrupt::kExit);
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   try {
@@ -194,13 +209,14 @@ int main(int argc, char** argv) {
     if (*compare) return cmd_compare(compare_a, compare_b, compare_args);
     if (*gate) return cmd_gate(gate_baseline, gate_current, results_dir, gate_args);
     if (*baseline_update) return cmd_baseline_update(baseline_run, results_dir, baseline_history);
+    if (*history_import) return cmd_history_import(import_files, history_db);
     if (*history) return cmd_history(history_benchmark, history_db, history_machine, history_last, history_format);
-    if (*ab) return cmd_ab(ab_args, command_line);
-    if (*selftest) return cmd_selftest(selftest_args, bench_dir);
-    if (*report) return cmd_report(report_run, report_history, report_out);
+    if (*ab) return exit_status_after_interrupt(cmd_ab(ab_args, command_line));
+    if (*selftest) return exit_status_after_interrupt(cmd_selftest(selftest_args, bench_dir));
+    if (*report) return cmd_report(report_run, report_history, report_out, report_timeout_s);
   } catch (const std::exception& e) {
     std::cerr << "pairbench: " << e.what() << "\n";
-    return kExitUsage;
+    return interrupt_signal() ? interrupted_exit_status() : kExitUsage;
   }
   return kExitUsage;
 }

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "harness/interrupt.h"
+
 extern char** environ;
 
 namespace pairbench::harness {
@@ -28,6 +30,7 @@ std::string ProcessResult::describe() const {
       return buf;
     }
     case Status::kSpawnFailed: return "could not start: " + output;
+    case Status::kInterrupted: return "stopped: pairbench was interrupted by " + signal_name(signal);
   }
   return "unknown";
 }
@@ -37,6 +40,11 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           std::chrono::duration<double> limit, int cpu) {
   using Clock = std::chrono::steady_clock;
   ProcessResult result;
+  if (const int sig = interrupt_signal()) {
+    result.status = ProcessResult::Status::kInterrupted;
+    result.signal = sig;
+    return result;
+  }
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     result.output = std::strerror(errno);
@@ -61,9 +69,22 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   CPU_ZERO(&cpu_set);
   if (cpu >= 0) CPU_SET(cpu, &cpu_set);
 
+  // SIGINT/SIGTERM stay blocked in this thread from fork until the child's group is tracked (so
+  // the handler's "kill every child group" cannot miss it) and in the child until its handlers
+  // are back to the default (so it never runs pairbench's handler).
+  sigset_t interrupts, saved_mask;
+  sigemptyset(&interrupts);
+  sigaddset(&interrupts, SIGINT);
+  sigaddset(&interrupts, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &interrupts, &saved_mask);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+
   const auto start = Clock::now();
   const pid_t pid = fork();
   if (pid < 0) {
+    pthread_sigmask(SIG_SETMASK, &saved_mask, nullptr);
     result.output = std::strerror(errno);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
@@ -71,6 +92,9 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   }
   if (pid == 0) {
     setpgid(0, 0);
+    sigaction(SIGINT, &default_action, nullptr);
+    sigaction(SIGTERM, &default_action, nullptr);
+    sigprocmask(SIG_SETMASK, &saved_mask, nullptr);
     if (cpu >= 0) sched_setaffinity(0, sizeof cpu_set, &cpu_set);  // inherited by exec and its threads
     dup2(pipe_fds[1], STDOUT_FILENO);
     dup2(pipe_fds[1], STDERR_FILENO);
@@ -80,9 +104,11 @@ ProcessResult run_process(const std::vector<std::string>& argv,
     _exit(127);
   }
   setpgid(pid, pid);  // also from the parent: no race with the kill below
+  track_child_group(pid);
+  pthread_sigmask(SIG_SETMASK, &saved_mask, nullptr);
   close(pipe_fds[1]);
 
-  bool timed_out = false;
+  bool timed_out = false, interrupted = false;
   bool pipe_open = true;
   int wait_status = 0;
   bool reaped = false;
@@ -95,21 +121,28 @@ ProcessResult run_process(const std::vector<std::string>& argv,
       reaped = true;
       break;
     }
-    if (pipe_open) {
-      pollfd pfd{pipe_fds[0], POLLIN, 0};
-      const int ready = poll(&pfd, 1, static_cast<int>(std::min(left_ms, 50.0)) + 1);
-      if (ready > 0) {
-        char buf[4096];
-        const ssize_t n = read(pipe_fds[0], buf, sizeof buf);
-        if (n > 0) {
-          result.output.append(buf, static_cast<std::size_t>(n));
-          if (result.output.size() > (128u << 10)) result.output.erase(0, result.output.size() - (64u << 10));
-        } else if (n == 0) {
-          pipe_open = false;
-        }
+    if (interrupt_signal()) {
+      kill(-pid, SIGKILL);
+      interrupted = true;
+      waitpid(pid, &wait_status, 0);
+      reaped = true;
+      break;
+    }
+    // The child's output and the interrupt self-pipe; once the output is closed, 2 ms steps.
+    pollfd pfds[2] = {{pipe_fds[0], POLLIN, 0}, {interrupt_wake_fd(), POLLIN, 0}};
+    pollfd* first = pipe_open ? &pfds[0] : &pfds[1];
+    const nfds_t count = (pipe_open ? 1 : 0) + (pfds[1].fd >= 0 ? 1 : 0);
+    const int wait_ms = pipe_open ? static_cast<int>(std::min(left_ms, 50.0)) + 1 : 2;
+    const int ready = poll(count ? first : nullptr, count, wait_ms);
+    if (ready > 0 && pipe_open && (pfds[0].revents & (POLLIN | POLLHUP))) {
+      char buf[4096];
+      const ssize_t n = read(pipe_fds[0], buf, sizeof buf);
+      if (n > 0) {
+        result.output.append(buf, static_cast<std::size_t>(n));
+        if (result.output.size() > (128u << 10)) result.output.erase(0, result.output.size() - (64u << 10));
+      } else if (n == 0) {
+        pipe_open = false;
       }
-    } else {
-      usleep(2000);
     }
     if (waitpid(pid, &wait_status, WNOHANG) == pid) reaped = true;
   }
@@ -120,9 +153,13 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   close(pipe_fds[0]);
   if (result.output.size() > (64u << 10)) result.output.erase(0, result.output.size() - (64u << 10));
   kill(-pid, SIGKILL);  // leftovers of the group, if any
+  untrack_child_group(pid);
 
   result.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-  if (timed_out) {
+  if (interrupted) {
+    result.status = ProcessResult::Status::kInterrupted;
+    result.signal = interrupt_signal();
+  } else if (timed_out) {
     result.status = ProcessResult::Status::kTimedOut;
   } else if (WIFEXITED(wait_status)) {
     result.status = ProcessResult::Status::kExited;

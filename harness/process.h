@@ -1,5 +1,7 @@
 // Runs one bench process with a time limit: its own process group (so a hung benchmark and its
 // children are killed together), extra environment variables, stderr kept for the failure line.
+// A SIGINT/SIGTERM to pairbench (harness/interrupt.h) kills the running group at once and stops
+// any further process from starting.
 #pragma once
 
 #include <chrono>
@@ -10,16 +12,18 @@
 namespace pairbench::harness {
 
 struct ProcessResult {
-  enum class Status { kExited, kSignalled, kTimedOut, kSpawnFailed };
+  // kInterrupted: pairbench got SIGINT/SIGTERM; the process was killed (or never started).
+  enum class Status { kExited, kSignalled, kTimedOut, kSpawnFailed, kInterrupted };
   Status status = Status::kSpawnFailed;
   int exit_code = -1;  // kExited
-  int signal = 0;      // kSignalled
+  int signal = 0;      // kSignalled: what killed it; kInterrupted: what pairbench received
   double wall_s = 0;
   std::string output;  // stdout + stderr, last 64 KiB
   std::string describe() const;  // "exited 1", "killed by SIGSEGV", "timed out after 30 s"
 };
 
-// Blocks until the process ends or `limit` passes (then SIGKILLs its process group).
+// Blocks until the process ends, `limit` passes or pairbench is interrupted (then SIGKILLs its
+// process group). Returns kInterrupted without starting anything once pairbench was interrupted.
 // `cpu` >= 0 pins the process (and every thread it starts) to that CPU.
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& extra_env,

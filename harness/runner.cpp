@@ -1,6 +1,6 @@
 // Scheduling and running bench processes: calibration, fixed-iteration time processes (alone or
 // in duet pairs), instruction-counting processes; collecting their Google Benchmark JSON and
-// timed-region records.
+// timed-region records. SIGINT/SIGTERM stop it between processes (harness/interrupt.h).
 #include "harness/runner.h"
 
 #include <unistd.h>
@@ -20,9 +20,11 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/interrupt.h"
 #include "harness/process.h"
 #include "harness/run_file.h"
 #include "harness/stats.h"
+#include "kernels/common/scratch.h"
 
 namespace pairbench::harness {
 namespace fs = std::filesystem;
@@ -89,11 +91,11 @@ std::string fmt_g(double v) {
   return buf;
 }
 
-// Everything the jobs share: options, sides, the scratch directory, the instruction counter.
+// Everything the jobs share: options, sides, the run's temporary directory, the instruction counter.
 struct Context {
   const std::vector<Side>& sides;
   const RunOptions& options;
-  std::string tmp_dir;
+  std::string tmp_dir;  // the run's; each process gets its own TMPDIR inside it
   InstructionCounterChoice counter;
   std::atomic<int> next_file{0};
 };
@@ -125,11 +127,20 @@ Sample failed_sample(const Job& job, const std::string& reason) {
 }
 
 // Runs one process and turns what it left behind into a sample (also for calibration, whose
-// sample carries the record in `gbench["pairbench_record"]` and is not kept).
-Sample run_job(Context& ctx, const Job& job) {
+// sample carries the record in `gbench["pairbench_record"]` and is not kept). Nothing when
+// pairbench was interrupted while it ran (or before it started): that process measured nothing.
+std::optional<Sample> run_job(Context& ctx, const Job& job) {
   const int id = ctx.next_file++;
   const std::string stem = ctx.tmp_dir + "/p" + std::to_string(id);
   const std::string out_path = stem + ".json", record_path = stem + ".record.json", count_path = stem + ".callgrind";
+  // The process's own TMPDIR (kernels/common/scratch.h's TempDir honours it): removed below with
+  // whatever is in it, so a process killed at its time limit or by a crash leaks nothing.
+  const std::string process_tmp = stem + ".tmp";
+  std::error_code ec;
+  if (!fs::create_directory(process_tmp, ec)) {
+    return failed_sample(job, "cannot create its temporary directory " + process_tmp + ": " +
+                                  (ec ? ec.message() : "it exists already"));
+  }
   std::vector<std::string> argv;
   if (job.kind == Kind::kInstructions) argv = instruction_counter_prefix(ctx.counter, count_path);
   for (const std::string& a : {job.experiment->binary, "--pairbench_profile=" + ctx.options.profile,
@@ -150,13 +161,17 @@ Sample run_job(Context& ctx, const Job& job) {
 
   // The simulator runs the timed regions ~50x slower: give it room.
   const double limit = job.kind == Kind::kInstructions ? 10 * ctx.options.timeout_s : ctx.options.timeout_s;
-  const ProcessResult pr = run_process(argv, job_env(ctx, job), std::chrono::duration<double>(limit), job.cpu);
+  auto env = job_env(ctx, job);
+  env["TMPDIR"] = process_tmp;
+  const ProcessResult pr = run_process(argv, env, std::chrono::duration<double>(limit), job.cpu);
   const auto gbench = read_json(out_path);
   const auto record = read_json(record_path);
   const auto callgrind_total = job.kind == Kind::kInstructions && ctx.counter.name == "callgrind"
                                    ? read_callgrind_total(count_path)
                                    : std::nullopt;
-  for (const auto& p : {out_path, record_path, count_path}) fs::remove(p);
+  for (const auto& p : {out_path, record_path, count_path}) fs::remove(p, ec);
+  fs::remove_all(process_tmp, ec);
+  if (pr.status == ProcessResult::Status::kInterrupted) return std::nullopt;
 
   Sample s;
   if (pr.status == ProcessResult::Status::kExited && gbench) {
@@ -231,7 +246,9 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
     Job c = *j;
     c.kind = Kind::kCalibrate;
     c.repetition = -1;
-    const Sample s = run_job(ctx, c);
+    const std::optional<Sample> result = run_job(ctx, c);
+    if (!result) break;  // interrupted: the timed loop launches nothing either
+    const Sample& s = *result;
     ++done;
     if (ctx.options.progress_tty) {
       std::cerr << "\r\033[Kcalibrating " << done << "/" << missing.size() << " " << c.benchmark->name << std::flush;
@@ -359,10 +376,9 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
     }
   }
 
-  char tmpl[] = "/tmp/pairbench-run-XXXXXX";
-  const char* tmp_dir = mkdtemp(tmpl);
-  if (!tmp_dir) throw std::runtime_error("cannot create a temporary directory under /tmp");
-  Context ctx{sides, options, tmp_dir, {}};
+  // Under $TMPDIR (or /tmp); removed with everything in it on every way out of this function.
+  const kernels::TempDir run_tmp("pairbench-run");
+  Context ctx{sides, options, run_tmp.path().string(), {}};
   const bool any_instructions = options.instruction_processes > 0 &&
                                 std::any_of(runnable.begin(), runnable.end(), [](const Job& j) { return j.benchmark->instructions; });
   if (any_instructions) {
@@ -472,7 +488,8 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   const auto timed_start = Clock::now();
   int sequence = 0;
   for (const auto& unit : units) {
-    std::vector<Sample> results(unit.size());
+    if (interrupt_signal()) break;  // launch nothing more; what finished is kept
+    std::vector<std::optional<Sample>> results(unit.size());
     const double unit_start = std::chrono::duration<double>(Clock::now() - timed_start).count();
     if (unit.size() == 1) {
       results[0] = run_job(ctx, unit[0]);
@@ -484,7 +501,8 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
       for (auto& t : threads) t.join();
     }
     for (std::size_t k = 0; k < unit.size(); ++k) {
-      Sample& s = results[k];
+      if (!results[k]) continue;  // killed by the interrupt: measured nothing
+      Sample& s = *results[k];
       const Job& job = unit[k];
       s.sequence = sequence;
       s.start_s = unit_start;
@@ -517,7 +535,9 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
     ++sequence;
   }
   if (options.progress_tty) std::cerr << "\r\033[K";
-  fs::remove_all(tmp_dir);
+  outcome.completed_processes = done_processes;
+  outcome.planned_processes = total_processes;
+  if (done_processes < total_processes) outcome.interrupted_by = interrupt_signal();
 
   // A benchmark now 3x faster or slower than its calibration keeps its iteration count (a new
   // count would change the work measured, and with it the baseline comparison) and is named.

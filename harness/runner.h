@@ -2,6 +2,11 @@
 // repetition in its own bench process running a calibrated, fixed number of iterations split into
 // in-process samples; a time limit per process; progress on stderr. Where an experiment declares
 // instruction counts meaningful, a few more processes count them (perf or callgrind).
+// Temporaries: one run directory under $TMPDIR (or /tmp), removed on every way out of the run;
+// each bench process gets its own TMPDIR inside it, removed with whatever the process left there
+// (a process killed at its time limit cannot clean up after itself).
+// On SIGINT/SIGTERM (harness/interrupt.h) nothing more is launched, the running processes are
+// killed, and the samples finished so far come back with `interrupted_by` set.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +50,8 @@ struct RunOutcome {
   std::vector<int> duet_cpus;
   std::map<std::string, std::int64_t> iterations;  // per benchmark, the fixed count used
   std::vector<std::string> drifted;  // benchmarks 3x off their calibration (their counts were kept)
+  int interrupted_by = 0;            // SIGINT / SIGTERM that stopped the run early; 0 = ran to the end
+  std::size_t completed_processes = 0, planned_processes = 0;  // timed and instruction processes
 };
 
 RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options);

@@ -23,7 +23,9 @@ inline std::uint64_t fresh_seed() {
 }
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
-// Throws std::system_error naming the pattern when it cannot be made.
+// Throws std::system_error naming the pattern when it cannot be made. A process killed before
+// the destructor runs (time limit, crash) leaks it, so the harness sets each bench process's
+// $TMPDIR to a directory of its own and removes that after the process ends, whatever its end.
 class TempDir {
  public:
   explicit TempDir(const std::string& prefix) {
