@@ -14,6 +14,7 @@ packages=(
   python3 python3-scipy python3-matplotlib   # compare.py needs scipy; plots/ needs matplotlib
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0   # allocator arms (LD_PRELOAD), alloc.* experiments
   chromium                              # plots tests: load the report in a headless browser
+  valgrind                              # instruction counts where there is no PMU (callgrind)
   python3-jsonschema                    # the report validates run files against results/schema/
   clang libclang-rt-14-dev              # the fuzzing tier (ci/fuzz.sh): libFuzzer, ASan, UBSan
 )

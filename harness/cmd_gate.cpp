@@ -51,7 +51,7 @@ void add_run_variance(GateOptions& options, const std::string& history_arg, cons
     std::vector<std::vector<double>> values;
     for (const auto& p : s.points) values.push_back(p.values);
     runs = std::max(runs, static_cast<int>(values.size()));
-    if (const double v = run_level_variance(values); v >= 0) options.run_variance[s.benchmark] = v;
+    add_history_noise(options, s.benchmark, values);
   }
   options.run_variance_source = path + " (" + std::to_string(options.run_variance.size()) +
                                 " benchmarks with 3 or more of the last " + std::to_string(std::min(runs, 30)) + " runs)";

@@ -232,6 +232,36 @@ double run_level_variance(const std::vector<std::vector<double>>& runs) {
   return std::max(0.0, ss / (n - 1) - std::accumulate(within.begin(), within.end(), 0.0) / n);
 }
 
+HistoryNoise history_noise(const std::vector<std::vector<double>>& runs, double trim) {
+  HistoryNoise h;
+  h.run_variance = run_level_variance(runs);
+  double weighted = 0;
+  for (const auto& values : runs) {
+    if (values.size() < 2) continue;
+    std::vector<double> logs;
+    for (double v : values) {
+      if (!(v > 0) || !std::isfinite(v)) return HistoryNoise{};
+      logs.push_back(std::log(v));
+    }
+    ++h.runs;
+    const stats::TrimmedSummary t = stats::trimmed_summary(logs, trim);
+    weighted += t.df() * t.scale2;
+    h.process_df += t.df();
+  }
+  // Two runs at least: one run's processes could all have landed in one mode.
+  if (h.runs >= 2 && h.process_df > 0) h.process_variance = weighted / h.process_df;
+  return h;
+}
+
+void add_history_noise(GateOptions& options, const std::string& benchmark, const std::vector<std::vector<double>>& runs) {
+  const HistoryNoise h = history_noise(runs, options.trim);
+  if (h.run_variance >= 0) {
+    options.run_variance[benchmark] = h.run_variance;
+    options.run_variance_runs[benchmark] = h.runs;
+  }
+  if (h.process_variance >= 0) options.process_variance_history[benchmark] = {h.process_variance, h.process_df};
+}
+
 int GateReport::count(const std::string& verdict) const {
   return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return r.verdict == verdict; }));
 }
@@ -374,7 +404,15 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     const Contrast& c = pending[i].c;
     const stats::VariancePrior& prior = priors[pending[i].follows_time];
     double df = c.df, variance = c.variance;
-    if (options.moderation == "eb" && c.df > 0 && prior.df > 0) {
+    const auto history = options.process_variance_history.find(report.rows[pending[i].row].benchmark);
+    if (!c.paired && history != options.process_variance_history.end() && history->second.second > 0 && c.df > 0) {
+      // This benchmark's own history is a better prior than the other benchmarks: pooled with
+      // this comparison's processes, it carries what a handful of processes cannot show (a
+      // benchmark whose processes land in two modes, a rare slow process).
+      const auto [hv, hdf] = history->second;
+      variance = (hdf * hv + c.df * c.variance) / (hdf + c.df);
+      df = hdf + c.df;
+    } else if (options.moderation == "eb" && c.df > 0 && prior.df > 0) {
       // Moderate towards the gate's noise prior, except a benchmark far quieter than the rest
       // (below the 1 % quantile of its own chi-square around the prior; Wilson-Hilferty): the
       // prior would only blur the benchmarks best placed to see a small change.
@@ -384,13 +422,23 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
         variance = stats::posterior_variance(prior, c.variance, c.df);
       }
     }
-    double se2 = std::max(0.0, variance) * c.se_factor;
+    const double process_part = std::max(0.0, variance) * c.se_factor;
+    double se2 = process_part;
     BenchmarkVerdict& row_i = report.rows[pending[i].row];
     if (!try_pairs) {
       // Two runs on two days differ by their days as well as their processes.
       if (const auto it = options.run_variance.find(row_i.benchmark); it != options.run_variance.end() && it->second >= 0) {
-        se2 += 2 * it->second;
+        const double run_part = 2 * it->second;
+        se2 += run_part;
         row_i.run_noise = std::sqrt(it->second);
+        // The run variance is itself an estimate from a few runs (runs - 1 degrees of freedom):
+        // treating it as exact made the tails too thin (2 % of A/A gates failed in the selftest
+        // instead of at most 1 %). Welch-Satterthwaite combines the two parts' degrees of freedom.
+        const auto runs = options.run_variance_runs.find(row_i.benchmark);
+        if (runs != options.run_variance_runs.end() && runs->second >= 2 && run_part > 0 && df > 0) {
+          const double run_df = runs->second - 1.0;
+          df = se2 * se2 / (process_part * process_part / df + run_part * run_part / run_df);
+        }
       }
     }
     derived[i] = {std::sqrt(se2), df};

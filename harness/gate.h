@@ -36,6 +36,15 @@ struct GateOptions {
   // machine's state that day), from this machine's history; two runs' difference carries it twice.
   // Not applied to the two halves of one `ab` run. Benchmarks absent: unknown, taken as 0.
   std::map<std::string, double> run_variance;
+  // How many runs each estimate came from: its degrees of freedom are runs - 1, and the change's
+  // degrees of freedom combine both variance parts (Welch-Satterthwaite). A benchmark absent here
+  // has its run variance taken as exact.
+  std::map<std::string, int> run_variance_runs;
+  // Each benchmark's process-to-process variance of the log value within a run, pooled over the
+  // same history (Yuen's scale, and its degrees of freedom): four processes cannot see that a
+  // benchmark is bimodal across processes, thirty runs of them can. Where known, it is the prior
+  // of that benchmark's variance in place of the gate-wide one. Not for `ab`'s duet pairs.
+  std::map<std::string, std::pair<double, double>> process_variance_history;
   std::string run_variance_source;       // e.g. "results/history.sqlite, last 30 runs"
   double trim = 0.2;                     // Yuen's trimming fraction per side
 };
@@ -89,6 +98,18 @@ inline constexpr int kGateExitUndecided = 4;
 // values per run: the variance of the runs' trimmed means beyond what their own process noise
 // explains (method of moments, floored at 0). Needs 3 runs; returns -1 with fewer.
 double run_level_variance(const std::vector<std::vector<double>>& runs);
+
+// What a history says about one benchmark's noise, from one vector of process values per run.
+struct HistoryNoise {
+  double run_variance = -1;      // run_level_variance(); -1 with fewer than 3 runs
+  int runs = 0;                  // runs with at least 2 processes
+  double process_variance = -1;  // pooled within-run variance of the logs (Yuen's scale); -1 = unknown
+  double process_df = 0;         // its degrees of freedom
+};
+HistoryNoise history_noise(const std::vector<std::vector<double>>& runs, double trim = 0.2);
+
+// Fills options.run_variance, run_variance_runs and process_variance_history for one benchmark.
+void add_history_noise(GateOptions& options, const std::string& benchmark, const std::vector<std::vector<double>>& runs);
 
 // Fingerprint fields (kComparableFields) that differ between two environments.
 std::vector<std::string> fingerprint_differences(const nlohmann::json& a, const nlohmann::json& b);

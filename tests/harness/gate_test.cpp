@@ -361,6 +361,29 @@ TEST(GateRunNoise, AShiftOfTheRunsLevelIsNoRegressionWhereHistorySaysRunsMoveTha
             "regression");
 }
 
+TEST(GateRunNoise, ARunVarianceFromFewRunsCarriesItsFewDegreesOfFreedom) {
+  // The same 30 % shift on 3 % run-to-run noise: known from 30 runs it is a regression; estimated
+  // from 3 runs (2 degrees of freedom) the estimate itself is too uncertain to call it one.
+  NoiseModel m;
+  m.cv = std::vector<double>(20, 0.005);
+  m.outlier_rate = 0;
+  std::vector<double> factor(20, 1.0);
+  factor[0] = 1.30;
+  const auto base = run_doc(side(m, 9, 81)), cur = run_doc(side(m, 9, 82, factor));
+  GateOptions options;
+  options.run_variance["bench1000"] = 0.03 * 0.03;
+  options.run_variance_runs["bench1000"] = 30;
+  const BenchmarkVerdict many = row(compare_runs(base, cur, options, "a", "b"), "bench1000");
+  EXPECT_EQ(many.verdict, "regression") << many.note;
+  EXPECT_GT(many.df, 28);  // dominated by the run part: about runs - 1
+  EXPECT_LT(many.df, 40);
+  options.run_variance_runs["bench1000"] = 3;
+  const BenchmarkVerdict few = row(compare_runs(base, cur, options, "a", "b"), "bench1000");
+  EXPECT_LT(few.df, 2.5);
+  EXPECT_EQ(few.verdict, "undecided") << few.note;
+  EXPECT_NEAR(few.slowdown, many.slowdown, 1e-12);  // the estimate is the same; only its uncertainty differs
+}
+
 // --- Instruction counts ---------------------------------------------------------------------
 
 nlohmann::json with_instructions(nlohmann::json doc, const std::map<std::string, std::vector<double>>& counts) {
