@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/file_checks.h"
+#include "harness/json_field.h"
 #include "harness/run_file.h"
 
 namespace pairbench::harness {
@@ -35,24 +37,36 @@ bool calibration_drifted(const Calibration& c, double observed) {
 }
 
 CalibrationCache::CalibrationCache(std::string path) : path_(std::move(path)) {
-  if (path_.empty() || !std::filesystem::exists(path_)) return;
+  if (path_.empty()) return;
+  const std::string why = non_regular_reason(path_);
+  if (why == "does not exist") return;
+  if (!why.empty()) {
+    // Never opened: reading a FIFO would block the run.
+    load_problem_ = path_ + ": " + why + ", not a calibration cache; ignored, calibrating again";
+    return;
+  }
   try {
     std::ifstream in(path_);
     std::stringstream text;
     text << in.rdbuf();
-    const auto doc = nlohmann::json::parse(text.str());
-    if (doc.at("schema_version") != 1) throw std::runtime_error("unknown schema_version");
-    for (const auto& [name, e] : doc.at("benchmarks").items()) {
-      Calibration c{e.at("measured_s_per_iteration").get<double>(), e.at("wall_s_per_iteration").get<double>(),
-                    e.value("calibrated_at", "")};
-      if (std::isfinite(c.measured_s_per_iteration) && c.measured_s_per_iteration > 0 &&
-          std::isfinite(c.wall_s_per_iteration) && c.wall_s_per_iteration >= 0) {
-        entries_[name] = c;
-      }
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(text.str());
+    } catch (const nlohmann::json::parse_error& e) {
+      throw std::runtime_error(path_ + ": not valid JSON at byte " + std::to_string(e.byte));
+    }
+    const JsonField root(doc, path_);
+    const JsonField version = root["schema_version"];
+    if (version.integer() != 1) version.fail("1 (the cache version this pairbench writes)");
+    for (const auto& [name, e] : root["benchmarks"].members()) {
+      Calibration c{e["measured_s_per_iteration"].number(), e["wall_s_per_iteration"].number(),
+                    e.string_or("calibrated_at", "")};
+      if (c.measured_s_per_iteration > 0 && c.wall_s_per_iteration >= 0) entries_[name] = c;
     }
   } catch (const std::exception& e) {
+    // Errors name the file and the field (JsonField); a bad cache only costs a calibration.
     entries_.clear();
-    load_problem_ = path_ + ": ignored (" + e.what() + "); calibrating again";
+    load_problem_ = std::string(e.what()) + "; ignored, calibrating again";
   }
 }
 

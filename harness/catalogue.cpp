@@ -7,87 +7,65 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "harness/json_field.h"
 #include "harness/process.h"
 
 namespace pairbench::harness {
 namespace fs = std::filesystem;
 
-namespace {
-// A field that must be there, with the path to it in the error.
-const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) throw std::runtime_error(where + ": missing field '" + key + "'");
-  return j.at(key);
-}
-std::string str(const nlohmann::json& j, const char* key, const std::string& where) {
-  const auto& v = field(j, key, where);
-  if (!v.is_string()) throw std::runtime_error(where + ": field '" + key + "' is not a string");
-  return v.get<std::string>();
-}
-}  // namespace
-
 std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, const std::string& binary) {
+  // Every read names the binary and the field path (experiments[2].metric.name) on bad input.
+  const JsonField doc(listing, binary + " --pairbench_list");
+  const JsonField version = doc["schema_version"];
+  if (version.integer() != 1) version.fail("1 (the catalogue version this pairbench reads)");
   std::vector<ExperimentEntry> out;
-  const std::string where0 = binary + " --pairbench_list";
-  if (field(listing, "schema_version", where0) != 1) {
-    throw std::runtime_error(where0 + ": unsupported schema_version " + listing.at("schema_version").dump());
-  }
-  for (const auto& je : field(listing, "experiments", where0)) {
+  for (const JsonField& je : doc["experiments"].elements()) {
     ExperimentEntry e;
     e.binary = binary;
-    e.name = str(je, "name", where0);
-    const std::string where = where0 + ": experiment " + e.name;
-    e.claim = str(je, "claim", where);
-    e.question = str(je, "question", where);
-    e.timing = str(je, "timing", where);
-    e.kind = str(je, "kind", where);
-    const auto& metric = field(je, "metric", where);
-    e.metric = str(metric, "name", where + ".metric");
-    e.unit = str(metric, "unit", where + ".metric");
-    e.better = str(metric, "better", where + ".metric");
-    e.time_relation = metric.value("time_relation", "none");
-    if (e.time_relation != "proportional" && e.time_relation != "inverse" && e.time_relation != "none") {
-      throw std::runtime_error(where + ".metric: time_relation '" + e.time_relation + "' is not proportional, inverse or none");
-    }
-    e.gate_threshold = je.value("gate_threshold", 0.0);
-    e.instructions_gate_threshold = je.value("instructions_gate_threshold", 0.0);
-    for (const auto& a : field(je, "axes", where)) {
-      e.axes.emplace_back(str(a, "name", where + ".axes"), field(a, "values", where + ".axes").get<std::vector<std::string>>());
-    }
-    for (const auto& a : field(je, "arms", where)) {
-      e.arms.push_back({str(a, "name", where + ".arms"), str(a, "role", where + ".arms"),
-                        field(a, "env", where + ".arms").get<std::map<std::string, std::string>>()});
-    }
-    for (const auto& t : field(je, "targets", where)) {
-      e.targets.push_back({str(t, "arm", where + ".targets"),
-                           field(t, "where", where + ".targets").get<std::map<std::string, std::string>>(),
-                           field(t, "bound", where + ".targets").get<double>(), str(t, "text", where + ".targets")});
-    }
-    if (je.contains("limits")) {
-      for (const auto& l : je["limits"]) {
-        const std::string at = where + ".limits";
-        e.limits.push_back({str(l, "experiment", at), str(l, "arm", at),
-                            field(l, "where", at).get<std::map<std::string, std::string>>(),
-                            field(l, "arms", at).get<std::vector<std::string>>(),
-                            field(l, "when", at).get<std::map<std::string, std::string>>(),
-                            l.contains("counter") ? str(l, "counter", at) : std::string()});
+    e.name = je["name"].string();
+    e.claim = je["claim"].string();
+    e.question = je["question"].string();
+    e.timing = je["timing"].string();
+    e.kind = je["kind"].string();
+    const JsonField metric = je["metric"];
+    e.metric = metric["name"].string();
+    e.unit = metric["unit"].string();
+    e.better = metric["better"].string();
+    if (const auto relation = metric.find("time_relation")) {
+      e.time_relation = relation->string();
+      if (e.time_relation != "proportional" && e.time_relation != "inverse" && e.time_relation != "none") {
+        relation->fail("proportional, inverse or none");
       }
     }
-    if (je.contains("secondary")) {
-      for (const auto& m : je["secondary"]) {
-        const std::string at = where + ".secondary";
-        e.secondary.push_back({str(m, "name", at), str(m, "unit", at), str(m, "better", at)});
+    e.gate_threshold = je.number_or("gate_threshold", 0.0);
+    e.instructions_gate_threshold = je.number_or("instructions_gate_threshold", 0.0);
+    for (const JsonField& a : je["axes"].elements()) e.axes.emplace_back(a["name"].string(), a["values"].strings());
+    for (const JsonField& a : je["arms"].elements()) {
+      e.arms.push_back({a["name"].string(), a["role"].string(), a["env"].string_map()});
+    }
+    for (const JsonField& t : je["targets"].elements()) {
+      e.targets.push_back({t["arm"].string(), t["where"].string_map(), t["bound"].number(), t["text"].string()});
+    }
+    if (const auto limits = je.find("limits")) {
+      for (const JsonField& l : limits->elements()) {
+        e.limits.push_back({l["experiment"].string(), l["arm"].string(), l["where"].string_map(), l["arms"].strings(),
+                            l["when"].string_map(), l.string_or("counter", "")});
       }
     }
-    for (const auto& b : field(je, "benchmarks", where)) {
+    if (const auto secondary = je.find("secondary")) {
+      for (const JsonField& m : secondary->elements()) {
+        e.secondary.push_back({m["name"].string(), m["unit"].string(), m["better"].string()});
+      }
+    }
+    for (const JsonField& b : je["benchmarks"].elements()) {
       BenchmarkEntry be;
-      be.name = str(b, "name", where + ".benchmarks");
-      be.arm = str(b, "arm", where + ".benchmarks");
-      for (const auto& [axis, values] : e.axes) {
-        be.params.emplace_back(axis, str(field(b, "params", where + ".benchmarks"), axis.c_str(), be.name + ".params"));
-      }
-      be.available = field(b, "available", where + ".benchmarks").get<bool>();
-      be.reason = str(b, "reason", where + ".benchmarks");
-      be.instructions = b.value("instructions", false);
+      be.name = b["name"].string();
+      be.arm = b["arm"].string();
+      const JsonField params = b["params"];
+      for (const auto& [axis, values] : e.axes) be.params.emplace_back(axis, params[axis].string());
+      be.available = b["available"].boolean();
+      be.reason = b["reason"].string();
+      be.instructions = b.boolean_or("instructions", false);
       e.benchmarks.push_back(std::move(be));
     }
     out.push_back(std::move(e));
@@ -105,6 +83,8 @@ std::vector<std::string> find_bench_binaries(const std::string& dir) {
     }
   }
   if (ec) throw std::runtime_error("bench directory " + dir + ": " + ec.message());
+  // An empty directory would list nothing and run nothing, and report success.
+  if (out.empty()) throw std::runtime_error("bench directory " + dir + ": no bench_* executables (expected a build's bin/)");
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -121,11 +101,14 @@ std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& bina
     nlohmann::json listing;
     try {
       listing = nlohmann::json::parse(r.output);
-    } catch (const nlohmann::json::exception& ex) {
-      throw std::runtime_error(binary + " --pairbench_list: not JSON: " + ex.what());
+    } catch (const nlohmann::json::parse_error& ex) {
+      throw std::runtime_error(binary + " --pairbench_list: not valid JSON at byte " + std::to_string(ex.byte));
     }
     for (auto& e : parse_catalogue(listing, binary)) all.push_back(std::move(e));
   }
+  std::size_t benchmarks = 0;
+  for (const auto& e : all) benchmarks += e.benchmarks.size();
+  if (benchmarks == 0) throw std::runtime_error("the bench binaries list no benchmarks for profile " + profile);
   return all;
 }
 

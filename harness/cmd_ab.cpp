@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "harness/commands.h"
+#include "harness/file_checks.h"
 #include "harness/history.h"
 #include "harness/stats.h"
 #include "harness/process.h"
@@ -72,7 +73,16 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   run_args.pairing = args.pairing;
   const RunOptions options = run_options(run_args, capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint.value("machine_key", ""));
   const std::string out_dir = args.out_dir.empty() ? "results/ab-" + utc_stamp("%Y%m%dT%H%M%SZ") : args.out_dir;
-  check_writable(out_dir + "/baseline.json");
+  // Every output is checked before either build runs a benchmark.
+  check_gate_outputs(args.gate);
+  try {
+    require_directory_or_absent(out_dir, "--out-dir");
+    require_regular_file_or_absent(out_dir + "/baseline.json", "--out-dir");
+    require_regular_file_or_absent(out_dir + "/candidate.json", "--out-dir");
+    check_writable(out_dir + "/baseline.json");
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
 
   std::vector<Side> sides;
   std::vector<Environment> envs;

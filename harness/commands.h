@@ -74,6 +74,9 @@ struct GateArgs {
   // where it exists (gate), "" = none (compare's default), else a path.
   std::string history;
 };
+// Refuses (UsageError) --markdown/--junit/--json paths that are directories, FIFOs or devices,
+// before anything is read or measured.
+void check_gate_outputs(const GateArgs& args);
 int cmd_compare(const std::string& baseline, const std::string& current, const GateArgs& args);
 // --baseline "" picks results/baselines/<machine_key>.json; --current "" picks the newest run file.
 int cmd_gate(const std::string& baseline, const std::string& current, const std::string& results_dir,

@@ -1,12 +1,18 @@
 // Fingerprint capture: CPU, memory, kernel, governor, load, build, git, OpenBLAS, CUDA.
 #include "harness/environment.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -15,6 +21,8 @@
 #include "kernels/dispatch/cuda_stream_ops.h"
 #include "kernels/gemm/openblas.h"
 #include "pairbench/build_info.h"
+
+extern char** environ;
 
 extern "C" {
 char* openblas_get_corename(void);
@@ -48,14 +56,84 @@ std::string cpuinfo_field(const std::string& key) {
   return "";
 }
 
-std::string run_command(const std::string& cmd) {
-  std::array<char, 256> buf{};
+// What a command printed on stdout, and whether it exited 0 within its time limit.
+struct CommandOutput {
   std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    while (fgets(buf.data(), buf.size(), p)) out += buf.data();
-    pclose(p);
+  bool ok = false;
+};
+
+// Runs `argv` (argv[0] looked up on PATH) by posix_spawnp, never through a shell, so a source
+// directory named with quotes or `$(...)` stays one argument. stdin and stderr are /dev/null;
+// `extra_env` entries ("NAME=value") are added. Killed after `limit`: a git waiting on a network
+// file system must not hang `pairbench env` or a run.
+CommandOutput run_argv(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
+                       std::chrono::milliseconds limit) {
+  CommandOutput result;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return result;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);  // the copy is not close-on-exec
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    const bool overridden = std::any_of(extra_env.begin(), extra_env.end(),
+                                        [&](const std::string& x) { return x.rfind(name, 0) == 0; });
+    if (!overridden) env_strings.push_back(entry);
   }
-  return trim(out);
+  env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
+  std::vector<std::string> arg_strings = argv;
+  std::vector<char*> args, envp;
+  for (auto& a : arg_strings) args.push_back(a.data());
+  args.push_back(nullptr);
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (spawned != 0) {
+    close(fds[0]);
+    return result;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  bool timed_out = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;  // interrupted, or the limit reached: checked above
+    char buf[4096];
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n > 0) {
+      result.out.append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      break;  // end of output
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.out = trim(result.out);
+  result.ok = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return result;
+}
+
+// git in the source tree. GIT_OPTIONAL_LOCKS=0: `git status` must not take the index lock a
+// concurrent `git commit` in the same tree needs.
+CommandOutput run_git(const std::string& source_dir, std::vector<std::string> args) {
+  args.insert(args.begin(), {"git", "-C", source_dir});
+  return run_argv(args, {"GIT_OPTIONAL_LOCKS=0"}, std::chrono::seconds(10));
 }
 
 bool has_flag(const std::vector<std::string>& flags, const char* f) {
@@ -122,11 +200,12 @@ Environment capture_environment(const std::string& source_dir) {
   f["compiler_flags"] = trim(PAIRBENCH_CXX_FLAGS);
   f["cuda_architectures"] = PAIRBENCH_CUDA_ARCHITECTURES;
   f["built_with_cuda"] = static_cast<bool>(PAIRBENCH_HAVE_CUDA);
-  const std::string git = "git -C '" + source_dir + "' ";
-  std::string sha = run_command(git + "rev-parse --verify -q HEAD 2>/dev/null");
+  const CommandOutput head = run_git(source_dir, {"rev-parse", "--verify", "-q", "HEAD"});
+  std::string sha = head.ok ? head.out : "";
   if (sha.size() != 40 || sha.find_first_not_of("0123456789abcdef") != std::string::npos) sha.clear();
   f["git_sha"] = sha;  // empty outside a git checkout
-  f["git_dirty"] = !run_command(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
+  const CommandOutput status = run_git(source_dir, {"status", "--porcelain", "--untracked-files=no"});
+  f["git_dirty"] = status.ok && !status.out.empty();
 
   const std::string core = openblas_core_name();
   f["blas_library"] = "OpenBLAS";

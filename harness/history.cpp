@@ -1,10 +1,19 @@
 // SQLite history: schema, appending runs, per-run medians and change points.
 #include "harness/history.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 
+#include "harness/file_checks.h"
 #include "harness/stats.h"
 
 namespace pairbench::harness {
@@ -88,21 +97,171 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-}  // namespace
+// How long check_path waits for a writer's lock before leaving the judgement to the real open.
+constexpr int kCheckBusyTimeoutMs = 2'000;
 
-History::History(const std::string& path, int busy_timeout_ms) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                      nullptr) != SQLITE_OK) {
-    const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
+// Our tables and the columns a history from before application_id must have to be taken as ours.
+const std::map<std::string, std::vector<std::string>> kLegacyColumns = {
+    {"runs", {"id", "started_at", "git_sha", "machine_key", "profile", "fingerprint", "run_file"}},
+    {"samples", {"run_id", "benchmark", "experiment", "arm", "repetition", "metric", "unit", "better", "value"}},
+};
+const std::set<std::string> kOurTables = {"runs", "samples", "baselines", "change_points"};
+
+std::int64_t pragma_integer(sqlite3* db, const char* sql, const std::string& path) {
+  Statement q(db, sql, path);
+  if (!q.step(path)) throw std::runtime_error(path + ": " + sql + " returned nothing");
+  return q.integer(0);
+}
+
+enum class Identity { kOurs, kLegacy };
+
+// Reads (never writes) what the database at `db` is; throws NotAHistory unless it is a pairbench
+// history, or one from before application_id (exactly our tables, with our columns).
+Identity examine(sqlite3* db, const std::string& path) {
+  std::int64_t application_id = 0, user_version = 0;
+  try {
+    application_id = pragma_integer(db, "PRAGMA application_id", path);
+    user_version = pragma_integer(db, "PRAGMA user_version", path);
+  } catch (const std::runtime_error&) {
+    if (sqlite3_errcode(db) == SQLITE_NOTADB) throw NotAHistory(path + ": not an SQLite database, so not a pairbench history");
+    throw;
+  }
+  if (application_id == kHistoryApplicationId) {
+    if (user_version > kHistorySchemaVersion) {
+      throw NotAHistory(path + ": a pairbench history of schema version " + std::to_string(user_version) +
+                        ", written by a newer pairbench (this one reads version " +
+                        std::to_string(kHistorySchemaVersion) + ")");
+    }
+    return Identity::kOurs;
+  }
+  if (application_id != 0) {
+    char id[16];
+    std::snprintf(id, sizeof id, "0x%08x", static_cast<unsigned>(application_id));
+    throw NotAHistory(path + ": an SQLite database of another program (application_id " + id +
+                      "), not a pairbench history");
+  }
+  std::set<std::string> tables;
+  Statement q(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", path);
+  while (q.step(path)) tables.insert(q.text(0));
+  bool legacy = user_version == 0 && !tables.empty() &&
+                std::all_of(tables.begin(), tables.end(), [](const std::string& t) { return kOurTables.count(t) > 0; });
+  for (const auto& [table, columns] : kLegacyColumns) {
+    if (!legacy) break;
+    std::set<std::string> have;
+    Statement info(db, ("PRAGMA table_info(" + table + ")").c_str(), path);
+    while (info.step(path)) have.insert(info.text(1));
+    legacy = std::all_of(columns.begin(), columns.end(), [&](const std::string& c) { return have.count(c) > 0; });
+  }
+  if (legacy) return Identity::kLegacy;
+  std::string names;
+  for (const auto& t : tables) names += (names.empty() ? "" : ", ") + t;
+  throw NotAHistory(path + ": an SQLite database " +
+                    (tables.empty() ? std::string("with no tables") : "with tables " + names) +
+                    ", not a pairbench history (pairbench creates its own where nothing exists yet)");
+}
+
+// Refuses what cannot be a history before SQLite sees it: SQLite would block on a FIFO, and would
+// take an empty file for an empty database and write into it.
+void refuse_non_history_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return;  // absent: created on open
+  if (const std::string why = non_regular_reason(path); !why.empty()) {
+    throw NotAHistory(path + ": " + why + ", not a history database");
+  }
+  if (st.st_size == 0) throw NotAHistory(path + ": an empty file, not a pairbench history");
+}
+
+sqlite3* open_existing(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+    const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
     throw std::runtime_error(path + ": cannot open history database: " + why);
   }
+  return db;
+}
+
+// Builds a new, stamped history in a temporary file beside `path` and moves it into place unless
+// another process got there first. `path` never holds a half-made or empty database, which a
+// concurrent opener would refuse.
+void create_history(const std::string& path, const char* schema) {
+  std::string tmp = path + ".new-XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) throw std::runtime_error(path + ": cannot create history database: " + std::strerror(errno));
+  fchmod(fd, 0644);
+  close(fd);
+  sqlite3* db = nullptr;
+  try {
+    db = open_existing(tmp);
+    const std::string sql = "PRAGMA application_id = " + std::to_string(kHistoryApplicationId) +
+                            "; PRAGMA user_version = " + std::to_string(kHistorySchemaVersion) +
+                            "; BEGIN; " + schema + "; COMMIT;";
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      const std::string why = err ? err : sqlite3_errmsg(db);
+      sqlite3_free(err);
+      throw std::runtime_error(path + ": cannot create history database: " + why);
+    }
+    if (sqlite3_close(db) != SQLITE_OK) {
+      db = nullptr;
+      throw std::runtime_error(path + ": cannot create history database: close failed");
+    }
+    db = nullptr;
+    // No-replace moves: a history another process has just created is kept, never overwritten.
+    if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0 && errno != EEXIST) {
+      if (link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
+        throw std::runtime_error(path + ": cannot create history database: " + std::strerror(errno));
+      }
+    }
+  } catch (...) {
+    if (db) sqlite3_close(db);
+    unlink(tmp.c_str());
+    throw;
+  }
+  unlink(tmp.c_str());  // still there where link() made the history or another process won
+}
+
+}  // namespace
+
+void History::check_path(const std::string& path) {
+  refuse_non_history_file(path);
+  if (non_regular_reason(path) == "does not exist") return;
+  sqlite3* db = open_existing(path);
+  sqlite3_busy_timeout(db, kCheckBusyTimeoutMs);
+  try {
+    examine(db, path);
+  } catch (const NotAHistory&) {
+    sqlite3_close(db);
+    throw;
+  } catch (const HistoryBusy&) {
+    sqlite3_close(db);
+    return;  // held by a writer past the wait: judged again when opened for use, which waits longer
+  } catch (const std::runtime_error&) {
+    const int code = sqlite3_errcode(db) & 0xff;
+    sqlite3_close(db);
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED) return;
+    throw;
+  }
+  sqlite3_close(db);
+}
+
+History::History(const std::string& path, int busy_timeout_ms) : path_(path) {
+  refuse_non_history_file(path);
+  if (non_regular_reason(path) == "does not exist") create_history(path, kSchema);
+  refuse_non_history_file(path);  // what another process may have put there meanwhile
+  db_ = open_existing(path);
   sqlite3_busy_timeout(db_, busy_timeout_ms);
   try {
+    const Identity identity = examine(db_, path);
     exec("PRAGMA journal_mode=WAL");    // readers never block the writer, and vice versa
     exec("PRAGMA synchronous=NORMAL");  // with WAL: durable at checkpoints, never corrupt
     exec("PRAGMA foreign_keys=ON");
     exec("BEGIN IMMEDIATE");
+    if (identity == Identity::kLegacy) {
+      // A history from before the stamp: ours by its tables. Stamped once; later opens see the id.
+      exec(("PRAGMA application_id = " + std::to_string(kHistoryApplicationId)).c_str());
+      exec(("PRAGMA user_version = " + std::to_string(kHistorySchemaVersion)).c_str());
+    }
     exec(kSchema);
     exec("COMMIT");
   } catch (...) {

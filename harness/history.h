@@ -1,15 +1,29 @@
 // The history database: an embedded SQLite file (results/history.sqlite by default), one row per
 // sample, keyed by machine, benchmark and run. Safe under concurrent writers (WAL, busy timeout,
-// one IMMEDIATE transaction per run appended).
+// one IMMEDIATE transaction per run appended). A pairbench history carries its own application_id
+// and schema version, so another program's database is never written into.
 #pragma once
 
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace pairbench::harness {
+
+// PRAGMA application_id of every pairbench history: ASCII "PBH1".
+inline constexpr std::int32_t kHistoryApplicationId = 0x50424831;
+// PRAGMA user_version: the schema this pairbench writes; a newer one is refused.
+inline constexpr std::int32_t kHistorySchemaVersion = 1;
+
+// A path that is not a pairbench history (a FIFO, directory or device; an empty or non-SQLite
+// file; another program's database; a newer schema). One line: "PATH: why".
+struct NotAHistory : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // Another connection held the write lock longer than the busy timeout (SQLITE_BUSY / LOCKED):
 // the one failure worth retrying later.
@@ -26,9 +40,13 @@ std::string run_identity(const nlohmann::json& run_doc);
 
 class History {
  public:
-  // Opens (creating if needed) the database; throws std::runtime_error naming the path.
+  // Opens a pairbench history, creating it (complete, then moved into place) where nothing is at
+  // `path`. A history from before application_id was stamped (our tables, no id) is stamped.
+  // Throws NotAHistory for anything else, std::runtime_error naming the path on SQLite errors.
   // `busy_timeout_ms`: how long a statement waits for another writer's lock before HistoryBusy.
   explicit History(const std::string& path, int busy_timeout_ms = kHistoryBusyTimeoutMs);
+  // Throws NotAHistory where History(path) would refuse the path; writes nothing. Absent is fine.
+  static void check_path(const std::string& path);
   ~History();
   History(const History&) = delete;
   History& operator=(const History&) = delete;
@@ -37,7 +55,6 @@ class History {
   // already stored (same run_identity) is not stored again: its id is returned and
   // `*stored_before` set. Throws HistoryBusy while another writer holds the lock.
   std::int64_t append_run(const nlohmann::json& run_doc, const std::string& run_file, bool* stored_before = nullptr);
-
 
   struct RunPoint {
     std::int64_t run_id;

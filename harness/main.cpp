@@ -5,22 +5,117 @@
 // fallback place, history write failed; the message says where it went); 4 the gate could not
 // decide; 130 / 143 interrupted by SIGINT / SIGTERM (what was measured is kept, marked partial).
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cmath>
 #include <iostream>
+#include <sstream>
 
 #include "harness/commands.h"
+#include "harness/file_checks.h"
+#include "harness/history.h"
 #include "harness/interrupt.h"
+#include "harness/json_field.h"
 
 using namespace pairbench::harness;
 
 namespace {
 
+// Every floating-point option: a finite number in [lo, hi]. CLI11's Range lets NaN through (each
+// comparison with NaN is false), so `--alpha nan` once switched the gate off silently.
+CLI::Validator finite_in(double lo, double hi) {
+  std::ostringstream bounds;
+  bounds << "[" << lo << ", " << hi << "]";
+  const std::string expected = "a finite number in " + bounds.str();
+  return CLI::Validator(
+      [lo, hi, expected](std::string& text) -> std::string {
+        double v = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, v);
+        if (ec != std::errc() || stop != end || !std::isfinite(v) || v < lo || v > hi) {
+          return "expected " + expected + ", got " + quoted_for_message(text);
+        }
+        return "";
+      },
+      "FLOAT in " + bounds.str());
+}
+
+// A seed: decimal digits that fit 64 bits (CLI11 alone takes "-1" as 2^64 - 1).
+CLI::Validator unsigned_64() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || ec != std::errc() || stop != end) {
+          return "expected a whole number from 0 to 18446744073709551615, got " + quoted_for_message(text);
+        }
+        return "";
+      },
+      "UINT64");
+}
+
+// Comma-separated names: an empty item ("," or "a,,b") used to select nothing, run nothing and exit 0.
+CLI::Validator name_list(const std::string& of_what) {
+  return CLI::Validator(
+      [of_what](std::string& text) -> std::string {
+        std::string item;
+        for (const char c : text + ",") {
+          if (c != ',') {
+            if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+              return "expected comma-separated " + of_what + " without spaces, got " + quoted_for_message(text);
+            }
+            item += c;
+          } else if (item.empty()) {
+            return "empty name in " + quoted_for_message(text) + " (expected comma-separated " + of_what + ")";
+          } else {
+            item.clear();
+          }
+        }
+        return "";
+      },
+      "NAME[,NAME...]");
+}
+
+// A path check from file_checks.h as a validator: "--opt: PATH: is a FIFO (named pipe), expected ...".
+CLI::Validator path_is(std::string (*problem)(const std::string&), const std::string& description) {
+  return CLI::Validator([problem](std::string& path) { return problem(path); }, description);
+}
+
+// A history database given by an option: absent (created on first use) or a pairbench history;
+// `keywords` ("auto", "none") pass as they are.
+CLI::Validator history_path(std::vector<std::string> keywords = {}) {
+  return CLI::Validator(
+      [keywords](std::string& path) -> std::string {
+        if (std::find(keywords.begin(), keywords.end(), path) != keywords.end()) return "";
+        try {
+          History::check_path(path);
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+        return "";
+      },
+      "HISTORY");
+}
+
+// What JSON the chosen command reads, for an error that escaped every field check.
+std::string json_input_of(const CLI::App& app) {
+  const auto chosen = app.get_subcommands();
+  const std::string command = chosen.empty() ? "" : chosen.front()->get_name();
+  if (command == "compare" || command == "gate") return "the run files compared";
+  if (command == "baseline") return "the run file stored as baseline";
+  if (command == "history") return "the history database or the run files imported";
+  if (command == "report") return "the run file reported";
+  if (command == "list" || command == "env") return "a bench binary's catalogue or the environment";
+  return "a bench binary's output, a calibration cache or a run file (" + command + ")";
+}
+
 void add_gate_options(CLI::App* cmd, GateArgs& gate) {
   cmd->add_option("--threshold", gate.options.threshold, "relative slowdown that counts as a regression (0.05 = 5%)")
-      ->check(CLI::Range(0.0001, 10.0));
+      ->check(finite_in(0.0001, 10.0));
   cmd->add_option("--instructions-threshold", gate.options.instructions_threshold,
                   "relative increase of instructions per iteration that counts (0.01 = 1%)")
-      ->check(CLI::Range(0.0001, 10.0));
-  cmd->add_option("--alpha", gate.options.alpha, "whole-gate false-regression level")->check(CLI::Range(1e-9, 0.5));
+      ->check(finite_in(0.0001, 10.0));
+  cmd->add_option("--alpha", gate.options.alpha, "whole-gate false-regression level")->check(finite_in(1e-9, 0.5));
   cmd->add_option("--undecided", gate.options.undecided,
                   "exit status when some benchmark could not be decided: fail (4, default) or pass (0)")
       ->check(CLI::IsMember({"pass", "fail"}));
@@ -31,10 +126,12 @@ void add_gate_options(CLI::App* cmd, GateArgs& gate) {
       ->check(CLI::IsMember({"eb", "none"}));
   cmd->add_option("--history", gate.history,
                   "history database for each benchmark's run-to-run noise (gate default: results/history.sqlite "
-                  "where it exists; none to leave it out)");
-  cmd->add_option("--markdown", gate.markdown, "also write a Markdown report (CI job summary)");
-  cmd->add_option("--junit", gate.junit, "also write JUnit XML (CI test view)");
-  cmd->add_option("--json", gate.json, "also write the comparison as JSON");
+                  "where it exists; none to leave it out)")
+      ->check(history_path({"auto", "none"}));
+  const auto output = path_is(regular_file_or_absent_problem, "FILE");
+  cmd->add_option("--markdown", gate.markdown, "also write a Markdown report (CI job summary)")->check(output);
+  cmd->add_option("--junit", gate.junit, "also write JUnit XML (CI test view)")->check(output);
+  cmd->add_option("--json", gate.json, "also write the comparison as JSON")->check(output);
 }
 
 }  // namespace
@@ -49,16 +146,18 @@ int main(int argc, char** argv) {
   std::string list_format = "table", list_profile = "quick";
   list->add_option("--format", list_format)->check(CLI::IsMember({"table", "json"}));
   list->add_option("--profile", list_profile)->check(CLI::IsMember({"quick", "nightly", "full"}));
-  list->add_option("--bench-dir", bench_dir, "directory of the bench_* binaries");
+  const auto directory = path_is(directory_problem, "DIR");
+  list->add_option("--bench-dir", bench_dir, "directory of the bench_* binaries")->check(directory);
 
   auto* run = app.add_subcommand("run", "run experiments, write a run file, append to history, print the summary");
   RunArgs run_args;
   run->add_option("--profile", run_args.profile)->check(CLI::IsMember({"quick", "nightly", "full"}));
-  run->add_option("--experiments", run_args.experiments, "comma-separated experiment names or areas");
-  run->add_option("--arms", run_args.arms, "comma-separated arm names to keep");
+  run->add_option("--experiments", run_args.experiments, "comma-separated experiment names or areas")
+      ->check(name_list("experiment names or areas"));
+  run->add_option("--arms", run_args.arms, "comma-separated arm names to keep")->check(name_list("arm names"));
   run->add_option("--repetitions", run_args.repetitions, "processes per benchmark")->check(CLI::Range(1, 1000));
   run->add_option("--min-time", run_args.min_time_s, "measured seconds per process (split into --batches)")
-      ->check(CLI::Range(0.0001, 600.0));
+      ->check(finite_in(0.0001, 600.0));
   run->add_option("--batches", run_args.batches, "in-process samples per process")->check(CLI::Range(1, 1000));
   run->add_option("--instruction-processes", run_args.instruction_processes,
                   "instruction-counting processes per benchmark that declares them meaningful (0 = none)")
@@ -66,16 +165,20 @@ int main(int argc, char** argv) {
   run->add_option("--instructions", run_args.instruction_counter, "instruction counter: perf, callgrind or none (default: detect)")
       ->check(CLI::IsMember({"perf", "callgrind", "none"}));
   run->add_option("--calibration", run_args.calibration,
-                  "iteration-count cache (default: results/calibration/<machine_key>.json; none = this run only)");
+                  "iteration-count cache (default: results/calibration/<machine_key>.json; none = this run only)")
+      ->check(CLI::Validator(
+          [](std::string& path) { return path == "auto" || path == "none" ? "" : regular_file_or_absent_problem(path); },
+          "FILE|auto|none"));
   run->add_flag("--recalibrate", run_args.recalibrate, "calibrate every benchmark again and rewrite the cache");
   run->add_option("--timeout", run_args.timeout_s, "seconds before a bench process is killed")
-      ->check(CLI::Range(1.0, 86400.0));
-  run->add_option("--seed", run_args.seed, "seed of the randomised order (default: from the clock)");
-  run->add_option("--out", run_args.out, "run file (default results/run-<UTC time>-<profile>.json)");
-  run->add_option("--history", run_args.history, "history database to append to");
+      ->check(finite_in(1.0, 86400.0));
+  run->add_option("--seed", run_args.seed, "seed of the randomised order (default: from the clock)")->check(unsigned_64());
+  const auto output = path_is(regular_file_or_absent_problem, "FILE");
+  run->add_option("--out", run_args.out, "run file (default results/run-<UTC time>-<profile>.json)")->check(output);
+  run->add_option("--history", run_args.history, "history database to append to")->check(history_path());
   bool no_history = false;
   run->add_flag("--no-history", no_history, "do not append to the history database");
-  run->add_option("--bench-dir", bench_dir, "directory of the bench_* binaries");
+  run->add_option("--bench-dir", bench_dir, "directory of the bench_* binaries")->check(directory);
 
   auto* env = app.add_subcommand("env", "the environment fingerprint and its warnings");
   std::string env_format = "text";
@@ -84,8 +187,9 @@ int main(int argc, char** argv) {
   auto* compare = app.add_subcommand("compare", "compare two run files benchmark by benchmark");
   std::string compare_a, compare_b;
   GateArgs compare_args;
-  compare->add_option("baseline", compare_a, "baseline run file")->required();
-  compare->add_option("current", compare_b, "current run file")->required();
+  const auto input = path_is(regular_file_problem, "FILE");
+  compare->add_option("baseline", compare_a, "baseline run file")->required()->check(input);
+  compare->add_option("current", compare_b, "current run file")->required()->check(input);
   compare->add_flag("--force", compare_args.options.force, "compare runs from different machines or builds");
   add_gate_options(compare, compare_args);
 
@@ -93,9 +197,11 @@ int main(int argc, char** argv) {
   std::string gate_baseline, gate_current;
   GateArgs gate_args;
   gate_args.history = "auto";
-  gate->add_option("--baseline", gate_baseline, "baseline run file (default: this machine's stored baseline)");
-  gate->add_option("--current", gate_current, "current run file (default: the newest results/run-*.json)");
-  gate->add_option("--results-dir", results_dir, "where run files and baselines/ live");
+  gate->add_option("--baseline", gate_baseline, "baseline run file (default: this machine's stored baseline)")
+      ->check(input);
+  gate->add_option("--current", gate_current, "current run file (default: the newest results/run-*.json)")->check(input);
+  const auto new_or_directory = path_is(directory_or_absent_problem, "DIR");
+  gate->add_option("--results-dir", results_dir, "where run files and baselines/ live")->check(new_or_directory);
   gate->add_flag("--force", gate_args.options.force, "compare runs from different machines or builds");
   add_gate_options(gate, gate_args);
 
@@ -103,15 +209,16 @@ int main(int argc, char** argv) {
   baseline->require_subcommand(1);
   auto* baseline_update = baseline->add_subcommand("update", "store a run (default: the newest) as this machine's baseline");
   std::string baseline_run, baseline_history = "results/history.sqlite";
-  baseline_update->add_option("--run", baseline_run, "run file to store");
-  baseline_update->add_option("--results-dir", results_dir, "where run files and baselines/ live");
-  baseline_update->add_option("--history", baseline_history, "history database to mark the baseline in");
+  baseline_update->add_option("--run", baseline_run, "run file to store")->check(input);
+  baseline_update->add_option("--results-dir", results_dir, "where run files and baselines/ live")->check(new_or_directory);
+  baseline_update->add_option("--history", baseline_history, "history database to mark the baseline in (none: leave it)")
+      ->check(history_path({"none"}));
 
   auto* history = app.add_subcommand("history", "trend and change points per benchmark");
   std::string history_benchmark, history_db = "results/history.sqlite", history_machine, history_format = "table";
   int history_last = 0;
   history->add_option("benchmark", history_benchmark, "one benchmark (default: all)");
-  history->add_option("--db", history_db, "history database");
+  history->add_option("--db", history_db, "history database")->check(history_path());
   history->add_option("--machine", history_machine, "machine key (default: this machine's)");
   history->add_option("--last", history_last, "only the last N runs")->check(CLI::Range(1, 1000000));
   history->add_option("--format", history_format)->check(CLI::IsMember({"table", "json"}));
@@ -125,24 +232,27 @@ int main(int argc, char** argv) {
   AbArgs ab_args;
   ab->add_option("--baseline-build", ab_args.baseline_build, "build directory of the baseline (e.g. main)")->required();
   ab->add_option("--candidate-build", ab_args.candidate_build, "build directory of the candidate")->required();
-  ab->add_option("--experiments", ab_args.experiments, "comma-separated experiment names or areas");
-  ab->add_option("--arms", ab_args.arms, "comma-separated arm names to keep");
+  ab->add_option("--experiments", ab_args.experiments, "comma-separated experiment names or areas")
+      ->check(name_list("experiment names or areas"));
+  ab->add_option("--arms", ab_args.arms, "comma-separated arm names to keep")->check(name_list("arm names"));
   ab->add_option("--profile", ab_args.profile)->check(CLI::IsMember({"quick", "nightly", "full"}));
   ab->add_option("--repetitions", ab_args.repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
-  ab->add_option("--min-time", ab_args.min_time_s)->check(CLI::Range(0.001, 600.0));
-  ab->add_option("--timeout", ab_args.timeout_s)->check(CLI::Range(1.0, 86400.0));
-  ab->add_option("--seed", ab_args.seed);
+  ab->add_option("--min-time", ab_args.min_time_s)->check(finite_in(0.001, 600.0));
+  ab->add_option("--timeout", ab_args.timeout_s)->check(finite_in(1.0, 86400.0));
+  ab->add_option("--seed", ab_args.seed)->check(unsigned_64());
   ab->add_option("--pairing", ab_args.pairing,
                  "duet: both sides' processes at once, each pinned to its own core, cores swapped each round; "
                  "sequential: one process at a time")
       ->check(CLI::IsMember({"duet", "sequential"}));
-  ab->add_option("--out-dir", ab_args.out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)");
+  ab->add_option("--out-dir", ab_args.out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
+      ->check(new_or_directory);
   add_gate_options(ab, ab_args.gate);
 
   auto* selftest = app.add_subcommand("selftest", "measure the gate's false-alarm and detection rates on this machine");
   SelftestArgs selftest_args;
-  selftest->add_option("--experiments", selftest_args.experiments, "comma-separated experiment names or areas");
-  selftest->add_option("--arms", selftest_args.arms, "comma-separated arm names to keep");
+  selftest->add_option("--experiments", selftest_args.experiments, "comma-separated experiment names or areas")
+      ->check(name_list("experiment names or areas"));
+  selftest->add_option("--arms", selftest_args.arms, "comma-separated arm names to keep")->check(name_list("arm names"));
   selftest->add_option("--profile", selftest_args.profile)->check(CLI::IsMember({"quick", "nightly", "full"}));
   selftest->add_option("--trials", selftest_args.trials, "A/A gates drawn (planted: half as many per level)")
       ->check(CLI::Range(1, 100000));
@@ -151,26 +261,27 @@ int main(int argc, char** argv) {
   selftest->add_option("--instruction-processes", selftest_args.instruction_processes,
                        "instruction-counting processes per benchmark and side")
       ->check(CLI::Range(2, 100));
-  selftest->add_option("--min-time", selftest_args.min_time_s)->check(CLI::Range(0.0001, 600.0));
-  selftest->add_option("--seed", selftest_args.seed, "seed of the gate draws");
+  selftest->add_option("--min-time", selftest_args.min_time_s)->check(finite_in(0.0001, 600.0));
+  selftest->add_option("--seed", selftest_args.seed, "seed of the gate draws")->check(unsigned_64());
   selftest->add_option("--runs", selftest_args.baseline_runs, "runs of the same build before the planted run")
       ->check(CLI::Range(2, 50));
-  selftest->add_option("--runs-dir", selftest_args.runs_dir, "where the run files go (default results/selftest)");
+  selftest->add_option("--runs-dir", selftest_args.runs_dir, "where the run files go (default results/selftest)")
+      ->check(new_or_directory);
   selftest->add_flag("--from", selftest_args.from_runs, "analyse the run files already in --runs-dir; run nothing");
   selftest->add_flag("--pairing-study", selftest_args.pairing_study,
                      "measure ab's duet pairing against sequential interleaving (noise, A/A, a planted 5 %)");
-  selftest->add_option("--out", selftest_args.out, "write the result as JSON");
-  selftest->add_option("--bench-dir", bench_dir, "directory of the bench_* binaries");
+  selftest->add_option("--out", selftest_args.out, "write the result as JSON")->check(output);
+  selftest->add_option("--bench-dir", bench_dir, "directory of the bench_* binaries")->check(directory);
   add_gate_options(selftest, selftest_args.gate);
 
   auto* report = app.add_subcommand("report", "render the plot report (plots/report.py) from a run file");
   std::string report_run, report_history, report_out = "results/report";
-  report->add_option("--run", report_run, "run file")->required();
-  report->add_option("--history", report_history, "history database");
-  report->add_option("-o,--out", report_out, "output directory");
+  report->add_option("--run", report_run, "run file")->required()->check(input);
+  report->add_option("--history", report_history, "history database")->check(history_path());
+  report->add_option("-o,--out", report_out, "output directory")->check(new_or_directory);
   double report_timeout_s = 300;
   report->add_option("--timeout", report_timeout_s, "seconds before plots/report.py is killed with its process group")
-      ->check(CLI::Range(0.001, 86400.0));
+      ->check(finite_in(0.001, 86400.0));
 
   if (argc > 1 && argv[1][0] != '-') {
     const std::string command = argv[1];
@@ -204,6 +315,15 @@ int main(int argc, char** argv) {
     if (*run) {
       run_args.bench_dir = bench_dir;
       if (no_history) run_args.history.clear();
+      // The default history too, before any benchmark runs: a run must not end by writing into
+      // another program's database, or by blocking on a FIFO.
+      if (!run_args.history.empty()) {
+        try {
+          History::check_path(run_args.history);
+        } catch (const NotAHistory& e) {
+          throw UsageError(std::string("--history: ") + e.what());
+        }
+      }
       return cmd_run(run_args, command_line);
     }
     if (*compare) return cmd_compare(compare_a, compare_b, compare_args);
@@ -214,6 +334,11 @@ int main(int argc, char** argv) {
     if (*ab) return exit_status_after_interrupt(cmd_ab(ab_args, command_line));
     if (*selftest) return exit_status_after_interrupt(cmd_selftest(selftest_args, bench_dir));
     if (*report) return cmd_report(report_run, report_history, report_out, report_timeout_s);
+  } catch (const nlohmann::json::exception& e) {
+    // A field read without a check somewhere: never nlohmann's "[json.exception...]" text.
+    std::cerr << "pairbench: internal: unexpected JSON shape in " << json_input_of(app) << " ("
+              << json_exception_text(e) << ")\n";
+    return interrupt_signal() ? interrupted_exit_status() : kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "pairbench: " << e.what() << "\n";
     return interrupt_signal() ? interrupted_exit_status() : kExitUsage;
