@@ -323,8 +323,37 @@ std::string file_kind(mode_t mode) {
 }
 
 std::string too_large(std::uint64_t bytes) {
-  return "expected a run file of at most " + std::to_string(run_file_limits().max_bytes) + " bytes (1 GiB), is " +
-         std::to_string(bytes) + " bytes";
+  const std::uint64_t max = run_file_limits().max_bytes;
+  const std::string gib = max % (1ull << 30) == 0 ? " (" + std::to_string(max >> 30) + " GiB)" : "";
+  return "expected a run file of at most " + std::to_string(max) + " bytes" + gib + ", is " + std::to_string(bytes) +
+         " bytes";
+}
+
+// " (benchmark \"NAME\")" when `path` lies inside benchmarks[i] or pairbench.instructions[i] and
+// that entry has a non-empty name: what a reader of the message looks for. "" otherwise.
+std::string benchmark_named_at(const nlohmann::json& doc, const std::string& path) {
+  for (const char* where : {"benchmarks", "pairbench.instructions"}) {
+    const std::string prefix = std::string(where) + "[";
+    if (path.rfind(prefix, 0) != 0) continue;
+    auto member = [](const nlohmann::json* v, const char* key) -> const nlohmann::json* {
+      if (!v || !v->is_object()) return nullptr;
+      const auto it = v->find(key);
+      return it == v->end() ? nullptr : &*it;
+    };
+    const nlohmann::json* entries =
+        where[0] == 'b' ? member(&doc, "benchmarks") : member(member(&doc, "pairbench"), "instructions");
+    const std::size_t close = path.find(']', prefix.size());
+    if (!entries || !entries->is_array() || close == std::string::npos) return "";
+    const std::size_t index = std::stoul(path.substr(prefix.size(), close - prefix.size()));
+    if (index >= entries->size()) return "";
+    const auto& entry = (*entries)[index];
+    if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string() ||
+        entry["name"].get_ref<const std::string&>().empty()) {
+      return "";
+    }
+    return " (benchmark " + json_quoted(entry["name"].get<std::string>(), 100) + ")";
+  }
+  return "";
 }
 
 }  // namespace
@@ -351,7 +380,7 @@ nlohmann::json parse_run_file_text(std::string_view text, const std::string& sou
   }
   if (const auto violation = run_file_schema().validate(doc)) {
     throw RunFileError(source + ": " + (violation->path.empty() ? "(top level)" : violation->path) + ": " +
-                       violation->problem);
+                       violation->problem + benchmark_named_at(doc, violation->path));
   }
   check_references(doc, source);
   return doc;

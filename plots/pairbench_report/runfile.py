@@ -129,7 +129,25 @@ def _check_regular(path, st, max_bytes):
 
 
 def _too_large(max_bytes, size):
-    return f"expected a run file of at most {max_bytes} bytes (1 GiB), is {size} bytes"
+    gib = f" ({max_bytes >> 30} GiB)" if max_bytes % (1 << 30) == 0 else ""
+    return f"expected a run file of at most {max_bytes} bytes{gib}, is {size} bytes"
+
+
+def _benchmark_named_at(doc, steps):
+    """' (benchmark "NAME")' when the path lies inside benchmarks[i] or pairbench.instructions[i] and that
+    entry has a non-empty name: what a reader of the message looks for."""
+    if steps[:1] == ["benchmarks"] and len(steps) > 1:
+        entries, index = doc.get("benchmarks"), steps[1]
+    elif steps[:2] == ["pairbench", "instructions"] and len(steps) > 2:
+        entries, index = doc["pairbench"].get("instructions"), steps[2]
+    else:
+        return ""
+    if not isinstance(entries, list) or not isinstance(index, int) or index >= len(entries):
+        return ""
+    entry = entries[index]
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+        return ""
+    return f" (benchmark {quoted(entry['name'], 100)})"
 
 
 def read_bytes(path, max_bytes):
@@ -265,8 +283,9 @@ def parse_run_file(data, source):
         steps = list(error.absolute_path)
         if error.validator == "required":
             missing = next(name for name in error.validator_value if name not in error.instance)
-            fail(path_text(steps + [missing]), "missing")
-        fail(path_text(steps), f"expected {_expected(error)}, is {describe(error.instance)}")
+            fail(path_text(steps + [missing]), "missing" + _benchmark_named_at(doc, steps + [missing]))
+        fail(path_text(steps), f"expected {_expected(error)}, is {describe(error.instance)}"
+                               f"{_benchmark_named_at(doc, steps)}")
     _check_references(doc, fail)
     return doc
 

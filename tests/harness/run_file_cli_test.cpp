@@ -99,7 +99,8 @@ TEST_F(RunFileCli, ZeroAndNaNMetricValuesInBaselineAndCurrentNameTheFileAndField
   const std::string zero = write("zero.json", good_with(from, "\"metric_value\": 0"));
   const std::string negative = write("negative.json", good_with(from, "\"metric_value\": -3.5"));
   const std::string nan = write("nan.json", good_with(from, "\"metric_value\": NaN"));
-  for (const auto& [file, piece] : {std::pair{zero, "benchmarks[0].metric_value: expected a number > 0, is the number 0"},
+  for (const auto& [file, piece] : {std::pair{zero, "benchmarks[0].metric_value: expected a number > 0, is the number 0 "
+                                                        "(benchmark \"limits.core_pingpong/futex\")"},
                                     std::pair{negative, "benchmarks[0].metric_value: expected a number > 0"},
                                     std::pair{nan, "benchmarks[0].metric_value: not valid JSON"}}) {
     expect_refused({"compare", file, kGood, "--history", "none"}, file, piece);  // as the baseline

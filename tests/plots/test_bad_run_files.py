@@ -124,7 +124,7 @@ class ThroughTheCli(unittest.TestCase):
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 2)
         self.assertEqual(proc.stderr, f"report: {path}: benchmarks[0].metric_value: expected a number > 0, "
-                                      "is the number 0\n")
+                                      'is the number 0 (benchmark "copy.wrap_vs_copy/wrap/bytes:4096")\n')
 
 
 if __name__ == "__main__":
