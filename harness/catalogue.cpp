@@ -48,8 +48,15 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
     }
     if (const auto limits = je.find("limits")) {
       for (const JsonField& l : limits->elements()) {
-        e.limits.push_back({l["experiment"].string(), l["arm"].string(), l["where"].string_map(), l["arms"].strings(),
-                            l["when"].string_map(), l.string_or("counter", "")});
+        LimitEntry limit{l["experiment"].string(), l["arm"].string(), l["where"].string_map(), l["arms"].strings(),
+                         l["when"].string_map(), l.string_or("counter", "")};
+        if (const auto also = l.find("also")) {
+          for (const JsonField& c : also->elements()) {
+            limit.also.push_back({c["experiment"].string(), c["arm"].string(), c["where"].string_map()});
+          }
+        }
+        limit.own_arms = l.boolean_or("own_arms", false);
+        e.limits.push_back(std::move(limit));
       }
     }
     if (const auto secondary = je.find("secondary")) {

@@ -31,12 +31,21 @@ struct TargetEntry {
   std::string text;
 };
 
+struct LimitSourceEntry {
+  std::string experiment, arm;  // arm empty = every arm
+  std::map<std::string, std::string> where;
+};
+
+// The candidates of a limit: (experiment, arm, where), `also`, and with own_arms our own arms at
+// the same point; the summary takes the best median among those measured (bench LimitRef).
 struct LimitEntry {
   std::string experiment, arm;
   std::map<std::string, std::string> where;
   std::vector<std::string> arms;
   std::map<std::string, std::string> when;
   std::string counter;  // our secondary counter set against the limit; empty = the deciding metric
+  std::vector<LimitSourceEntry> also;
+  bool own_arms = false;
 };
 
 struct SecondaryMetric {

@@ -41,6 +41,10 @@ struct Sample {
 // where it has at least 3, else its overall metric.
 double process_value(const Sample& s);
 
+// How far above its limit a median may be before the summary flags a measurement defect
+// (`limit_defect`): 5 % on the medians, above a bandwidth median's run-to-run noise.
+inline constexpr double kLimitDefectMargin = 0.05;
+
 // Builds `pairbench.experiments` (shape in ARCHITECTURE.md). `confidence` for ratio intervals.
 nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
                          double confidence = 0.95);

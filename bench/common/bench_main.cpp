@@ -80,8 +80,11 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
       je["secondary"].push_back({{"name", m.name}, {"unit", m.unit}, {"better", better_name(m.better)}});
     }
     for (const LimitRef& l : e.limits) {
+      nlohmann::json also = nlohmann::json::array();
+      for (const LimitSource& c : l.also) also.push_back({{"experiment", c.experiment}, {"arm", c.arm}, {"where", c.where}});
       je["limits"].push_back({{"experiment", l.experiment}, {"arm", l.arm}, {"where", l.where},
-                              {"arms", l.arms}, {"when", l.when}, {"counter", l.counter}});
+                              {"arms", l.arms}, {"when", l.when}, {"counter", l.counter},
+                              {"also", also}, {"own_arms", l.own_arms}});
     }
     for (const Point& p : grid_points(e, profile)) {
       for (const Arm& arm : e.arms) {

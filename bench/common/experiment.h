@@ -79,18 +79,32 @@ struct Target {
   std::string text;                          // e.g. "async <= 100 ns per tiny op"
 };
 
+// A benchmark, or a family of them, that may be this machine's limit for some quantity.
+struct LimitSource {
+  std::string experiment;                    // e.g. "limits.memory_bandwidth"
+  std::string arm;                           // its arm; empty = every arm
+  std::map<std::string, std::string> where;  // its grid points; empty = every point
+};
+
 // Places an arm's results against a machine limit measured in the same run: the summary shows
-// the arm's median as a percentage of the limit benchmark's median (same metric and unit).
+// the arm's median as a percentage of the limit's median (same metric and unit). The limit is the
+// best median among every candidate the run measured: the first one (experiment, arm, where), the
+// sources in `also`, and with `own_arms` our own arms at the same grid point. A limit must be the
+// best this machine can do: one core's memcpy is not, where streaming stores or more threads beat it.
 struct LimitRef {
   std::string experiment;                    // a limit experiment, e.g. "limits.memory_bandwidth"
-  std::string arm;                           // its arm, e.g. "copy"
-  std::map<std::string, std::string> where;  // the limit's grid point, e.g. {{"threads", "1"}}
+  std::string arm;                           // its arm, e.g. "copy"; empty = every arm
+  std::map<std::string, std::string> where;  // the limit's grid point, e.g. {{"threads", "1"}}; empty = all
   std::vector<std::string> arms;             // our arms it applies to; empty = every arm
   std::map<std::string, std::string> when;   // our grid points it applies to; empty = all
   // Our counter set against the limit; empty = the deciding metric. Name a `secondary` counter
   // in the limit's unit when the deciding metric is in another (fusion decides on elements/s
   // and places its bytes_per_second against the memory bandwidth limit).
   std::string counter;
+  std::vector<LimitSource> also;  // more candidates, e.g. every thread count of the same limit
+  // Every arm of ours at the same grid point is a candidate too: only where they measure the
+  // same quantity as the limit (copy.stores' ordinary and streaming stores move bytes as memcpy does).
+  bool own_arms = false;
 };
 
 struct Experiment {

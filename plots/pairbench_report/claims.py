@@ -2,7 +2,10 @@
 
 The rules are stated in claims.json itself (`verdict_rules`); this module implements exactly those:
 per point, `better` (CI above the threshold) or `same` (CI inside a tolerance band); over points,
-any 'did not hold' wins, then all 'held', else inconclusive; nothing measured: not run here.
+any 'did not hold' wins, then all 'held', else inconclusive; nothing measured: not run here, or not
+testable here when every arm that could have decided it needs a CUDA device this machine lacks.
+A verdict comes only from experiments the claim lists as testing it; a CPU analogue of a GPU claim
+is labelled as one, with its argument.
 """
 import fnmatch
 import json
@@ -15,6 +18,10 @@ NOT_HELD = "did not hold"
 INCONCLUSIVE = "inconclusive"
 NOT_RUN = "not run here"
 RECORDED = "recorded"
+NOT_TESTABLE = "not testable here"
+
+# Reasons an arm could not run that mean "this machine has no GPU" (bench/common/devices.h).
+_NO_GPU_REASONS = ("no CUDA device", "not compiled with CUDA")
 
 _GLOB_CHARS = set("*?[")
 
@@ -37,7 +44,15 @@ def load_claims(path):
         verdict = c.get("verdict", {"kind": "ratio", "checks": []})
         if not isinstance(verdict, dict):
             raise BadInput(f"{path}: field claims[{i}].verdict: expected an object")
+        for j, x in enumerate(c.get("experiments", [])):
+            if not isinstance(x, dict) or not isinstance(x.get("name"), str):
+                raise BadInput(f"{path}: field claims[{i}].experiments[{j}].name: expected a string")
+            if "analogue" in x and not (isinstance(x["analogue"], str) and x["analogue"]):
+                raise BadInput(f"{path}: field claims[{i}].experiments[{j}].analogue: expected a non-empty string "
+                               f"(why the CPU experiment stands in for the GPU claim)")
         for j, chk in enumerate(verdict.get("checks", [])):
+            if isinstance(chk, dict) and "analogue" in chk and not (isinstance(chk["analogue"], str) and chk["analogue"]):
+                raise BadInput(f"{path}: field claims[{i}].verdict.checks[{j}].analogue: expected a non-empty string")
             if not isinstance(chk, dict) or not isinstance(chk.get("experiment"), str):
                 raise BadInput(f"{path}: field claims[{i}].verdict.checks[{j}].experiment: expected a string")
             if chk.get("test", "better") not in ("better", "same", "plateau"):
@@ -131,11 +146,29 @@ def _plateau_rows(check, exps):
 
 
 def _select(pattern, claim_id, run):
+    """The run's experiments a check names that test this claim: their `claim` is this claim (an
+    experiment of another claim or of none, a limit included, never decides it)."""
     if not (set(pattern) & _GLOB_CHARS):
         e = run.experiment_by_name.get(pattern)
-        return [e] if e else []
+        return [e] if e and e["claim"] == claim_id and e["kind"] != "limit" else []
     return [e for e in run.experiments
-            if fnmatch.fnmatchcase(e["name"], pattern) and e["claim"] in (claim_id, "") and e["kind"] != "limit"]
+            if fnmatch.fnmatchcase(e["name"], pattern) and e["claim"] == claim_id and e["kind"] != "limit"]
+
+
+def _listed(claim):
+    """claims.json's experiments of the claim: name -> entry (its `analogue` argument, `planned`)."""
+    return {x["name"]: x for x in claim.get("experiments", []) if isinstance(x, dict) and "name" in x}
+
+
+def _not_selected_why(pattern, claim_id, run, claim):
+    e = run.experiment_by_name.get(pattern) if not (set(pattern) & _GLOB_CHARS) else None
+    if e is not None and e["claim"] != claim_id:
+        return f"tests {e['claim'] or 'no claim'}, not {claim_id}: not counted"
+    return "planned, not implemented yet" if _planned(claim, pattern) else "not in this run"
+
+
+def _gpu_only(reason):
+    return any(r in reason for r in _NO_GPU_REASONS)
 
 
 def _arm_reason(arm):
@@ -192,30 +225,45 @@ def _planned(claim, pattern):
 
 def _judge_ratio_claim(claim, run):
     checks = [dict(c) for c in claim.get("verdict", {}).get("checks", [])]
+    listed = _listed(claim)
     selected = set()
     per_check = []
     for chk in checks:
         exps = _select(chk["experiment"], claim["id"], run)
         selected.update(e["name"] for e in exps)
         per_check.append((chk, exps))
-    # Experiments of this run that say they test the claim but no check names: default rule.
+    # Experiments the claim lists that no check names: the default rule. One that only declares the
+    # claim (its `claim` field) without being listed is named and not counted: claims.json says
+    # what tests a claim (copy.stores once declared C6 and decided it on store types).
+    excluded = []
     for e in run.experiments:
         if e["claim"] == claim["id"] and e["name"] not in selected and e["kind"] != "limit":
-            per_check.append(({"experiment": e["name"], "test": "better", "threshold": 1.0}, [e]))
-            selected.add(e["name"])
+            if e["name"] in listed:
+                per_check.append(({"experiment": e["name"], "test": "better", "threshold": 1.0}, [e]))
+                selected.add(e["name"])
+            else:
+                excluded.append(f"{e['name']}: declares {claim['id']} but claims.json does not list it as "
+                                f"testing it: not counted")
     measured, missing, absent = [], [], []
     for chk, exps in per_check:
         if not exps:
-            why = "planned, not implemented yet" if _planned(claim, chk["experiment"]) else "not in this run"
-            absent.append(f"{chk['experiment']}: {why}")
+            why = _not_selected_why(chk["experiment"], claim["id"], run, claim)
+            (excluded if why.endswith("not counted") else absent).append(f"{chk['experiment']}: {why}")
             continue
         m, n = _plateau_rows(chk, exps) if chk.get("test") == "plateau" else _check_rows(chk, exps, claim)
+        for row in m:  # a CPU stand-in for a GPU claim says so, with its argument
+            row["analogue"] = chk.get("analogue") or listed.get(row["experiment"], {}).get("analogue", "")
         measured += m
         missing += n
-    result = {"measured": measured, "missing": missing, "absent": absent}
+    result = {"measured": measured, "missing": missing, "absent": absent, "excluded": excluded}
     if not measured:
         reasons = sorted({f"{x['experiment']} {x['point']}: {x['reason']}" for x in missing})
         short = sorted({x["reason"] for x in missing})
+        if short and all(_gpu_only(r) for r in short):
+            needs = ", ".join(sorted({x["experiment"] for x in missing}))
+            result.update(verdict=NOT_TESTABLE, why=f"{'; '.join(short)} ({needs} need{'s' if ', ' not in needs else ''} "
+                                                     f"one)", details=reasons)
+            return result
         if short:
             why = "; ".join(short)
         elif absent:
@@ -245,6 +293,10 @@ def _judge_ratio_claim(claim, run):
     if missing:
         reasons = sorted({x["reason"] for x in missing})
         why += f"; {len(missing)} not run here ({'; '.join(reasons)})"
+    analogues = sorted({m["analogue"] for m in measured if m["analogue"]})
+    result["analogue_only"] = len(analogues) > 0 and all(m["analogue"] for m in measured)
+    if result["analogue_only"]:
+        why = "from a CPU analogue only (" + "; ".join(analogues) + "): " + why
     result.update(verdict=verdict, why=why, details=[])
     return result
 
@@ -253,8 +305,8 @@ def _judge_environment(claim, run):
     v = claim["verdict"]
     value = run.environment.get(v.get("field", ""), "")
     if value in ("", None, 0):
-        reason = run.environment.get(v.get("absent_reason_field", ""), "") or "no GPU in this run"
-        return {"verdict": NOT_RUN, "why": str(reason), "measured": [], "missing": [], "absent": [], "details": [],
+        reason = str(run.environment.get(v.get("absent_reason_field", ""), "") or "no GPU in this run")
+        return {"verdict": NOT_TESTABLE if _gpu_only(reason) else NOT_RUN, "why": reason, "measured": [], "missing": [], "absent": [], "details": [],
                 "recorded": []}
     text = f"{v.get('field')}: {value}"
     try:
@@ -278,7 +330,8 @@ def _judge_limits(claim, run):
             for a in p["arms"]:
                 if a["percent_of_limit"] is not None and a["limit"]:
                     counter = f"{a['limit']['counter']} " if a["limit"].get("counter") else ""
-                    placed.append(f"{a['benchmark'] or e['name']}: {counter}{a['percent_of_limit']:.0f} % of "
+                    flag = "DEFECT " if a.get("limit_defect") else ""  # above its limit: never a plain figure
+                    placed.append(f"{a['benchmark'] or e['name']}: {flag}{counter}{a['percent_of_limit']:.0f} % of "
                                   f"{a['limit']['benchmark']}")
     # Comparisons that say they test this claim (e.g. the BLAS kernel choice) are shown beside it.
     measured, missing = [], []
@@ -308,6 +361,10 @@ def judge_all(claims_doc, run):
         else:
             res = _judge_ratio_claim(claim, run)
         res.setdefault("recorded", [])
+        res.setdefault("excluded", [])
+        res.setdefault("analogue_only", False)
+        for m in res["measured"]:
+            m.setdefault("analogue", "")
         res["claim"] = claim
         out.append(res)
     return out

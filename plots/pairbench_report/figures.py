@@ -409,6 +409,7 @@ def metric_figure(exp, run, writer, with_error=False):
             else:
                 shift = (lambda x, i=i: i)
             xs, ys, lo_err, hi_err, ex, ey, best_pct = [], [], [], [], [], [], None
+            worst_defect, defects = None, []
             for p in panel_pts:
                 a = next((a for a in p["arms"] if a["arm"] == name), None)
                 if a is None or a["median"] is None:
@@ -422,7 +423,11 @@ def metric_figure(exp, run, writer, with_error=False):
                 lo_err.append(m - (a["min"] / divisor if a["min"] is not None else m))
                 hi_err.append((a["max"] / divisor if a["max"] is not None else m) - m)
                 if a["percent_of_limit"] is not None and drawn_limit(a):
-                    best_pct = max(best_pct or 0, a["percent_of_limit"])
+                    if a["limit_defect"]:  # above its limit: flagged on the point, never a plain figure
+                        worst_defect = max(worst_defect or 0, a["percent_of_limit"])
+                        defects.append((shift(x), m))
+                    else:
+                        best_pct = max(best_pct or 0, a["percent_of_limit"])
                 if error_counter:
                     e = run.counter_median(a["benchmark"], error_counter)
                     if e is not None and e > 0:
@@ -431,10 +436,15 @@ def metric_figure(exp, run, writer, with_error=False):
             text = f"{name} ({roles[name]})"
             if best_pct is not None:
                 text += f", up to {best_pct:.0f} % of limit" if best_pct >= 10 else f", up to {best_pct:.2g} % of limit"
+            if worst_defect is not None:
+                text += f", DEFECT: {worst_defect:.0f} % of its limit (not the best this machine can do)"
             ax.errorbar(xs, ys, yerr=[lo_err, hi_err], marker=MARKERS[i % len(MARKERS)], capsize=3, ms=6,
                         color=colours[name], ls="-" if mode == "line" else "none",
                         label=label(text) if mode != "arms" else None)
             entries += 1
+            for x, y in defects:
+                ax.annotate("DEFECT", (x, y), xytext=(0, 9), textcoords="offset points", ha="center",
+                            fontsize=7, fontweight="bold", color="#8f1b1b")
             if mode == "arms":
                 for x, y in zip(xs, ys):
                     ax.annotate(units.format_value(y * divisor, unit), (x, y), xytext=(8, 0),

@@ -8,7 +8,7 @@ import re
 import struct
 
 from . import units
-from .claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_RUN, RECORDED, point_label
+from .claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_RUN, NOT_TESTABLE, RECORDED, point_label
 
 CSS = """
 :root { --fg:#1b1b1b; --muted:#5a5a5a; --line:#d8d8d8; --bg:#ffffff; --soft:#f5f6f8; }
@@ -53,7 +53,7 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; border-top: 1
 """
 
 VERDICT_CLASS = {HELD: "v-held", NOT_HELD: "v-did-not-hold", INCONCLUSIVE: "v-inconclusive", NOT_RUN: "v-not-run-here",
-                 RECORDED: "v-recorded"}
+                 NOT_TESTABLE: "v-not-run-here", RECORDED: "v-recorded"}
 
 
 def e(value):
@@ -112,6 +112,9 @@ def claims_section(page, results, run):
              'grid point the interval lies on the wrong side (or shows no meaningful difference); '
              '<span class="verdict v-inconclusive">inconclusive</span>: intervals too wide to decide; '
              '<span class="verdict v-not-run-here">not run here</span>: nothing measured, with the reason; '
+             '<span class="verdict v-not-run-here">not testable here</span>: every experiment of the claim needs '
+             'a CUDA device this machine lacks; a row marked <b>CPU analogue</b> comes from a CPU experiment '
+             'standing in for a GPU claim, for the reason given beside it; '
              '<span class="verdict v-recorded">recorded</span>: the claim is about the environment or limits '
              'and has no ratio. The rules are in <code>harness/claims.json</code>.</p>')
     counts = {}
@@ -129,15 +132,21 @@ def claims_section(page, results, run):
                          for q in c.get("quoted_figures", []) if isinstance(q, dict))
         quoted = f'<ul class="rows">{quoted}</ul>' if quoted else '<span class="why">no figure quoted</span>'
         rows = []
+        # Each CPU stand-in for a GPU claim once, with its argument; its rows below are marked.
+        for exp, argument in dict.fromkeys((m["experiment"], m["analogue"]) for m in r["measured"] if m.get("analogue")):
+            rows.append(f"<li class='why'><b>CPU analogue</b> {e(exp)}: {e(argument)}</li>")
         for m in r["measured"]:
             mark = {HELD: "✓", NOT_HELD: "✗"}.get(m["verdict"], "?")
             link = f'<a href="#{anchor("exp", m["experiment"])}">{e(m["experiment"])}</a>'
+            analogue = " <span class='why'>(<b>CPU analogue</b>)</span>" if m.get("analogue") else ""
             rows.append(f"<li>{e(mark)} {link} <span class='mono'>{e(m['treatment'])} · {e(m['point'])}</span>: "
-                        f"<b>{e(_ratio_text(m))}</b></li>")
+                        f"<b>{e(_ratio_text(m))}</b>{analogue}</li>")
         for text in r.get("recorded", [])[:8]:
             rows.append(f"<li>{e(text)}</li>")
         if len(r.get("recorded", [])) > 8:
             rows.append(f"<li>… and {len(r['recorded']) - 8} more</li>")
+        for text in r.get("excluded", []):  # declared for the claim but not testing it: named, never counted
+            rows.append(f"<li class='why'>not counted: {e(text)}</li>")
         if rows:
             shown, rest = rows[:6], rows[6:]
             measured = f'<ul class="rows">{"".join(shown)}</ul>'
@@ -178,7 +187,10 @@ def points_table(page, exp, run):
             pct = ""
             if a["percent_of_limit"] is not None:
                 pct = f"{a['percent_of_limit']:.0f} %"
-                if a["limit"]:
+                if a["limit_defect"]:  # above its limit: a measurement defect, never a plain figure
+                    pct = (f'<span class="bad">DEFECT {a["percent_of_limit"]:.0f} % of limit</span>'
+                           f'<div class="why">{e(a["limit_defect"])}</div>')
+                elif a["limit"]:
                     of = f'{a["limit"]["counter"]} of ' if a["limit"].get("counter") else "of "
                     pct += f'<div class="why">{e(of)}{e(a["limit"]["benchmark"])}</div>'
             cv = "–" if a["cv"] is None else f"{a['cv'] * 100:.1f} %"

@@ -314,6 +314,24 @@ def as_number(text):
     return value if math.isfinite(value) else None
 
 
+# A median more than 5 % above its limit is a measurement defect (harness/summary.h's
+# kLimitDefectMargin): the limit was not the best this machine can do.
+LIMIT_DEFECT_MARGIN = 0.05
+
+
+def limit_defect(raw_arm, arm):
+    """The harness's `limit_defect` text; for run files written before it existed, the same
+    judgement from percent_of_limit, so an old figure above its limit is never shown plainly."""
+    text = raw_arm.get("limit_defect")
+    if isinstance(text, str) and text:
+        return text
+    pct = arm["percent_of_limit"]
+    if pct is not None and pct > 100.0 * (1 + LIMIT_DEFECT_MARGIN):
+        of = arm["limit"]["benchmark"] if arm["limit"] and arm["limit"]["benchmark"] else "its limit"
+        return f"measured {pct:.0f} % of {of}: a limit must be the best this machine can do"
+    return ""
+
+
 def _text(parent, key, default=""):
     value = parent.get(key)
     if value is None:
@@ -406,7 +424,8 @@ class RunFile:
             lim = a.get("limit")
             if lim is not None and _number(lim, "median") is not None:
                 arm["limit"] = {"benchmark": _text(lim, "benchmark"), "median": _number(lim, "median"),
-                                "counter": _text(lim, "counter")}
+                                "counter": _text(lim, "counter"), "best_of": _number(lim, "best_of")}
+            arm["limit_defect"] = limit_defect(a, arm)
             point["arms"].append(arm)
         for r in p.get("ratios", []):
             ratio = {

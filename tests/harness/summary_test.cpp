@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 namespace pairbench::harness {
 namespace {
 
@@ -101,6 +103,122 @@ TEST(Summary, PercentOfLimitOnTheMetricOrOnANamedCounter) {
   EXPECT_EQ(arms[1]["limit"]["counter"], "bytes_per_second");
   EXPECT_EQ(arms[1]["limit"]["median"], 40e9);
   EXPECT_FALSE(arms[2].contains("percent_of_limit"));  // no LimitEntry names it
+}
+
+// limits.bw with arms memcpy and copy at threads 1 and 2, each process of a benchmark at `value`.
+ExperimentEntry bandwidth_limit() {
+  ExperimentEntry limit;
+  limit.name = "limits.bw";
+  limit.kind = "limit";
+  limit.metric = "bytes_per_second";
+  limit.unit = "B/s";
+  limit.better = "higher";
+  limit.axes = {{"threads", {"1", "2"}}};
+  limit.arms = {{"memcpy", "limit", {}}, {"copy", "limit", {}}};
+  for (const std::string arm : {"memcpy", "copy"}) {
+    for (const std::string threads : {"1", "2"}) {
+      limit.benchmarks.push_back({"limits.bw/" + arm + "/threads:" + threads, arm, {{"threads", threads}}, true, ""});
+    }
+  }
+  return limit;
+}
+
+void add_limit_samples(std::vector<Sample>& samples, const std::string& benchmark, double value) {
+  for (int i = 0; i < 3; ++i) {
+    Sample l = sample("x", value);
+    l.benchmark = benchmark;
+    l.experiment = "limits.bw";
+    l.arm = benchmark.substr(10, benchmark.find('/', 10) - 10);
+    samples.push_back(l);
+  }
+}
+
+void add_arm_samples(std::vector<Sample>& samples, const std::string& arm, double value) {
+  for (int i = 0; i < 3; ++i) samples.push_back(sample(arm, value));
+}
+
+// Every candidate of a LimitRef measured in the run is weighed; the best median is the limit.
+TEST(Summary, TheLimitIsTheBestOfSeveralCandidates) {
+  ExperimentEntry e = experiment("higher");
+  LimitEntry every_arm_and_thread_count{"limits.bw", "", {}, {}, {}, ""};
+  e.limits = {every_arm_and_thread_count};
+  std::vector<Sample> samples;
+  add_limit_samples(samples, "limits.bw/memcpy/threads:1", 40e9);
+  add_limit_samples(samples, "limits.bw/copy/threads:1", 44e9);
+  add_limit_samples(samples, "limits.bw/memcpy/threads:2", 80e9);
+  add_limit_samples(samples, "limits.bw/copy/threads:2", 90e9);  // the best: 2 threads, STREAM copy
+  add_arm_samples(samples, "base", 45e9);
+  add_arm_samples(samples, "fast", 60e9);
+  const auto s = summarise({bandwidth_limit(), e}, samples);
+  const auto& arms = s[1]["points"][0]["arms"];
+  EXPECT_EQ(arms[0]["limit"]["benchmark"], "limits.bw/copy/threads:2");
+  EXPECT_EQ(arms[0]["limit"]["best_of"], 4);
+  EXPECT_NEAR(arms[0]["percent_of_limit"].get<double>(), 50.0, 1e-9);
+  EXPECT_NEAR(arms[1]["percent_of_limit"].get<double>(), 100.0 * 60 / 90, 1e-9);
+  EXPECT_FALSE(arms[1].contains("limit_defect"));
+}
+
+// With own_arms, an arm of ours that beats every limit benchmark becomes the limit itself.
+TEST(Summary, OwnArmsAreCandidatesWhereDeclared) {
+  ExperimentEntry e = experiment("higher");
+  LimitEntry one_core_memcpy{"limits.bw", "memcpy", {{"threads", "1"}}, {}, {}, ""};
+  one_core_memcpy.also = {{"limits.bw", "copy", {{"threads", "1"}}}};
+  one_core_memcpy.own_arms = true;
+  e.limits = {one_core_memcpy};
+  std::vector<Sample> samples;
+  add_limit_samples(samples, "limits.bw/memcpy/threads:1", 40e9);
+  add_limit_samples(samples, "limits.bw/copy/threads:1", 44e9);
+  add_limit_samples(samples, "limits.bw/copy/threads:2", 90e9);  // not a candidate: threads:1 only
+  add_arm_samples(samples, "base", 45e9);
+  add_arm_samples(samples, "fast", 60e9);
+  const auto s = summarise({bandwidth_limit(), e}, samples);
+  const auto& arms = s[1]["points"][0]["arms"];
+  EXPECT_EQ(arms[0]["limit"]["benchmark"], "demo.exp/fast/n:1");
+  EXPECT_EQ(arms[0]["limit"]["best_of"], 4);  // memcpy, copy (threads:1), base, fast
+  EXPECT_NEAR(arms[0]["percent_of_limit"].get<double>(), 75.0, 1e-9);
+  EXPECT_NEAR(arms[1]["percent_of_limit"].get<double>(), 100.0, 1e-9);
+}
+
+// A lower-is-better limit (a latency floor) is the smallest median among the candidates.
+TEST(Summary, ALowerIsBetterLimitIsTheSmallestCandidate) {
+  ExperimentEntry limit = bandwidth_limit();
+  limit.metric = "ns_per_op";
+  limit.unit = "ns";
+  limit.better = "lower";
+  ExperimentEntry e = experiment("lower");
+  e.limits = {{"limits.bw", "", {}, {}, {}, ""}};
+  std::vector<Sample> samples;
+  add_limit_samples(samples, "limits.bw/memcpy/threads:1", 50);
+  add_limit_samples(samples, "limits.bw/copy/threads:1", 40);  // the floor
+  add_limit_samples(samples, "limits.bw/copy/threads:2", 70);
+  add_arm_samples(samples, "base", 80);
+  const auto s = summarise({limit, e}, samples);
+  const auto& base = s[1]["points"][0]["arms"][0];
+  EXPECT_EQ(base["limit"]["benchmark"], "limits.bw/copy/threads:1");
+  EXPECT_NEAR(base["percent_of_limit"].get<double>(), 50.0, 1e-9);
+}
+
+// A figure more than 5 % above its limit is a measurement defect: marked in the JSON and printed
+// as DEFECT, never as a plain percentage; 104 % is within the margin and stays a plain figure.
+TEST(Summary, AnArmAboveItsLimitIsFlaggedAsADefect) {
+  ExperimentEntry e = experiment("higher");
+  e.limits = {{"limits.bw", "memcpy", {{"threads", "1"}}, {}, {}, ""}};
+  std::vector<Sample> samples;
+  add_limit_samples(samples, "limits.bw/memcpy/threads:1", 40e9);
+  add_arm_samples(samples, "base", 41.6e9);  // 104 %
+  add_arm_samples(samples, "fast", 48.8e9);  // 122 %
+  const auto s = summarise({bandwidth_limit(), e}, samples);
+  const auto& arms = s[1]["points"][0]["arms"];
+  EXPECT_FALSE(arms[0].contains("limit_defect"));
+  ASSERT_TRUE(arms[1].contains("limit_defect"));
+  EXPECT_EQ(arms[1]["limit_defect"],
+            "measured 122 % of limits.bw/memcpy/threads:1: a limit must be the best this machine can do");
+  std::ostringstream printed;
+  print_summary(printed, s);
+  const std::string text = printed.str();
+  EXPECT_NE(text.find("DEFECT 122% of limit"), std::string::npos) << text;
+  EXPECT_NE(text.find("104% of limit"), std::string::npos) << text;
+  EXPECT_EQ(text.find("DEFECT 104%"), std::string::npos) << text;
 }
 
 TEST(Summary, FormatsQuantitiesWithSiPrefixes) {

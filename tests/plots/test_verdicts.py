@@ -26,6 +26,13 @@ def point(params, ratios, arms=None, exp="x.y"):
                        for t, r, lo, hi in ratios]}
 
 
+def unsupported_point(exp, reason):
+    """A grid point whose baseline and treatment could not run here, for `reason`."""
+    arms = [{"arm": a, "role": role, "verification": "not_supported", "reason": reason,
+             "benchmark": f"{exp}/{a}/device:cuda"} for a, role in (("base", "baseline"), ("t", "treatment"))]
+    return {"params": {"device": "cuda"}, "arms": arms, "ratios": []}
+
+
 def experiment(name, claim, points):
     return {"name": name, "claim": claim, "kind": "comparison", "metric": "ns_per_op", "unit": "ns",
             "better": "lower", "points": points}
@@ -139,14 +146,76 @@ class Rules(unittest.TestCase):
 
     def test_not_run_here_with_reasons(self):
         cat = catalogue([{"experiment": "x.y", "test": "better"}])
-        arms = [{"arm": "base", "role": "baseline", "verification": "not_supported", "reason": "no CUDA device",
-                 "benchmark": "x.y/base/device:cuda"},
-                {"arm": "t", "role": "treatment", "verification": "not_supported", "reason": "no CUDA device",
-                 "benchmark": "x.y/t/device:cuda"}]
-        run = make_run([experiment("x.y", "C99", [{"params": {"device": "cuda"}, "arms": arms, "ratios": []}])])
+        run = make_run([experiment("x.y", "C99", [unsupported_point("x.y", "RLIMIT_MEMLOCK is 8 MiB")])])
         res = judge(cat, run)
         self.assertEqual(res["verdict"], claims.NOT_RUN)
-        self.assertIn("no CUDA device", res["why"])
+        self.assertIn("RLIMIT_MEMLOCK is 8 MiB", res["why"])
+
+    def test_gpu_only_claim_is_not_testable_without_a_cuda_device(self):
+        cat = catalogue([{"experiment": "x.y", "test": "better"}, {"experiment": "x.z", "test": "better"}])
+        run = make_run([experiment("x.y", "C99", [unsupported_point("x.y", "no CUDA device")]),
+                        experiment("x.z", "C99", [unsupported_point("x.z", "no CUDA device")])])
+        res = judge(cat, run)
+        self.assertEqual(res["verdict"], claims.NOT_TESTABLE)
+        self.assertEqual(res["why"], "no CUDA device (x.y, x.z need one)")
+        # One arm missing for another reason: not this machine's lack of a GPU alone, so not run here.
+        run = make_run([experiment("x.y", "C99", [unsupported_point("x.y", "no CUDA device")]),
+                        experiment("x.z", "C99", [unsupported_point("x.z", "RLIMIT_MEMLOCK is 8 MiB")])])
+        self.assertEqual(judge(cat, run)["verdict"], claims.NOT_RUN)
+
+    def test_cpu_analogue_rows_and_verdict_are_labelled_with_the_argument(self):
+        argument = "resident pages stand in for pinned memory"
+        cat = catalogue([{"experiment": "x.gpu", "test": "better"}, {"experiment": "x.cpu", "test": "better"}],
+                        experiments=[{"name": "x.gpu"}, {"name": "x.cpu", "analogue": argument}])
+        run = make_run([experiment("x.gpu", "C99", [unsupported_point("x.gpu", "no CUDA device")]),
+                        experiment("x.cpu", "C99", [point({"n": "1"}, [("t", 2.0, 1.5, 2.5)], exp="x.cpu")])])
+        res = judge(cat, run)
+        self.assertEqual(res["verdict"], claims.HELD)
+        self.assertTrue(res["analogue_only"])
+        self.assertEqual(res["measured"][0]["analogue"], argument)
+        self.assertTrue(res["why"].startswith(f"from a CPU analogue only ({argument}): held"), res["why"])
+        # With a GPU row measured too, the verdict is no longer the analogue's alone.
+        gpu = point({"device": "cuda"}, [("t", 3.0, 2.5, 3.5)], exp="x.gpu")
+        run = make_run([experiment("x.gpu", "C99", [gpu]),
+                        experiment("x.cpu", "C99", [point({"n": "1"}, [("t", 2.0, 1.5, 2.5)], exp="x.cpu")])])
+        res = judge(cat, run)
+        self.assertFalse(res["analogue_only"])
+        self.assertEqual([m["analogue"] for m in res["measured"]], ["", argument])
+
+    def test_an_experiment_of_another_claim_never_decides(self):
+        # A check naming it (exact or glob) and the experiment's own claim field are both refused:
+        # copy.stores (store types) once decided C6 (pinned vs pageable) by both routes.
+        cat = catalogue([{"experiment": "x.y", "test": "better"}, {"experiment": "x.other", "test": "better"},
+                         {"experiment": "x.n*", "test": "better"}], experiments=[{"name": "x.y"}])
+        run = make_run([experiment("x.y", "C99", [point({"n": "1"}, [("t", 2.0, 1.5, 2.5)])]),
+                        experiment("x.other", "C98", [point({"n": "1"}, [("t", 0.5, 0.4, 0.6)], exp="x.other")]),
+                        experiment("x.none", "", [point({"n": "1"}, [("t", 0.5, 0.4, 0.6)], exp="x.none")]),
+                        experiment("x.unlisted", "C99", [point({"n": "1"}, [("t", 0.5, 0.4, 0.6)], exp="x.unlisted")])])
+        res = judge(cat, run)
+        self.assertEqual(res["verdict"], claims.HELD)
+        self.assertEqual({m["experiment"] for m in res["measured"]}, {"x.y"})
+        self.assertIn("x.other: tests C98, not C99: not counted", res["excluded"])
+        self.assertIn("x.n*: not in this run", res["absent"])  # x.none tests no claim: a glob skips it
+        self.assertTrue(any(x.startswith("x.unlisted: declares C99 but claims.json does not list it")
+                            for x in res["excluded"]), res["excluded"])
+
+    def test_c6_is_decided_only_by_pinned_memory_and_its_analogue(self):
+        doc = {c["id"]: c for c in claims.load_claims(CATALOGUE)["claims"]}
+        c6 = doc["C6"]
+        named = {x["name"] for x in c6["experiments"]} | {chk["experiment"] for chk in c6["verdict"]["checks"]}
+        self.assertEqual(named, {"copy.h2d", "copy.d2h", "copy.page_state"})
+        page_state = next(x for x in c6["experiments"] if x["name"] == "copy.page_state")
+        self.assertIn("pinned", page_state["analogue"])  # the argument, shown after a "CPU analogue" label
+        # A run that still records copy.stores as C6 (the reference run predates the fix): not counted.
+        worse = point({"bytes": "4096"}, [("nontemporal", 0.1, 0.09, 0.11)], exp="copy.stores")
+        better = point({"bytes": "4096"}, [("prefaulted", 100.0, 90.0, 110.0)], exp="copy.page_state")
+        gpu = unsupported_point("copy.h2d", "no CUDA device")
+        run = make_run([experiment("copy.stores", "C6", [worse]), experiment("copy.page_state", "C6", [better]),
+                        experiment("copy.h2d", "C6", [gpu]), experiment("copy.d2h", "C6", [gpu])])
+        res = claims.judge_all({"claims": [c6]}, run)[0]
+        self.assertEqual(res["verdict"], claims.HELD)
+        self.assertTrue(res["analogue_only"])
+        self.assertNotIn("copy.stores", {m["experiment"] for m in res["measured"]})
 
     def test_absent_and_planned(self):
         cat = catalogue([{"experiment": "copy.h2d", "test": "better"}],
@@ -157,12 +226,17 @@ class Rules(unittest.TestCase):
         cat = catalogue([{"experiment": "copy.h2d", "test": "better"}])
         self.assertIn("not in this run", judge(cat, make_run([]))["why"])
 
-    def test_experiment_claiming_the_id_gets_the_default_rule(self):
-        cat = catalogue([])
+    def test_listed_experiment_claiming_the_id_gets_the_default_rule(self):
+        cat = catalogue([], experiments=[{"name": "new.thing"}])
         run = make_run([experiment("new.thing", "C99", [point({"n": "1"}, [("t", 3.0, 2.0, 4.0)])])])
         res = judge(cat, run)
         self.assertEqual(res["verdict"], claims.HELD)
         self.assertEqual(res["measured"][0]["experiment"], "new.thing")
+        # Not listed in claims.json: named, not counted.
+        res = judge(catalogue([]), run)
+        self.assertEqual(res["verdict"], claims.NOT_RUN)
+        self.assertEqual(res["measured"], [])
+        self.assertEqual(len(res["excluded"]), 1)
 
     def test_glob_skips_experiments_of_other_claims(self):
         cat = catalogue([{"experiment": "precision.*", "test": "better"}])
@@ -177,7 +251,7 @@ class Rules(unittest.TestCase):
         self.assertEqual(res["verdict"], claims.RECORDED)
         self.assertIn("has tensor cores", res["why"])
         res = judge(cat, make_run([], {"gpu_compute_capability": "", "gpu_unavailable_reason": "no CUDA device"}))
-        self.assertEqual((res["verdict"], res["why"]), (claims.NOT_RUN, "no CUDA device"))
+        self.assertEqual((res["verdict"], res["why"]), (claims.NOT_TESTABLE, "no CUDA device"))
 
     def test_bad_catalogue_is_bad_input(self):
         from pairbench_report.errors import BadInput
