@@ -3,8 +3,10 @@
 // pass. The decision procedure and why it was chosen are in docs/gate.md; in short, per
 // benchmark and instrument:
 //   time: one value per process (the median of its in-process samples), logs, a 20 % trimmed
-//     mean per side (Yuen), the variance moderated by an empirical-Bayes prior fitted over every
-//     benchmark in the gate (limma), a one-sided t test for "slower", Holm across every benchmark
+//     mean per side (Yuen), the variance pooled with the benchmark's own process noise from
+//     history where known, else moderated by an empirical-Bayes prior fitted over every
+//     benchmark in the gate (limma), plus the run-to-run variance from history (Satterthwaite
+//     degrees of freedom), a one-sided t test for "slower", Holm across every benchmark
 //     compared (false regressions controlled for the whole gate), and a 90 % interval;
 //     regression: significant and the interval reaches the threshold; unchanged: the interval
 //     lies inside +-threshold; otherwise undecided, with why and what would decide it.
