@@ -282,6 +282,65 @@ TEST(GateAtScale, AQuietUnchangedPairPasses) {
   EXPECT_EQ(r.exit_status(), 0);
 }
 
+// A nightly gate as ci/nightly.sh runs it: 335 benchmarks x 9 processes against a baseline,
+// with 30 runs of history behind it (each run's level moved by 2 % run-to-run noise, and one
+// benchmark bimodal across processes). Unchanged code fails at most the designed rate; a planted
+// slowdown on a quiet benchmark is found, and a +50 % slowdown everywhere fails every benchmark.
+struct NightlyWithHistory {
+  NoiseModel m = realistic_noise(335, 91);
+  std::mt19937 rng{92};
+  std::normal_distribution<double> z{0, 1};
+  // One run: every benchmark's processes, moved by that run's level, times `factor`.
+  std::map<std::string, std::vector<double>> run(unsigned seed, const std::vector<double>& factor = {}) {
+    std::vector<double> level(m.cv.size());
+    for (std::size_t i = 0; i < level.size(); ++i) level[i] = std::exp(0.02 * z(rng)) * (factor.empty() ? 1.0 : factor[i]);
+    auto values = side(m, 9, seed, level);
+    // bench1005: half of its processes run 35 % slower, in any run.
+    std::uniform_int_distribution<int> coin(0, 1);
+    for (double& v : values["bench1005"]) v *= coin(rng) ? 1.35 : 1.0;
+    return values;
+  }
+  GateOptions with_history() {
+    GateOptions options;
+    std::map<std::string, std::vector<std::vector<double>>> history;
+    for (unsigned r = 0; r < 30; ++r) {
+      for (auto& [name, values] : run(5000 + r)) history[name].push_back(values);
+    }
+    for (const auto& [name, runs] : history) add_history_noise(options, name, runs);
+    options.run_variance_source = "test";
+    return options;
+  }
+};
+
+TEST(GateAtScale, NightlyShapedGatesWithHistoryPassUnchangedCodeAndFindPlantedChanges) {
+  NightlyWithHistory n;
+  n.m.cv[17] = 0.01;
+  const GateOptions options = n.with_history();
+  ASSERT_EQ(options.run_variance.size(), 335u);
+  ASSERT_EQ(options.process_variance_history.size(), 335u);
+  int failed = 0;
+  for (unsigned g = 0; g < 20; ++g) {
+    failed += compare_runs(run_doc(n.run(100 + 2 * g)), run_doc(n.run(101 + 2 * g)), options, "a", "b").failed();
+  }
+  // Designed: at most 1 % of gates; 3 or more of 20 would happen by chance with probability 0.1 %.
+  EXPECT_LE(failed, 2) << failed << " of 20 A/A gates failed";
+  std::vector<double> factor(335, 1.0);
+  factor[17] = 1.25;
+  const GateReport planted = compare_runs(run_doc(n.run(300)), run_doc(n.run(301, factor)), options, "a", "b");
+  EXPECT_EQ(row(planted, "bench1017").verdict, "regression") << row(planted, "bench1017").note;
+  EXPECT_EQ(planted.count("regression"), 1) << planted.headline();
+  const GateReport everywhere =
+      compare_runs(run_doc(n.run(302)), run_doc(n.run(303, std::vector<double>(335, 1.5))), options, "a", "b");
+  EXPECT_EQ(everywhere.exit_status(), 1);
+  EXPECT_EQ(everywhere.count("unchanged") + everywhere.count("improvement"), 0) << everywhere.headline();
+  // Every benchmark whose processes vary by 10 % or less is caught; only the noisiest may stay undecided.
+  for (std::size_t i = 0; i < n.m.cv.size(); ++i) {
+    if (n.m.cv[i] > 0.10 || i == 5) continue;
+    const std::string name = "bench" + std::to_string(1000 + i);
+    EXPECT_EQ(row(everywhere, name).verdict, "regression") << name << " (noise " << n.m.cv[i] << "): " << row(everywhere, name).note;
+  }
+}
+
 TEST(GateAtScale, OnePlantedRegressionAmongManyIsFoundAndNothingElse) {
   NoiseModel m = realistic_noise(335, 51);
   m.cv[17] = 0.01;
