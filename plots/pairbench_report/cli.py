@@ -1,4 +1,5 @@
-"""`report.py --run FILE [--history DB] [--claims FILE] -o DIR`: figures and index.html.
+"""`report.py --run FILE [--history DB] [--fleet FILE] [--claims FILE] -o DIR`: figures and index.html
+(and fleet.html, the cross-machine page, from a `pairbench history export` file).
 Exit status 0 when written; 2 on bad input or usage, with one line naming the file and field."""
 import argparse
 import glob
@@ -20,6 +21,8 @@ def _parser():
                                                "offline index.html.")
     p.add_argument("--run", required=True, metavar="FILE", help="run file written by `pairbench run`")
     p.add_argument("--history", metavar="DB", help="history database (SQLite) for the trend figures")
+    p.add_argument("--fleet", metavar="FILE", help="`pairbench history export` file: adds fleet.html, the "
+                                                    "cross-machine page (trends per machine, verdicts per machine kind)")
     p.add_argument("--claims", metavar="FILE", default=os.path.normpath(DEFAULT_CLAIMS),
                    help="claims catalogue (default: harness/claims.json beside this source tree)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder (created if missing)")
@@ -43,10 +46,12 @@ def build(args):
     from . import page
     from .history import History
     from .runfile import load_run
+    from . import fleet
 
     run = load_run(args.run)
     catalogue = claims_mod.load_claims(args.claims)
     history = History(args.history) if args.history else None
+    fleet_export = fleet.load_export(args.fleet) if args.fleet else None
     _prepare_outdir(args.out)
     from . import figures  # matplotlib loads only once the inputs are known to be good
     results = claims_mod.judge_all(catalogue, run)
@@ -85,8 +90,9 @@ def build(args):
                                            "(marker); toward the lower left is better.")})
         exp_figs[exp["name"]] = figs
     hist_figs = figures.history_figures(history, run.machine_key(), writer) if history else []
+    fleet_summary = fleet.write(args.out, fleet_export, writer) if fleet_export else None
     text = page.render(args.out, run, results, exp_figs, history, hist_figs,
-                       os.path.basename(args.history) if args.history else "")
+                       os.path.basename(args.history) if args.history else "", fleet_summary)
     tmp = os.path.join(args.out, ".index.html.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

@@ -311,7 +311,7 @@ def history_section(page, history, figures, this_machine, db_label):
     page.add("</section>")
 
 
-def render(outdir, run, results, experiment_figures, history, history_figs, history_label):
+def render(outdir, run, results, experiment_figures, history, history_figs, history_label, fleet=None):
     page = Page(outdir)
     env = run.environment
     machine = env.get("cpu_model", "") or env.get("hostname", "")
@@ -335,7 +335,11 @@ def render(outdir, run, results, experiment_figures, history, history_figs, hist
     for exp in run.experiments:
         page.add(f'<li><a href="#{anchor("exp", exp["name"])}">{e(exp["name"])}</a></li>')
     page.add('<li><a href="#not-run">What did not run</a></li><li><a href="#history">History</a></li>'
-             '<li><a href="#environment">Environment</a></li></ul></nav>')
+             + (f'<li><a href="{e(fleet["href"])}">Across machines</a></li>' if fleet else "")
+             + '<li><a href="#environment">Environment</a></li></ul></nav>')
+    if fleet:  # the cross-machine page (plots/pairbench_report/fleet.py), beside this one
+        page.add(f'<p>Across machines: <a href="{e(fleet["href"])}">{fleet["machines"]} machine(s) of {fleet["kinds"]} '
+                 'kind(s)</a>: each benchmark\'s trend per machine and each claim\'s verdict per machine kind.</p>')
     claims_section(page, results, run)
     page.add('<section id="experiments"><h2>Experiments</h2>')
     for exp in run.experiments:
