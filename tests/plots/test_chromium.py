@@ -3,6 +3,7 @@ checks that every figure loaded (naturalWidth > 0), that no markup from the run 
 (no script but the check's own, no iframe) and that nothing was logged to the console.
 
 Run directly, it exits 77 (ctest: skipped) when Chromium is not installed."""
+import json
 import os
 import re
 import shutil
@@ -11,7 +12,8 @@ import sys
 import tempfile
 import unittest
 
-from helpers import GPU_RUN, parse_page, run_report, tmpdir
+from helpers import CPU_RUN_SKIPPED, GPU_RUN, parse_page, run_report, tmpdir
+import make_fleet
 import make_history
 from test_escaping import hostile_run
 
@@ -76,6 +78,21 @@ class Chromium(unittest.TestCase):
         check, errors = load_in_chromium(self, os.path.join(out, "index.html"))
         self.assertIn(f"images={len(page.images)} broken=0 ", check)
         self.assertGreater(len(page.images), 20)
+        self.assertIn("scripts=1 iframes=0", check)
+        self.assertEqual(errors, [], "errors logged while loading the page")
+
+    def test_fleet_page_loads_cleanly(self):
+        work = tmpdir(self)
+        export = os.path.join(work, "export.json")
+        with open(export, "w", encoding="utf-8") as f:
+            json.dump(make_fleet.build(), f)
+        out = os.path.join(work, "report")
+        rc, _, stderr = run_report("--run", CPU_RUN_SKIPPED, "--fleet", export, "-o", out)
+        self.assertEqual(rc, 0, stderr)
+        _, page = parse_page(os.path.join(out, "fleet.html"))
+        check, errors = load_in_chromium(self, os.path.join(out, "fleet.html"))
+        self.assertIn(f"images={len(page.images)} broken=0 ", check)
+        self.assertGreater(len(page.images), 1)
         self.assertIn("scripts=1 iframes=0", check)
         self.assertEqual(errors, [], "errors logged while loading the page")
 
