@@ -8,8 +8,8 @@ The export is checked before anything is drawn, in the run file's style: a regul
 
 Which benchmarks get a figure: a fleet of machines times hundreds of benchmarks is too many to
 draw, so the page draws those that decide something (every benchmark with a change point on some
-machine, then those whose latest medians differ most between machines) up to MAX_FIGURES, and
-lists the rest in a table with the same two numbers.
+machine, then those whose latest medians differ between machines by at least MIN_SPREAD, most
+first) up to MAX_FIGURES, and lists the rest in a table with the same two numbers.
 """
 import datetime
 import json
@@ -26,6 +26,9 @@ from .runfile import describe, element_path, member_path
 FORMAT = "pairbench-history-export/1"
 MAX_BYTES = 1 << 30  # the run file's limit; an export of 60 runs x 400 benchmarks x 10 machines is ~30 MB
 MAX_FIGURES = 10
+# Latest medians 10 % apart between machines: more than the run-to-run noise of a benchmark on one
+# machine (median 4 % on the reference VM, docs/gate.md), so the figure shows machines, not noise.
+MIN_SPREAD = 1.10
 VERDICTS = (HELD, NOT_HELD, INCONCLUSIVE, NOT_RUN, NOT_TESTABLE, RECORDED)
 BETTER = ("lower", "higher")
 
@@ -292,11 +295,13 @@ def benchmark_groups(fleet):
     return list(groups.values())
 
 
-def select(groups, limit=MAX_FIGURES):
-    """(drawn, listed): benchmarks with a change point first (largest change first), then by how much
-    their latest medians differ between machines; the first `limit` are drawn, the rest listed."""
+def select(groups, limit=MAX_FIGURES, min_spread=MIN_SPREAD):
+    """(drawn, listed): benchmarks with a change point first (largest change first), then those whose
+    latest medians differ between machines by min_spread or more (most first); up to `limit` are
+    drawn, the rest listed in name order."""
     ranked = sorted(groups, key=lambda g: (not g.change_points, -g.largest_change(), -g.spread(), g.benchmark))
-    return ranked[:limit], sorted(ranked[limit:], key=lambda g: g.benchmark)
+    deciding = [g for g in ranked if g.change_points or g.spread() >= min_spread][:limit]
+    return deciding, sorted((g for g in ranked if g not in deciding), key=lambda g: g.benchmark)
 
 
 def normalised(points):
@@ -451,10 +456,13 @@ def render(outdir, fleet, drawn, listed, figures, index_href="index.html"):
 
     p.add('<section id="trends"><h2>Trends per machine</h2>')
     total = len(drawn) + len(listed)
-    p.add(f"<p>{total} benchmark(s) in the export. Drawn: the {len(drawn)} that decide most: every benchmark with a "
-          "change point on some machine, then those whose latest medians differ most between machines. Left: each "
-          "machine's median per run in the benchmark's unit; right: relative to that machine's first run, so "
-          "machines of different speed share one scale.</p>")
+    p.add(f"<p>{total} benchmark(s) in the export. Drawn: {len(drawn)}, those that decide most (at most "
+          f"{MAX_FIGURES}): every benchmark with a change point on some machine, then those whose latest medians "
+          f"differ between machines by {(MIN_SPREAD - 1) * 100:.0f} % or more, most first. Left: each machine's "
+          "median per run in the benchmark's unit; right: relative to that machine's first run, so machines of "
+          "different speed share one scale.</p>")
+    if not drawn:
+        p.add("<p>No benchmark has a change point or differs that much between machines.</p>")
     for g, files in zip(drawn, figures):
         latest = g.latest()
         text = "; ".join(f"{m}: {units.format_value(latest[m], g.unit)}" for m in order if m in latest)

@@ -50,14 +50,24 @@ class FleetPage(unittest.TestCase):
                 self.assertNotRegex(value or "", r"^(https?:)?//", f"<{tag} {attr}> leaves the page")
 
     def test_the_deciding_benchmarks_are_drawn_and_the_rest_listed(self):
-        self.assertEqual(len(self.page.images), fleet.MAX_FIGURES)
-        # The planted step comes first (a change point), then the 10x spread.
+        # The planted step (a change point) first, then the 10x spread; the rest, within 1 % between
+        # machines, only listed.
+        self.assertEqual(len(self.page.images), 2, self.page.images)
         self.assertRegex(self.page.images[0], r"fleet-dispatch\.sync_vs_async_sync_device_cpu_ops_10000\.png$")
         self.assertRegex(self.page.images[1], r"fleet-copy\.h2d_pageable_bytes_1048576\.png$")
         self.assertRegex(self.text, r"copy\.h2d/pageable/bytes:1048576</code>: latest [^<]*; spread 10\.\d\d×")
         listed = re.search(r"The other (\d+) benchmark\(s\)", self.text)
         self.assertIsNotNone(listed)
-        self.assertEqual(int(listed.group(1)), make_fleet.BENCHMARK_COUNT - fleet.MAX_FIGURES)
+        self.assertEqual(int(listed.group(1)), make_fleet.BENCHMARK_COUNT - 2)
+        self.assertIn('<td class="mono">ops.elementwise/plain/n:1024</td>', self.text)
+
+    def test_at_most_max_figures_are_drawn(self):
+        groups = fleet.benchmark_groups(fleet.parse_export(json.dumps(make_fleet.build()).encode(), "export.json"))
+        drawn, listed = fleet.select(groups, limit=1)
+        self.assertEqual([g.benchmark for g in drawn], [make_fleet.STEP_BENCHMARK])
+        self.assertEqual(len(listed), make_fleet.BENCHMARK_COUNT - 1)
+        drawn, _ = fleet.select(groups, min_spread=1.0)
+        self.assertEqual(len(drawn), fleet.MAX_FIGURES)
 
     def test_the_planted_step_is_in_the_change_point_table(self):
         row = re.search(r'<section id="change-points">.*?</section>', self.text, re.S).group(0)
