@@ -171,16 +171,4 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   return result;
 }
 
-std::vector<int> usable_cpus() {
-  std::vector<int> out;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &set)) out.push_back(c);
-    }
-  }
-  return out;
-}
-
 }  // namespace pairbench::harness

@@ -29,7 +29,4 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& extra_env,
                           std::chrono::duration<double> limit, int cpu = -1);
 
-// The CPUs this process may run on (sched_getaffinity), ascending.
-std::vector<int> usable_cpus();
-
 }  // namespace pairbench::harness

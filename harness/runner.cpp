@@ -24,6 +24,7 @@
 #include "harness/process.h"
 #include "harness/run_file.h"
 #include "harness/stats.h"
+#include "kernels/common/cpus.h"
 #include "kernels/common/scratch.h"
 
 namespace pairbench::harness {
@@ -398,7 +399,7 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   outcome.iterations = cal.time_iterations;
 
   // Duet pairs: the same benchmark on both sides, started together on two cores.
-  std::vector<int> cpus = usable_cpus();
+  std::vector<int> cpus = kernels::usable_cpu_list();
   outcome.pairing = options.pairing == "duet" && sides.size() == 2 && cpus.size() >= 2 ? "duet" : "sequential";
   if (options.pairing == "duet" && sides.size() == 2 && outcome.pairing != "duet") {
     std::cerr << "pairbench: warning: duet pairing needs two sides and two usable CPUs; running sequentially\n";

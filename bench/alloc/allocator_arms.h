@@ -15,6 +15,7 @@
 
 #include "bench/common/experiment.h"
 #include "kernels/alloc/allocator_probe.h"
+#include "kernels/common/rng.h"
 #include "kernels/alloc/process_memory.h"
 
 namespace pairbench::bench::alloc {
@@ -127,9 +128,7 @@ class MemoryCounters {
   ka::ProcessMemory before_;
 };
 
-// A fresh seed for verification inputs; timed runs use fixed seeds so every arm sees one workload.
-inline std::uint64_t fresh_seed() {
-  return (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-}
+// Fresh seeds for verification inputs; timed runs use fixed seeds so every arm sees one workload.
+using ::pairbench::kernels::fresh_seed;
 
 }  // namespace pairbench::bench::alloc

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/not_supported.h"
+
 namespace pairbench::bench {
 
 enum class Timing {
@@ -142,11 +144,10 @@ std::string benchmark_name(const Experiment& e, const Arm& arm, const Point& poi
 // Every point of the grid for a profile ("quick", "nightly", "full"), in declaration order.
 std::vector<Point> grid_points(const Experiment& e, const std::string& profile);
 
-// Thrown by an arm that cannot run here (memory, mlock limit, device): reported "not_supported"
-// with the message, which should name the limit involved; not counted as a failure.
-struct NotSupported : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// An arm that cannot run here (memory, mlock limit, device) throws pairbench::NotSupported
+// (kernels/common/not_supported.h): reported "not_supported" with the message, which names the
+// limit involved; not counted as a failure.
+using ::pairbench::NotSupported;
 
 // Marks the arm as checked against its reference before timing (CUTLASS's "passed").
 inline void mark_verified(benchmark::State& state) { state.counters["verified"] = 1; }

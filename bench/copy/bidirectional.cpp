@@ -45,13 +45,7 @@ void run(benchmark::State& state, const Point& p, bool concurrent) {
 }
 
 ArmFn arm(bool concurrent) {
-  return [concurrent](benchmark::State& s, const Point& p) {
-    try {
-      run(s, p, concurrent);
-    } catch (const kc::NotSupported& e) {
-      s.SkipWithError((std::string("not_supported: ") + e.what()).c_str());
-    }
-  };
+  return [concurrent](benchmark::State& s, const Point& p) { run(s, p, concurrent); };
 }
 
 std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }

@@ -91,13 +91,7 @@ void run(benchmark::State& state, const Point& p, Where where) {
 }
 
 ArmFn arm(Where where) {
-  return [where](benchmark::State& s, const Point& p) {
-    try {
-      run(s, p, where);
-    } catch (const kc::NotSupported& e) {
-      s.SkipWithError((std::string("not_supported: ") + e.what()).c_str());
-    }
-  };
+  return [where](benchmark::State& s, const Point& p) { run(s, p, where); };
 }
 
 std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }

@@ -86,13 +86,7 @@ void run(benchmark::State& state, const Point& p, Mode mode) {
 }
 
 ArmFn arm(Mode mode) {
-  return [mode](benchmark::State& s, const Point& p) {
-    try {
-      run(s, p, mode);
-    } catch (const kc::NotSupported& e) {
-      s.SkipWithError((std::string("not_supported: ") + e.what()).c_str());
-    }
-  };
+  return [mode](benchmark::State& s, const Point& p) { run(s, p, mode); };
 }
 
 std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }

@@ -72,13 +72,7 @@ void run(benchmark::State& state, const Point& p, Make make) {
 }
 
 ArmFn arm(Make make) {
-  return [make](benchmark::State& s, const Point& p) {
-    try {
-      run(s, p, make);
-    } catch (const kc::NotSupported& e) {
-      s.SkipWithError((std::string("not_supported: ") + e.what()).c_str());
-    }
-  };
+  return [make](benchmark::State& s, const Point& p) { run(s, p, make); };
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "bench/common/experiment.h"
 #include "bench/common/wall_timer.h"
+#include "kernels/common/rng.h"
 #include "kernels/image/preprocess.h"
 
 namespace pairbench::bench {
@@ -28,11 +29,6 @@ std::pair<int, int> parse_size(const std::string& s) {
   return {w, h};
 }
 
-std::uint64_t fresh_seed() {
-  return std::random_device{}() ^
-         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-}
-
 // The largest |a - b|; NaN (an element never written over the poison) counts as infinite.
 template <class A, class B>
 double max_abs_diff(const std::vector<A>& a, const std::vector<B>& b) {
@@ -46,7 +42,7 @@ double max_abs_diff(const std::vector<A>& a, const std::vector<B>& b) {
 
 void run(benchmark::State& state, const Point& p, ki::Impl impl) {
   const auto [in_w, in_h] = parse_size(p.get("input"));
-  const ki::ImageU8 image = ki::generate_image(in_w, in_h, fresh_seed());
+  const ki::ImageU8 image = ki::generate_image(in_w, in_h, kernels::fresh_seed());
   ki::Preprocessor pre(impl, in_w, in_h);
   const std::vector<double> reference = ki::preprocess_reference(image, ki::kOutputSize, ki::kOutputSize);
   // The scalar arm's output on the same image: the difference the issue asks to see.

@@ -11,6 +11,7 @@
 
 #include "bench/common/experiment.h"
 #include "bench/common/wall_timer.h"
+#include "kernels/common/cpus.h"
 #include "kernels/gemm/fma_loop.h"
 
 namespace pairbench::bench {
@@ -38,7 +39,7 @@ Round run_round(int threads, std::int64_t iterations) {
   for (int t = 0; t < threads; ++t) {
     team.emplace_back([&, t] {
       const auto i = static_cast<std::size_t>(t);
-      if (!eg::pin_to_cpu(t)) why[i] = "could not pin thread " + std::to_string(t);
+      if (!kernels::pin_to_cpu(t)) why[i] = "could not pin thread " + std::to_string(t);
       start.arrive_and_wait();
       begin[i] = Clock::now();
       float check[16];
@@ -61,7 +62,7 @@ Round run_round(int threads, std::int64_t iterations) {
 }
 
 void run(benchmark::State& state, const Point& p) {
-  const int cpus = eg::usable_cpus();
+  const int cpus = kernels::usable_cpus();
   const int threads = p.get("threads") == "all" ? cpus : static_cast<int>(p.get_int("threads"));
   if (threads > cpus) {
     state.SkipWithError(("not_supported: " + std::to_string(threads) + " threads, " + std::to_string(cpus) +

@@ -50,13 +50,7 @@ void run(benchmark::State& state, const Point&, Direction direction) {
 }
 
 ArmFn arm(Direction direction) {
-  return [direction](benchmark::State& s, const Point& p) {
-    try {
-      run(s, p, direction);
-    } catch (const kc::NotSupported& e) {
-      s.SkipWithError((std::string("not_supported: ") + e.what()).c_str());
-    }
-  };
+  return [direction](benchmark::State& s, const Point& p) { run(s, p, direction); };
 }
 
 std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }

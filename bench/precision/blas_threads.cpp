@@ -5,6 +5,7 @@
 
 #include "bench/common/experiment.h"
 #include "bench/precision/gemm_arms.h"
+#include "kernels/common/cpus.h"
 #include "kernels/gemm/fma_loop.h"
 
 namespace pairbench::bench {
@@ -13,7 +14,7 @@ namespace {
 namespace eg = kernels::gemm;
 
 std::vector<int> thread_counts() {
-  const int cores = eg::usable_cpus();
+  const int cores = kernels::usable_cpus();
   std::vector<int> out;
   for (int t = 1; t < cores; t *= 2) out.push_back(t);
   out.push_back(cores);
@@ -40,7 +41,7 @@ std::vector<Arm> arms() {
 // thread count does not raise CPU use would not hold for GEMM. On a shared VM (steal time) the
 // top arm can fall well short of linear; small n (256) scales worse (fork/join per call).
 PAIRBENCH_EXPERIMENT(blas_threads) {
-  const std::string all = "threads_" + std::to_string(eg::usable_cpus());
+  const std::string all = "threads_" + std::to_string(kernels::usable_cpus());
   return Experiment{
       .name = "precision.blas_threads",
       .claim = "C20",

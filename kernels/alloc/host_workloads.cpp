@@ -2,6 +2,8 @@
 // and pointers pass through escape() so the compiler cannot drop a malloc/free pair.
 #include "kernels/alloc/host_workloads.h"
 
+#include "kernels/common/rng.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,18 +51,11 @@ void* checked_malloc(std::size_t bytes) {
   return p;
 }
 
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 }  // namespace
 
 std::uint64_t pattern_word(std::uint64_t seed, std::uint64_t id, std::uint64_t j) {
   std::uint64_t state = seed ^ (id * 0xD1B54A32D192ED03ull) ^ (j * 0xABC98388FB8FAC03ull);
-  return splitmix64(state);
+  return splitmix64_next(state);
 }
 
 // ---- Tensor-sized buffers ----------------------------------------------------------------------
@@ -201,12 +196,12 @@ SmallObjectChurn::SmallObjectChurn(const ChurnOptions& options) : options_(optio
   }
   for (int t = 0; t < options_.threads; ++t) {
     auto state = std::make_unique<Thread>();
-    std::uint64_t rng = options_.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(t);
+    std::uint64_t rng = options_.seed * kSplitMix64Gamma + static_cast<std::uint64_t>(t);
     const std::uint64_t span = options_.max_bytes - options_.min_bytes + 1;
     state->ops.resize(kChurnSequence);
     for (Op& op : state->ops) {
-      op.slot = static_cast<std::uint32_t>(splitmix64(rng) % static_cast<std::uint64_t>(options_.live_objects_per_thread));
-      op.bytes = static_cast<std::uint32_t>(options_.min_bytes + splitmix64(rng) % span);
+      op.slot = static_cast<std::uint32_t>(splitmix64_next(rng) % static_cast<std::uint64_t>(options_.live_objects_per_thread));
+      op.bytes = static_cast<std::uint32_t>(options_.min_bytes + splitmix64_next(rng) % span);
     }
     state->slots.resize(static_cast<std::size_t>(options_.live_objects_per_thread));
     state->next_tag = static_cast<std::uint64_t>(t) << 48;
@@ -314,7 +309,7 @@ FragmentationTrace::FragmentationTrace(const FragmentationOptions& options) : se
     throw std::invalid_argument("FragmentationTrace: 1 <= phases <= 6, short_lifetime_max >= 1, 0 <= survivor_fraction <= 1");
   }
   std::uint64_t rng = options.seed;
-  auto uniform = [&] { return static_cast<double>(splitmix64(rng) >> 11) * 0x1.0p-53; };
+  auto uniform = [&] { return unit_double(splitmix64_next(rng)); };
   std::vector<std::size_t> phase_end;
   std::vector<int> phase_of;
   for (int k = 0; k < options.phases; ++k) {
@@ -337,7 +332,7 @@ FragmentationTrace::FragmentationTrace(const FragmentationOptions& options) : se
     if (uniform() < options.survivor_fraction) {
       death[i] = static_cast<std::uint32_t>(k + 1 < options.phases ? phase_end[static_cast<std::size_t>(k) + 1] : n);
     } else {
-      const std::size_t life = 1 + splitmix64(rng) % static_cast<std::uint64_t>(options.short_lifetime_max);
+      const std::size_t life = 1 + splitmix64_next(rng) % static_cast<std::uint64_t>(options.short_lifetime_max);
       death[i] = static_cast<std::uint32_t>(std::min(n, i + life));
     }
   }

@@ -1,22 +1,13 @@
 // The training-step trace generator.
 #include "kernels/alloc/tensor_trace.h"
 
+#include "kernels/common/rng.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace pairbench::kernels::alloc {
-namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
 TensorTrace make_training_step_trace(int layers, std::uint64_t seed, std::size_t min_bytes, std::size_t max_bytes) {
   if (layers < 1 || min_bytes < 4 || max_bytes < min_bytes) {
     throw std::invalid_argument("make_training_step_trace: layers >= 1, 4 <= min_bytes <= max_bytes");
@@ -24,7 +15,7 @@ TensorTrace make_training_step_trace(int layers, std::uint64_t seed, std::size_t
   TensorTrace trace;
   std::uint64_t rng = seed;
   auto log_uniform = [&](std::size_t lo, std::size_t hi) {
-    const double u = static_cast<double>(splitmix64(rng) >> 11) * 0x1.0p-53;
+    const double u = unit_double(splitmix64_next(rng));
     const double v = std::exp(std::log(static_cast<double>(lo)) + u * std::log(static_cast<double>(hi) / lo));
     return std::clamp<std::size_t>(static_cast<std::size_t>(v) / 4 * 4, lo / 4 * 4, hi);
   };

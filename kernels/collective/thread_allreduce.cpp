@@ -21,16 +21,9 @@ constexpr std::size_t kBlock = 4096;                // gather: 16 KiB of the sum
 
 int mod(int a, int p) { return ((a % p) + p) % p; }
 
-std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 float gradient(std::uint64_t seed, int participant, std::size_t i) {
   const std::uint64_t key = seed ^ (0xD1B54A32D192ED03ull * (static_cast<std::uint64_t>(participant) + 1));
-  return static_cast<float>(static_cast<int>(splitmix64(key + 0x9E3779B97F4A7C15ull * i) % 2001) - 1000);
+  return static_cast<float>(static_cast<int>(splitmix64(key + kSplitMix64Gamma * i) % 2001) - 1000);
 }
 
 }  // namespace

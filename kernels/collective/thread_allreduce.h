@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/common/scratch.h"
+#include "kernels/common/rng.h"
 
 namespace pairbench::kernels::collective {
 
@@ -39,7 +39,7 @@ void fill_gradients(std::span<float> out, std::uint64_t seed, int participant);
 void reference_sum(std::span<float> out, std::uint64_t seed, int participants);
 // Index of the first element where a and b differ bitwise, or a.size() (sizes must match).
 std::size_t first_difference(std::span<const float> a, std::span<const float> b);
-using ::pairbench::kernels::fresh_seed;  // kernels/common/scratch.h
+using ::pairbench::kernels::fresh_seed;  // kernels/common/rng.h
 
 // A persistent team of P threads (the caller of run() is participant 0, P-1 threads are started
 // once) and P buffers of N floats, each first-touched by its owner (on a NUMA host, its own node).

@@ -1,26 +1,16 @@
-// What every kernel family's checks and generators share: a seed nobody chose (fresh inputs in
-// every process and on every call) and a scratch directory that removes itself.
+// Temporaries every kernel family shares: a scratch directory that removes itself. (Seeds and
+// random fills are kernels/common/rng.h.)
 #pragma once
 
 #include <stdlib.h>  // mkdtemp
 
 #include <cerrno>
-#include <chrono>
-#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <random>
 #include <string>
 #include <system_error>
 
 namespace pairbench::kernels {
-
-// std::random_device mixed with the clock: differs on every call and in every process.
-inline std::uint64_t fresh_seed() {
-  std::random_device rd;
-  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
-         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-}
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
 // Throws std::system_error naming the pattern when it cannot be made. A process killed before

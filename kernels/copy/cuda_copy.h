@@ -13,7 +13,7 @@
 #include <span>
 #include <string>
 
-#include "kernels/copy/not_supported.h"
+#include "kernels/common/not_supported.h"
 
 namespace pairbench::kernels::copy::cuda {
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "kernels/copy/not_supported.h"
+#include "kernels/common/not_supported.h"
 
 namespace pairbench::kernels::copy {
 

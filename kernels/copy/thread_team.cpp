@@ -1,8 +1,6 @@
 // A fixed thread team: two barriers per run (start, done); the caller works as member 0.
 #include "kernels/copy/thread_team.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <stdexcept>
 
@@ -37,13 +35,6 @@ void ThreadTeam::run(const std::function<void(int, int)>& fn) {
   fn(0, members_);
   done_.arrive_and_wait();
   job_ = nullptr;
-}
-
-int usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 std::pair<std::size_t, std::size_t> share(std::size_t n, int member, int members, std::size_t granule) {

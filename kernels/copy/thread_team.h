@@ -34,9 +34,6 @@ class ThreadTeam {
   std::vector<std::thread> helpers_;
 };
 
-// The CPUs this process may run on (sched_getaffinity), at least 1: "all cores" for the limits.
-int usable_cpus();
-
 // [begin, end) of member's share of n items, split into equal parts rounded to `granule` items.
 std::pair<std::size_t, std::size_t> share(std::size_t n, int member, int members, std::size_t granule);
 

@@ -10,13 +10,6 @@
 namespace pairbench::kernels::copy {
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // Word i of the stream. Byte k of the stream is byte k % 8 of word k / 8 in little-endian order,
 // which is also what the memcpy of whole words below writes (every supported host is little-endian).
 std::uint64_t word(std::uint64_t seed, std::uint64_t i) { return splitmix64(seed ^ splitmix64(i)); }

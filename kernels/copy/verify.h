@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/common/scratch.h"
+#include "kernels/common/rng.h"
 
 namespace pairbench::kernels::copy {
 
@@ -18,7 +18,7 @@ inline constexpr std::byte kPoison{0xA5};
 // Fills `out` with the bytes at [offset, offset + out.size()) of the random stream named by
 // `seed` (splitmix64 of the 8-byte word index): the same seed and offset give the same bytes.
 void fill_random(std::span<std::byte> out, std::uint64_t seed, std::size_t offset = 0);
-using ::pairbench::kernels::fresh_seed;  // kernels/common/scratch.h
+using ::pairbench::kernels::fresh_seed;  // kernels/common/rng.h
 void poison(std::span<std::byte> out);
 
 // Offset of the first byte where a and b differ, or n when they are equal.

@@ -3,6 +3,8 @@
 // and spin-then-park waits (std::atomic::wait) on both sides. Design notes: NOTES.md.
 #include "kernels/dispatch/async_engine.h"
 
+#include "kernels/common/cpus.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -84,15 +86,6 @@ bool register_membarrier() {
 #else
   return false;
 #endif
-}
-
-// Allowed CPUs of the calling thread (1 where affinity is unknown).
-inline int allowed_cpu_count() {
-#if defined(__linux__)
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) return CPU_COUNT(&allowed);
-#endif
-  return 1;
 }
 
 // Moves the calling worker to the (index+1)-th allowed CPU after `from_cpu`, cycling (so workers
@@ -455,7 +448,7 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
       max_queued_(options.max_queued_ops),
       spin_ns_(std::max<std::int64_t>(options.spin_ns, 0)),
       asymmetric_(spin_ns_ >= kAsymmetricMinSpinNs && register_membarrier()),
-      cpu_count_(allowed_cpu_count()),
+      cpu_count_(usable_cpus()),
       worker_cpu_(new std::atomic<int>[static_cast<std::size_t>(std::max(options.workers, 1))]),
       ring_(new std::uint64_t[kRingWords]),
       chunk_dir_(new std::atomic<BufferChunk*>[kMaxChunks]) {

@@ -55,13 +55,6 @@ void require_same_length(std::size_t n, std::initializer_list<std::size_t> other
   }
 }
 
-std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 }  // namespace
 
 Op op_from_name(const std::string& name) {
@@ -105,8 +98,7 @@ double reference_at(Op op, float x, float y) {
 void fill_inputs(std::span<float> out, std::uint64_t seed) {
   for (std::size_t i = 0; i < out.size(); ++i) {
     // 24 random bits scaled to [0, 16) and shifted: exact in fp32, uniform in [-8, 8).
-    const auto bits = static_cast<float>(splitmix64(seed ^ (0xD1B54A32D192ED03ull * (i + 1))) >> 40);
-    out[i] = bits * std::ldexp(2.0f * kInputRange, -24) - kInputRange;
+    out[i] = float24(splitmix64(seed ^ (0xD1B54A32D192ED03ull * (i + 1))), -kInputRange, 2.0f * kInputRange);
   }
 }
 

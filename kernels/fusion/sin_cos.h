@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "kernels/common/scratch.h"
+#include "kernels/common/rng.h"
 
 namespace pairbench::kernels::fusion {
 
@@ -54,7 +54,7 @@ double reference_at(Op op, float x, float y);
 // Fills `out` with uniform values in [-kInputRange, kInputRange) from the counter-based stream
 // named by seed (element i depends only on seed and i).
 void fill_inputs(std::span<float> out, std::uint64_t seed);
-using ::pairbench::kernels::fresh_seed;  // kernels/common/scratch.h
+using ::pairbench::kernels::fresh_seed;  // kernels/common/rng.h
 
 struct ErrorCheck {
   bool ok = true;

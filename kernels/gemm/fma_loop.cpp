@@ -1,9 +1,6 @@
 // FMA throughput loop (AVX-512 / AVX2 / SSE2, picked at run time), clock measurement, FMA-unit table.
 #include "kernels/gemm/fma_loop.h"
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -201,30 +198,6 @@ FmaUnits fma_units_per_core() {
 #else
   return {1, "not x86-64"};
 #endif
-}
-
-int usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
-
-bool pin_to_cpu(int nth_usable_cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
-  int seen = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &set)) continue;
-    if (seen++ == nth_usable_cpu) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
-    }
-  }
-  return false;
 }
 
 }  // namespace pairbench::kernels::gemm

@@ -36,7 +36,4 @@ struct FmaUnits {
 };
 FmaUnits fma_units_per_core();
 
-int usable_cpus();  // CPUs this process may run on (sched_getaffinity)
-bool pin_to_cpu(int nth_usable_cpu);  // pins the calling thread to the nth CPU in its affinity mask
-
 }  // namespace pairbench::kernels::gemm

@@ -11,13 +11,6 @@
 namespace pairbench::kernels::gemm {
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 std::vector<std::int64_t> pick(std::int64_t total, std::int64_t count, std::uint64_t& state) {
   std::vector<std::int64_t> out;
   if (total <= count) {
@@ -26,7 +19,7 @@ std::vector<std::int64_t> pick(std::int64_t total, std::int64_t count, std::uint
     return out;
   }
   while (static_cast<std::int64_t>(out.size()) < count) {
-    const auto v = static_cast<std::int64_t>(splitmix64(state) % static_cast<std::uint64_t>(total));
+    const auto v = static_cast<std::int64_t>(splitmix64_next(state) % static_cast<std::uint64_t>(total));
     if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   }
   std::sort(out.begin(), out.end());
@@ -65,11 +58,7 @@ GemmShape parse_shape(const std::string& text) {
 
 
 void fill_random(std::span<float> out, std::uint64_t seed) {
-  std::uint64_t state = seed;
-  for (float& v : out) {
-    // 24 random bits -> [0, 1) exactly representable, then [-1, 1).
-    v = static_cast<float>(splitmix64(state) >> 40) * 0x1p-23f - 1.0f;
-  }
+  fill_uniform(out, seed, /*lo=*/-1.0f, /*width=*/2.0f);  // 24 random bits each: exact in fp32
   if (!out.empty() && std::all_of(out.begin(), out.end(), [](float v) { return v == 0; })) out[0] = 0.5f;
 }
 

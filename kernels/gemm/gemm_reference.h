@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/common/scratch.h"
+#include "kernels/common/rng.h"
 #include "kernels/elementwise/accuracy.h"
 
 namespace pairbench::kernels::gemm {
@@ -22,7 +22,7 @@ struct GemmShape {
 // std::invalid_argument naming the text otherwise.
 GemmShape parse_shape(const std::string& text);
 
-using ::pairbench::kernels::fresh_seed;  // kernels/common/scratch.h
+using ::pairbench::kernels::fresh_seed;  // kernels/common/rng.h
 // Uniform in [-1, 1), both signs, never all zero; the same seed gives the same values.
 void fill_random(std::span<float> out, std::uint64_t seed);
 

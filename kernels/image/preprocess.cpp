@@ -3,6 +3,8 @@
 // without SIMD, whatever the build's optimisation level.
 #include "kernels/image/preprocess.h"
 
+#include "kernels/common/rng.h"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -16,13 +18,6 @@ namespace pairbench::kernels::image {
 #undef PB_PREPROCESS_ROWS_ATTR
 
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // The sampling convention of preprocess.h for one axis, in fp64.
 struct Tap {
@@ -55,15 +50,15 @@ void check_sizes(int in_w, int in_h, int out_w, int out_h) {
 ImageU8 generate_image(int width, int height, std::uint64_t seed) {
   check_sizes(width, height, 1, 1);
   std::uint64_t s = seed;
-  const double fx = 0.02 + (splitmix64(s) % 1000) * 1e-4;  // wave frequencies (radians per pixel)
-  const double fy = 0.01 + (splitmix64(s) % 1000) * 1e-4;
-  const int block = 8 + static_cast<int>(splitmix64(s) % 24);
+  const double fx = 0.02 + (splitmix64_next(s) % 1000) * 1e-4;  // wave frequencies (radians per pixel)
+  const double fy = 0.01 + (splitmix64_next(s) % 1000) * 1e-4;
+  const int block = 8 + static_cast<int>(splitmix64_next(s) % 24);
   ImageU8 img{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * kChannels)};
   const auto clamp8 = [](double v) { return static_cast<std::uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v); };
   std::size_t k = 0;
   for (int y = 0; y < height; ++y) {
     for (int x = 0; x < width; ++x) {
-      const std::uint64_t noise = splitmix64(s);
+      const std::uint64_t noise = splitmix64_next(s);
       const double n0 = static_cast<double>(noise & 15) - 7.5, n1 = static_cast<double>((noise >> 4) & 15) - 7.5;
       const double n2 = static_cast<double>((noise >> 8) & 15) - 7.5;
       img.rgb[k++] = clamp8(128 + 110 * std::sin(fx * x + fy * y) + n0);                     // waves

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/common/cuda_check.cuh"
+#include "kernels/common/rng.h"
 #include "kernels/loader/cuda_consumer.h"
 
 namespace pairbench::kernels::loader::cuda {
@@ -15,14 +16,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kBlock = 8;  // outputs per weight block, as in pipeline.cpp
-
-// The host's mix64 (dataset.cpp), bit for bit.
-__device__ __forceinline__ unsigned long long mix64(unsigned long long x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Block s handles sample s: its share of batch_checksum (exact integer sum, so any order gives
 // the host's value), then y[s][r] = sum_k W[r][k] x[s][k] in blocks of 8 outputs, reduced across
@@ -36,7 +29,7 @@ __global__ void consume_kernel(const float* __restrict__ x, const float* __restr
 
   unsigned long long h = 0;
   for (unsigned long long k = threadIdx.x; k < features; k += blockDim.x) {
-    h += mix64(static_cast<unsigned long long>(__float_as_uint(xs[k])) ^ ((s * features + k) << 32));
+    h += splitmix64(static_cast<unsigned long long>(__float_as_uint(xs[k])) ^ ((s * features + k) << 32));
   }
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) h += __shfl_down_sync(0xFFFFFFFFu, h, offset);

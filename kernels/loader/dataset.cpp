@@ -103,19 +103,13 @@ std::uint8_t clamp_u8(int v) { return static_cast<std::uint8_t>(std::clamp(v, 0,
 
 }  // namespace
 
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 
 void generate_image(const DatasetSpec& spec, std::int64_t index, std::span<std::uint8_t> out) {
   if (out.size() != spec.sample_bytes()) throw std::invalid_argument("generate_image: out has the wrong size");
-  const std::uint64_t key = mix64(spec.seed ^ mix64(static_cast<std::uint64_t>(index)));
+  const std::uint64_t key = splitmix64(spec.seed ^ splitmix64(static_cast<std::uint64_t>(index)));
   auto pick = [key](std::uint64_t what, int lo, int hi) {  // uniform in [lo, hi]
-    return lo + static_cast<int>(mix64(key ^ mix64(what)) % static_cast<std::uint64_t>(hi - lo + 1));
+    return lo + static_cast<int>(splitmix64(key ^ splitmix64(what)) % static_cast<std::uint64_t>(hi - lo + 1));
   };
   const int h = spec.height, w = spec.width;
   constexpr int kRects = 4;
@@ -144,7 +138,7 @@ void generate_image(const DatasetSpec& spec, std::int64_t index, std::span<std::
         // Sparse sensor-like noise on about 1 pixel in 8: keeps deflate from finding long runs
         // only. One 64-bit hash gives the noise byte of 8 consecutive pixels.
         const std::size_t i = static_cast<std::size_t>((c * h + y) * w + x);
-        if (i % 8 == 0) noise = mix64(key ^ (static_cast<std::uint64_t>(i) << 20));
+        if (i % 8 == 0) noise = splitmix64(key ^ (static_cast<std::uint64_t>(i) << 20));
         const unsigned byte = static_cast<unsigned>(noise >> (8 * (i % 8))) & 0xFF;
         if ((byte & 7) == 0) v += static_cast<int>((byte >> 3) & 7) - 3;
         plane[y * w + x] = clamp_u8(v);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/rng.h"
 #include "kernels/common/scratch.h"
 
 namespace pairbench::kernels::loader {
@@ -73,8 +74,7 @@ class Dataset {
   int fd_ = -1;
 };
 
-using ::pairbench::kernels::fresh_seed;  // kernels/common/scratch.h
-// splitmix64: the counter-based mixer behind every seeded choice here.
-std::uint64_t mix64(std::uint64_t x);
+using ::pairbench::kernels::fresh_seed;  // kernels/common/rng.h
+using ::pairbench::kernels::splitmix64;  // kernels/common/rng.h: behind every seeded choice here
 
 }  // namespace pairbench::kernels::loader

@@ -51,7 +51,7 @@ float Augment::normalise(int channel, std::uint8_t v) const {
 
 CropFlip Augment::params(std::uint64_t seed, std::int64_t epoch, std::int64_t sample) const {
   const std::uint64_t h =
-      mix64(seed ^ mix64(static_cast<std::uint64_t>(epoch) * 0x100000001B3ull ^ mix64(static_cast<std::uint64_t>(sample))));
+      splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(epoch) * 0x100000001B3ull ^ splitmix64(static_cast<std::uint64_t>(sample))));
   return {.y0 = static_cast<int>((h & 0xFFFF) % static_cast<std::uint64_t>(height_ - crop_ + 1)),
           .x0 = static_cast<int>(((h >> 16) & 0xFFFF) % static_cast<std::uint64_t>(width_ - crop_ + 1)),
           .flip = ((h >> 40) & 1) != 0};
@@ -286,7 +286,7 @@ BatchSlice reference_batch(const Dataset& data, const Augment& augment, int batc
 std::uint64_t batch_checksum(std::span<const float> values) {
   std::uint64_t sum = 0;
   for (std::size_t i = 0; i < values.size(); ++i) {
-    sum += mix64(static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(values[i])) ^ (static_cast<std::uint64_t>(i) << 32));
+    sum += splitmix64(static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(values[i])) ^ (static_cast<std::uint64_t>(i) << 32));
   }
   return sum;
 }
@@ -296,7 +296,7 @@ std::vector<float> consumer_weights(std::size_t features, int outputs, std::uint
   if (outputs < kBlock || outputs % kBlock != 0) throw std::invalid_argument("consumer outputs must be a multiple of 8");
   std::vector<float> w(features * static_cast<std::size_t>(outputs));
   for (std::size_t i = 0; i < w.size(); ++i) {
-    w[i] = static_cast<float>(static_cast<int>(mix64(seed ^ mix64(i)) % 2048) - 1024) / 1024.0f;
+    w[i] = static_cast<float>(static_cast<int>(splitmix64(seed ^ splitmix64(i)) % 2048) - 1024) / 1024.0f;
   }
   return w;
 }

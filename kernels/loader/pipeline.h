@@ -156,7 +156,7 @@ BatchSlice reference_batch(const Dataset& data, const Augment& augment, int batc
                            std::uint64_t seed, std::int64_t index, std::vector<float>& out,
                            std::vector<std::int64_t>& ids);
 
-// Exact, order-independent and position-sensitive: sum over i of mix64(bits(x[i]) ^ (i << 32)),
+// Exact, order-independent and position-sensitive: sum over i of splitmix64(bits(x[i]) ^ (i << 32)),
 // modulo 2^64. The CUDA consumer computes the same sum on the device.
 std::uint64_t batch_checksum(std::span<const float> values);
 

@@ -23,13 +23,6 @@ static_assert(std::endian::native == std::endian::little, "the columnar layout i
 
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 [[noreturn]] void throw_errno(const std::string& what, const std::filesystem::path& path) {
   throw std::system_error(errno, std::generic_category(), what + " " + path.string());
 }
@@ -74,11 +67,11 @@ Table generate_table(std::size_t rows, std::uint64_t seed) {
   t.score.reserve(rows);
   t.name_offsets.reserve(rows + 1);
   t.name_bytes.reserve(rows * 12);
-  std::int64_t id = 1'000'000 + static_cast<std::int64_t>(splitmix64(s) % 1'000'000);
+  std::int64_t id = 1'000'000 + static_cast<std::int64_t>(splitmix64_next(s) % 1'000'000);
   Row r;
   for (std::size_t i = 0; i < rows; ++i) {
-    const std::uint64_t a = splitmix64(s);
-    const std::uint64_t b = splitmix64(s);
+    const std::uint64_t a = splitmix64_next(s);
+    const std::uint64_t b = splitmix64_next(s);
     id += 1 + static_cast<std::int64_t>(a % 3);  // increasing, with gaps (deleted rows)
     r.id = id;
     // The smaller of two uniform draws: low categories are common, as in real category data.
@@ -87,7 +80,7 @@ Table generate_table(std::size_t rows, std::uint64_t seed) {
     r.score = static_cast<float>(b >> 40) * (5.0f / 16777216.0f);      // [0, 5), 24 random bits
     r.name.clear();
     const int syllables = 1 + static_cast<int>((b >> 4) % 6);
-    std::uint64_t pick = splitmix64(s);
+    std::uint64_t pick = splitmix64_next(s);
     for (int k = 0; k < syllables; ++k, pick >>= 5) {
       if (k == 3 && (pick & 16)) r.name += '_';
       r.name += kSyllables[pick & 15];

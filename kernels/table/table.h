@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/common/rng.h"
 #include "kernels/common/scratch.h"
 
 namespace pairbench::kernels::table {
@@ -163,6 +164,6 @@ Table read_columnar(const std::filesystem::path& path);
 // Opens (mmap, populated), validates and aggregates as scan_reference.
 ScanResult scan_columnar(const std::filesystem::path& path, std::int32_t category);
 
-using ::pairbench::kernels::fresh_seed;  // kernels/common/scratch.h
+using ::pairbench::kernels::fresh_seed;  // kernels/common/rng.h
 
 }  // namespace pairbench::kernels::table

@@ -239,7 +239,6 @@ TEST(ThreadTeamTest, EveryMemberRunsEveryTime) {
     }
     for (auto& c : calls) EXPECT_EQ(c.load(), 50);
   }
-  EXPECT_GE(usable_cpus(), 1);
 }
 
 TEST(HostTensorTest, WrapAdoptsCopyOfOwnsAFreshCopy) {

@@ -22,7 +22,6 @@ TEST(gemm_fma, ThePeakFactorsAreSane) {
   EXPECT_GE(units.units, 1);
   EXPECT_LE(units.units, 2);
   EXPECT_FALSE(units.why.empty());
-  EXPECT_GE(eg::usable_cpus(), 1);
   // A sanity range, not a timing assertion: any core of the last 20 years runs at 0.1-10 GHz (best of three, so a preempted try does not count).
   const double hz = eg::measure_clock_hz(0.005, 3);
   EXPECT_GT(hz, 1e8);

@@ -421,7 +421,7 @@ TEST(LoaderConsumer, LinearLayerMatchesDoubleReference) {
     ASSERT_EQ(v * 1024.0f, std::round(v * 1024.0f));
   }
   std::vector<float> x(samples * features);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(mix64(i + fresh_seed()) % 1000) / 500.0f - 1.0f;
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(splitmix64(i + fresh_seed()) % 1000) / 500.0f - 1.0f;
   const double sum = consumer.consume(x.data(), samples);
   const std::span<const float> y = consumer.last_outputs();
   ASSERT_EQ(y.size(), static_cast<std::size_t>(samples * outputs));

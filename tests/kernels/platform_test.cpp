@@ -1,0 +1,126 @@
+// kernels/common, the platform layer: splitmix64 against its published reference values, the fill
+// helpers' ranges and exactness, usable CPUs against the affinity mask, NotSupported's contract.
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/common/cpus.h"
+#include "kernels/common/not_supported.h"
+#include "kernels/common/rng.h"
+
+namespace pk = pairbench::kernels;
+
+namespace {
+
+// The first outputs of splitmix64 seeded with 0 (Vigna's reference splitmix64.c).
+constexpr std::uint64_t kReferenceFromZero[] = {0xE220A8397B1DCDAFull, 0x6E789E6AA1B965F4ull,
+                                               0x06C45D188009454Full, 0xF88BB8A8724C81ECull};
+
+TEST(Rng, SequentialStreamMatchesTheReference) {
+  std::uint64_t state = 0;
+  for (std::uint64_t expected : kReferenceFromZero) EXPECT_EQ(pk::splitmix64_next(state), expected);
+  EXPECT_EQ(state, 4 * pk::kSplitMix64Gamma);
+}
+
+TEST(Rng, CounterBasedFormIsTheSequentialStreamAtThatState) {
+  static_assert(pk::splitmix64(0) == kReferenceFromZero[0], "usable in constant expressions");
+  for (std::uint64_t x : {std::uint64_t{0}, std::uint64_t{1}, pk::fresh_seed(), ~std::uint64_t{0}}) {
+    std::uint64_t state = x;
+    EXPECT_EQ(pk::splitmix64(x), pk::splitmix64_next(state)) << x;
+    EXPECT_EQ(state, x + pk::kSplitMix64Gamma);
+  }
+  EXPECT_EQ(pk::splitmix64(pk::kSplitMix64Gamma), kReferenceFromZero[1]);
+}
+
+TEST(Rng, UnitDoubleCoversZeroToJustBelowOne) {
+  EXPECT_EQ(pk::unit_double(0), 0.0);
+  EXPECT_EQ(pk::unit_double(~std::uint64_t{0}), 1.0 - 0x1.0p-53);
+  EXPECT_EQ(pk::unit_double(std::uint64_t{1} << 63), 0.5);
+}
+
+TEST(Rng, Float24IsExactAndHalfOpen) {
+  EXPECT_EQ(pk::float24(0, -1.0f, 2.0f), -1.0f);
+  EXPECT_EQ(pk::float24(~std::uint64_t{0}, -1.0f, 2.0f), 1.0f - 0x1p-23f);
+  EXPECT_EQ(pk::float24(std::uint64_t{1} << 63, -8.0f, 16.0f), 0.0f);
+  // Every value is a multiple of width / 2^24 from lo: no rounding anywhere in the range.
+  std::uint64_t state = pk::fresh_seed();
+  for (int i = 0; i < 1000; ++i) {
+    const std::uint64_t bits = pk::splitmix64_next(state);
+    EXPECT_EQ(static_cast<double>(pk::float24(bits, -8.0f, 16.0f)),
+              static_cast<double>(bits >> 40) * 0x1.0p-20 - 8.0);
+  }
+}
+
+TEST(Rng, FillUniformIsTheSeededStreamInRange) {
+  const std::uint64_t seed = pk::fresh_seed();
+  std::vector<float> a(4096), b(4096), c(4096);
+  pk::fill_uniform(a, seed, -1.0f, 2.0f);
+  pk::fill_uniform(b, seed, -1.0f, 2.0f);
+  pk::fill_uniform(c, seed + 1, -1.0f, 2.0f);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  std::uint64_t state = seed;
+  EXPECT_EQ(a[0], pk::float24(pk::splitmix64_next(state), -1.0f, 2.0f));
+  EXPECT_EQ(a[1], pk::float24(pk::splitmix64_next(state), -1.0f, 2.0f));
+  for (float v : a) {
+    EXPECT_GE(v, -1.0f);
+    EXPECT_LT(v, 1.0f);
+  }
+  // Uniform enough to fill both halves (a broken shift would pin everything to one end).
+  EXPECT_TRUE(std::any_of(a.begin(), a.end(), [](float v) { return v < -0.5f; }));
+  EXPECT_TRUE(std::any_of(a.begin(), a.end(), [](float v) { return v > 0.5f; }));
+}
+
+TEST(Rng, FreshSeedsDiffer) {
+  EXPECT_NE(pk::fresh_seed(), pk::fresh_seed());
+}
+
+TEST(Cpus, ListIsTheAffinityMaskAscending) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+  const std::vector<int> cpus = pk::usable_cpu_list();
+  ASSERT_EQ(static_cast<int>(cpus.size()), CPU_COUNT(&mask));
+  EXPECT_TRUE(std::is_sorted(cpus.begin(), cpus.end()));
+  EXPECT_EQ(std::adjacent_find(cpus.begin(), cpus.end()), cpus.end());
+  for (int cpu : cpus) EXPECT_TRUE(CPU_ISSET(cpu, &mask)) << cpu;
+  EXPECT_EQ(pk::usable_cpus(), static_cast<int>(cpus.size()));
+}
+
+TEST(Cpus, PinningNarrowsTheThreadToThatCpu) {
+  const std::vector<int> cpus = pk::usable_cpu_list();
+  ASSERT_FALSE(cpus.empty());
+  const int nth = static_cast<int>(cpus.size()) - 1;
+  // In a thread of its own, so the test process keeps its mask.
+  bool pinned = false;
+  std::vector<int> after;
+  std::thread([&] {
+    pinned = pk::pin_to_cpu(nth);
+    after = pk::usable_cpu_list();
+  }).join();
+  EXPECT_TRUE(pinned);
+  EXPECT_EQ(after, std::vector<int>{cpus.back()});
+  EXPECT_EQ(pk::usable_cpu_list(), cpus);
+  EXPECT_FALSE(pk::pin_to_cpu(static_cast<int>(cpus.size())));
+  EXPECT_FALSE(pk::pin_to_cpu(-1));
+  EXPECT_EQ(pk::usable_cpu_list(), cpus);
+}
+
+TEST(NotSupported, IsARuntimeErrorCarryingItsReason) {
+  static_assert(std::is_base_of_v<std::runtime_error, pairbench::NotSupported>);
+  try {
+    throw pairbench::NotSupported("needs 2 GiB of host memory; MemAvailable is 1.1 GiB");
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "needs 2 GiB of host memory; MemAvailable is 1.1 GiB");
+    EXPECT_NE(dynamic_cast<const pairbench::NotSupported*>(&e), nullptr);
+  }
+}
+
+}  // namespace
