@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "bench/alloc/allocator_arms.h"
-#include "bench/common/wall_timer.h"
+#include "bench/common/exec.h"
 #include "kernels/alloc/host_workloads.h"
 
 namespace pairbench::bench::alloc {
@@ -38,16 +38,16 @@ void data_loader(benchmark::State& state, const Point& p, std::string& label) {
   ka::LoaderStats total;
   MemoryCounters memory;
   memory.start();
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
-    const ka::LoaderStats s = loader.run(kBatchesPerIteration, kTimedSeed);
-    timer.stop();
-    total.batches += s.batches;
-    total.bad_batches += s.bad_batches;
-    total.allocations += s.allocations;
-    total.frees += s.frees;
-  }
+  ka::LoaderStats s;
+  exec(
+      state, Work{.ops = static_cast<double>(kBatchesPerIteration)}, [] {},
+      [&] { s = loader.run(kBatchesPerIteration, kTimedSeed); },
+      [&] {
+        total.batches += s.batches;
+        total.bad_batches += s.bad_batches;
+        total.allocations += s.allocations;
+        total.frees += s.frees;
+      });
   const double batches = static_cast<double>(kBatchesPerIteration) * static_cast<double>(state.iterations());
   memory.finish(state, batches, label);
   if (total.bad_batches != 0 || total.allocations != total.frees ||
@@ -56,7 +56,6 @@ void data_loader(benchmark::State& state, const Point& p, std::string& label) {
                                         std::to_string(total.allocations) + " allocations, " +
                                         std::to_string(total.frees) + " frees");
   }
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(kBatchesPerIteration));
 }
 
 }  // namespace

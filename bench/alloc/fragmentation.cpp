@@ -4,7 +4,7 @@
 #include <map>
 
 #include "bench/alloc/allocator_arms.h"
-#include "bench/common/wall_timer.h"
+#include "bench/common/exec.h"
 #include "kernels/alloc/host_workloads.h"
 
 namespace pairbench::bench::alloc {
@@ -55,17 +55,15 @@ void fragmentation(benchmark::State& state, const Point& p, std::string& label) 
     peak = measured.emplace(phase_bytes, PeakMeasurement{state.counters, label}).first;
   }
   std::string wrong;
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
-    const ka::FragmentationStats s = trace.replay();
-    timer.stop();
-    if (wrong.empty()) wrong = check_replay(s, trace);
-  }
+  ka::FragmentationStats s;
+  exec(
+      state, Work{.ops = static_cast<double>(trace.allocations())}, [] {}, [&] { s = trace.replay(); },
+      [&] {
+        if (wrong.empty()) wrong = check_replay(s, trace);
+      });
   if (!wrong.empty()) return fail_verification(state, "timed: " + wrong);
   for (const auto& [name, counter] : peak->second.counters) state.counters[name] = counter;
   state.SetLabel(peak->second.label);
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(trace.allocations()));
 }
 
 std::string jemalloc_decay_is_zero() {

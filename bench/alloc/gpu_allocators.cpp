@@ -4,8 +4,8 @@
 // UINT64_MAX) and our caching allocator; each tensor's first 4 KiB written on its stream.
 // ns_per_op is per allocation (its free included), host wall clock over a synchronised step.
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/alloc/gpu_allocators.h"
 #include "kernels/alloc/tensor_trace.h"
 
@@ -27,14 +27,8 @@ void gpu_step(benchmark::State& state, const Point& p, GpuAllocatorKind kind) {
   mark_verified(state);
   const kernels::alloc::TensorTrace trace = kernels::alloc::make_training_step_trace(layers, kTimedSeed);
   replay.run_step(trace);  // untimed warm-up: pools and caches reach their steady state
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
-    replay.run_step(trace);
-    timer.stop();
-  }
+  exec(state, Work{.ops = static_cast<double>(trace.allocations())}, [&] { replay.run_step(trace); });
   if (const std::string why = replay.verify_step(trace); !why.empty()) return fail_verification(state, "after timing: " + why);
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(trace.allocations()));
   state.counters["peak_live_bytes"] = static_cast<double>(trace.peak_live_bytes);
   state.counters["release_threshold_bytes"] = static_cast<double>(replay.release_threshold_bytes());
   state.SetLabel(replay.describe());

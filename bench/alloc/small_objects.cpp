@@ -3,7 +3,7 @@
 #include <thread>
 
 #include "bench/alloc/allocator_arms.h"
-#include "bench/common/wall_timer.h"
+#include "bench/common/exec.h"
 #include "kernels/alloc/host_workloads.h"
 
 namespace pairbench::bench::alloc {
@@ -40,17 +40,12 @@ void small_objects(benchmark::State& state, const Point& p, std::string& label) 
   churn.run(4 * kLiveObjectsPerThread);  // untimed: fills every slot, so each timed op frees and allocates
   MemoryCounters memory;
   memory.start();
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
-    churn.run(kOpsPerIteration);
-    timer.stop();
-  }
-  const double ops = static_cast<double>(kOpsPerIteration) * threads * static_cast<double>(state.iterations());
+  const double ops_per_iteration = static_cast<double>(kOpsPerIteration) * threads;
+  exec(state, Work{.per_second = {{"ops", ops_per_iteration}}}, [&] { churn.run(kOpsPerIteration); });
+  const double ops = ops_per_iteration * static_cast<double>(state.iterations());
   memory.finish(state, ops, label);
   if (const std::string why = check_churn(churn.drain(), "timed"); !why.empty()) return fail_verification(state, why);
   state.counters["threads"] = threads;
-  state.counters["ops_per_second"] = ops / (timer.total_ns() * 1e-9);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // every page, read them back, free; under glibc, jemalloc, tcmalloc and mimalloc. Also reports
 // the page faults and peak RSS that each allocator's keep-or-return policy costs.
 #include "bench/alloc/allocator_arms.h"
-#include "bench/common/wall_timer.h"
+#include "bench/common/exec.h"
 #include "kernels/alloc/host_workloads.h"
 
 namespace pairbench::bench::alloc {
@@ -21,16 +21,12 @@ void tensor_buffers(benchmark::State& state, const Point& p, std::string& label)
   std::int64_t wrong = 0;
   MemoryCounters memory;
   memory.start();
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
-    const std::uint64_t sum = ka::tensor_buffer_step(bytes, kTimedSeed);
-    timer.stop();
-    wrong += sum != expected;
-  }
+  std::uint64_t sum = 0;
+  exec(
+      state, Work{.ops = 1}, [] {}, [&] { sum = ka::tensor_buffer_step(bytes, kTimedSeed); },
+      [&] { wrong += sum != expected; });
   memory.finish(state, static_cast<double>(state.iterations()), label);
   if (wrong > 0) return fail_verification(state, std::to_string(wrong) + " timed ops read back a wrong word");
-  set_ns_per_op(state, timer.total_ns(), 1);
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/collective/gpu_allreduce.h"
 #include "kernels/collective/thread_allreduce.h"
 
@@ -23,10 +23,11 @@ std::string mismatch_text(const char* when, int participant, std::size_t i, floa
 // Metric (nccl-tests' definitions): algorithm bandwidth = one buffer's bytes per all-reduce time,
 // the rate a DDP step moves gradients at; bus bandwidth = algbw x 2(P-1)/P, the traffic a ring puts
 // on each link (or core), comparable with a link's or memory's bandwidth whatever P is.
-void report(benchmark::State& state, int p, std::size_t n, double total_s) {
-  const double algbw = static_cast<double>(n * sizeof(float)) * static_cast<double>(state.iterations()) / total_s;
-  state.counters["bytes_per_second"] = algbw;
-  state.counters["bus_bytes_per_second"] = algbw * 2.0 * (p - 1) / p;
+// One all-reduce of n floats over p participants: the buffer's bytes (algorithm bandwidth) and
+// the bus bytes each participant moves, 2 (p - 1) / p of them (NCCL's bus bandwidth).
+Work allreduce_work(int p, std::size_t n) {
+  const double bytes = static_cast<double>(n * sizeof(float));
+  return {.bytes = bytes, .per_second = {{"bus_bytes", bytes * 2.0 * (p - 1) / p}}};
 }
 
 // The all-reduce is in place and repeated: every timed run multiplies the (already equal) buffers
@@ -50,18 +51,12 @@ void run_cpu(benchmark::State& state, const Point& pt, kc::Algorithm algorithm) 
   mark_verified(state);
   state.SetLabel(std::to_string(p) + " threads");
 
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
-    team.run(algorithm);
-    timer.stop();
-  }
+  exec(state, allreduce_work(p, n), [&] { team.run(algorithm); });
   for (int q = 1; q < p; ++q) {
     if (const std::size_t i = kc::first_difference(team.buffer(q), team.buffer(0)); i != n) {
       return fail_verification(state, mismatch_text("after timing", q, i, team.buffer(q)[i], team.buffer(0)[i]));
     }
   }
-  report(state, p, n, timer.total_ns() * 1e-9);
 }
 
 void run_cuda(benchmark::State& state, const Point& pt, kc::Algorithm algorithm) {
@@ -97,7 +92,7 @@ void run_cuda(benchmark::State& state, const Point& pt, kc::Algorithm algorithm)
       return fail_verification(state, mismatch_text("after timing", q, i, host[i], first[i]));
     }
   }
-  report(state, p, n, total_s);
+  set_rate_counters(state, allreduce_work(p, n), total_s);
 }
 
 Arm arm(const char* name, kc::Algorithm algorithm) {

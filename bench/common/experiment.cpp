@@ -96,9 +96,17 @@ void fail_verification(benchmark::State& state, const std::string& what) {
   state.SkipWithError(("incorrect: " + what).c_str());
 }
 
-void set_ns_per_op(benchmark::State& state, double measured_ns, double ops_per_iteration) {
-  const double ops = ops_per_iteration * static_cast<double>(state.iterations());
-  if (ops > 0) state.counters["ns_per_op"] = measured_ns / ops;
+Timing timing_at(const Experiment& e, const Point& p) {
+  if (e.timing != Timing::kByDevice) return e.timing;
+  return p.get("device") == "cuda" ? Timing::kCudaEvents : Timing::kWallClock;
+}
+
+const char* timing_name(Timing t) {
+  switch (t) {
+    case Timing::kCudaEvents: return "cuda_events";
+    case Timing::kByDevice: return "by_device";
+    default: return "wall_clock";
+  }
 }
 
 const std::string& cuda_unavailable_reason() {

@@ -19,6 +19,7 @@ namespace pairbench::bench {
 enum class Timing {
   kWallClock,   // host clock around a synchronised region (dispatch: host overhead is the point)
   kCudaEvents,  // CUDA events around device work (UseManualTime + SetIterationTime)
+  kByDevice,    // a `device` axis decides: wall clock at device:cpu, CUDA events at device:cuda
 };
 enum class Better { kLower, kHigher };
 
@@ -132,6 +133,11 @@ struct Experiment {
   double instructions_gate_threshold = 0;  // relative increase the gate acts on; 0 = its default (1 %)
 };
 
+// The timing mode at one grid point (kByDevice resolved by the point's `device` axis).
+Timing timing_at(const Experiment& e, const Point& p);
+// The catalogue's and run files' name of a timing mode: "wall_clock", "cuda_events", "by_device".
+const char* timing_name(Timing t);
+
 // For Experiment::instructions: every arm at every CPU point (no `device` axis, or device:cpu).
 bool cpu_point(const Arm& arm, const Point& p);
 
@@ -153,8 +159,6 @@ using ::pairbench::NotSupported;
 inline void mark_verified(benchmark::State& state) { state.counters["verified"] = 1; }
 // The verification failed: the arm is reported "incorrect" and never timed.
 void fail_verification(benchmark::State& state, const std::string& what);
-// Sets the `ns_per_op` counter from the summed measured time and the ops it covered.
-void set_ns_per_op(benchmark::State& state, double measured_ns, double ops_per_iteration);
 
 }  // namespace pairbench::bench
 

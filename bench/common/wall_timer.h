@@ -1,4 +1,5 @@
-// Wall-clock timing of a synchronised region for manual-time benchmarks (dispatch experiments).
+// Wall-clock timing of a synchronised region for manual-time benchmarks. The framework's loop
+// (exec.h) uses it; arms whose loop is special (threads racing, barriers, traces) use it directly.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -6,16 +7,21 @@
 #include <chrono>
 
 #include "bench/common/timed_region.h"
+#include "bench/common/work.h"
 
 namespace pairbench::bench {
 
 // Times one region per iteration through the timed-region seam (timed_region.h: manual time,
 // in-process batches, instruction counts, the self-test's injected work) and keeps the sum.
+// Constructing one in an arm whose experiment declares another timing mode at this point fails
+// the arm (allowed() false; Google Benchmark's loop then runs no iteration).
 class WallTimer {
  public:
-  explicit WallTimer(benchmark::State& state) : state_(state) {}
+  explicit WallTimer(benchmark::State& state)
+      : state_(state), allowed_(timing_matches_declaration(state, Timing::kWallClock)) {}
   WallTimer(const WallTimer&) = delete;
   WallTimer& operator=(const WallTimer&) = delete;
+  bool allowed() const { return allowed_; }
   void start() {
     region_begin();
     start_ = Clock::now();
@@ -36,6 +42,7 @@ class WallTimer {
  private:
   using Clock = std::chrono::steady_clock;
   benchmark::State& state_;
+  bool allowed_;
   Clock::time_point start_{};
   double total_ns_ = 0;
 };

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/verify.h"
 
@@ -55,16 +55,18 @@ void run(benchmark::State& state, const Point& p, kc::PageState dst_state) {
     for (int c = 0; c < copies; ++c) std::memcpy(dst->data() + static_cast<std::size_t>(c) * bytes, src.data(), bytes);
     kc::poison(dst->span());
   }
-  WallTimer timer(state);
-  std::int64_t faults = 0;
-  for (auto _ : state) {
-    if (fresh) dst.emplace(dst_bytes, kc::PageState::kUntouched, kc::PageSize::kBase4KiB);  // untimed
-    const std::int64_t f0 = kc::minor_faults();
-    timer.start();
-    for (int c = 0; c < copies; ++c) std::memcpy(dst->data() + static_cast<std::size_t>(c) * bytes, src.data(), bytes);
-    timer.stop();
-    faults += kc::minor_faults() - f0;
-  }
+  std::int64_t faults = 0, f0 = 0;
+  const double moved = 2.0 * static_cast<double>(bytes) * copies;  // read + written
+  exec(
+      state, Work{.bytes = moved},
+      [&] {
+        if (fresh) dst.emplace(dst_bytes, kc::PageState::kUntouched, kc::PageSize::kBase4KiB);
+        f0 = kc::minor_faults();
+      },
+      [&] {
+        for (int c = 0; c < copies; ++c) std::memcpy(dst->data() + static_cast<std::size_t>(c) * bytes, src.data(), bytes);
+      },
+      [&] { faults += kc::minor_faults() - f0; });
   for (int c = 0; c < copies; c += std::max(1, copies / 8)) {
     if (!kc::spot_check_random({dst->data() + static_cast<std::size_t>(c) * bytes, bytes}, seed, kc::fresh_seed())) {
       return fail_verification(state, "destination slice " + std::to_string(c) + " differs after timing");
@@ -78,8 +80,6 @@ void run(benchmark::State& state, const Point& p, kc::PageState dst_state) {
     return fail_verification(state, "fresh destination took " + std::to_string(faults_per_iteration) +
                                         " minor faults per iteration for " + std::to_string(pages) + " pages");
   }
-  const double moved = 2.0 * static_cast<double>(bytes) * copies * iterations;  // read + written
-  state.counters["bytes_per_second"] = moved / (timer.total_ns() * 1e-9);
   state.counters["minor_faults_per_op"] = faults_per_iteration / copies;  // op: one copy
   state.counters["copies_per_iteration"] = copies;
 }

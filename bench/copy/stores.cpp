@@ -3,8 +3,8 @@
 // vs pageable memory): it says which store this CPU copies fastest with, beside its memory limits.
 #include <algorithm>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/host_copy.h"
 #include "kernels/copy/verify.h"
@@ -36,21 +36,18 @@ void run(benchmark::State& state, const Point& p, CopyFn copy) {
   mark_verified(state);
   kc::poison(dst.span());  // the spot check after timing must see the timed copies, not this one
 
-  WallTimer timer(state);
-  std::int64_t faults = 0;
-  for (auto _ : state) {
-    const std::int64_t f0 = kc::minor_faults();
-    timer.start();
-    for (int c = 0; c < copies; ++c) copy(dst.data(), src.data(), bytes);
-    timer.stop();
-    faults += kc::minor_faults() - f0;
-  }
+  std::int64_t faults = 0, f0 = 0;
+  const double moved = 2.0 * static_cast<double>(bytes) * copies;  // read + written
+  exec(
+      state, Work{.bytes = moved}, [&] { f0 = kc::minor_faults(); },
+      [&] {
+        for (int c = 0; c < copies; ++c) copy(dst.data(), src.data(), bytes);
+      },
+      [&] { faults += kc::minor_faults() - f0; });
   if (!kc::spot_check_random(dst.span(), seed, kc::fresh_seed())) {
     return fail_verification(state, "destination differs from source after timing");
   }
   const double iterations = static_cast<double>(state.iterations());
-  const double moved = 2.0 * static_cast<double>(bytes) * copies * iterations;  // read + written
-  state.counters["bytes_per_second"] = moved / (timer.total_ns() * 1e-9);
   state.counters["minor_faults_per_op"] = static_cast<double>(faults) / (iterations * copies);  // op: one copy
   state.counters["copies_per_iteration"] = copies;
 }

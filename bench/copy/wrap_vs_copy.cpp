@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/host_tensor.h"
 #include "kernels/copy/verify.h"
@@ -53,20 +53,20 @@ void run(benchmark::State& state, const Point& p, Make make) {
   // one reuses the storage freed before it. Timed: that steady state, whatever the iteration count
   // (without this, 3 iterations measured 1.0-1.5 us per 4 KiB copy and 10 iterations 0.4 us).
   for (int i = 0; i < per_iteration; ++i) made.push_back(make_one());
-  WallTimer timer(state);
-  std::int64_t faults = 0;
-  for (auto _ : state) {
-    made.clear();  // untimed: freeing the last iteration's tensors
-    const std::int64_t f0 = kc::minor_faults();
-    timer.start();
-    for (int i = 0; i < per_iteration; ++i) made.push_back(make_one());
-    timer.stop();
-    faults += kc::minor_faults() - f0;
-  }
+  std::int64_t faults = 0, f0 = 0;
+  exec(
+      state, Work{.ops = static_cast<double>(per_iteration)},
+      [&] {
+        made.clear();  // untimed: freeing the last iteration's tensors
+        f0 = kc::minor_faults();
+      },
+      [&] {
+        for (int i = 0; i < per_iteration; ++i) made.push_back(make_one());
+      },
+      [&] { faults += kc::minor_faults() - f0; });
   if (made.empty()) return fail_verification(state, "no tensor made");
   if (const std::string why = check(made.back()); !why.empty()) return fail_verification(state, why + " after timing");
   const double iterations = static_cast<double>(state.iterations());
-  set_ns_per_op(state, timer.total_ns(), per_iteration);
   state.counters["minor_faults_per_op"] = static_cast<double>(faults) / (iterations * per_iteration);  // op: one tensor
   state.counters["tensors_per_iteration"] = per_iteration;
 }

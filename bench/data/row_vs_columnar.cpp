@@ -6,8 +6,8 @@
 #include <memory>
 #include <system_error>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/table/table.h"
 
 namespace pairbench::bench {
@@ -55,16 +55,11 @@ void scan(benchmark::State& state, const Dataset& d, Format format) {
   }
   mark_verified(state);
   kt::ScanResult got;
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
+  exec(state, Work{.per_second = {{"rows", static_cast<double>(d.table.rows())}}}, [&] {
     got = run();
     benchmark::DoNotOptimize(got);
-    timer.stop();
-  }
+  });
   if (got != want) return fail_verification(state, "timed scan gave " + kt::to_string(got));
-  state.counters["rows_per_second"] =
-      static_cast<double>(d.table.rows()) * static_cast<double>(state.iterations()) / (timer.total_ns() * 1e-9);
 }
 
 // random: the file is open (a reader holding a handle); each iteration looks up 64 random row
@@ -98,20 +93,17 @@ void lookups(benchmark::State& state, const Dataset& d, const std::filesystem::p
   if (const std::string why = check(ids.data()); !why.empty()) return fail_verification(state, why);
   mark_verified(state);
   poison();
-  WallTimer timer(state);
   std::size_t batch = 0;
   const std::uint64_t* last = ids.data();
-  for (auto _ : state) {
-    last = ids.data() + batch * kLookupsPerIteration;
-    timer.start();
-    for (int k = 0; k < kLookupsPerIteration; ++k) reader.row(last[k], out[k]);
-    benchmark::ClobberMemory();
-    timer.stop();
-    batch = (batch + 1) % kLookupBatches;
-  }
+  exec(
+      state, Work{.per_second = {{"rows", kLookupsPerIteration}}},
+      [&] { last = ids.data() + batch * kLookupsPerIteration; },
+      [&] {
+        for (int k = 0; k < kLookupsPerIteration; ++k) reader.row(last[k], out[k]);
+        benchmark::ClobberMemory();
+      },
+      [&] { batch = (batch + 1) % kLookupBatches; });
   if (const std::string why = check(last); !why.empty()) return fail_verification(state, "after timing: " + why);
-  state.counters["rows_per_second"] =
-      kLookupsPerIteration * static_cast<double>(state.iterations()) / (timer.total_ns() * 1e-9);
 }
 
 ArmFn arm(Format format) {

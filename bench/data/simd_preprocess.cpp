@@ -8,8 +8,8 @@
 #include <limits>
 #include <random>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/common/rng.h"
 #include "kernels/image/preprocess.h"
 
@@ -59,18 +59,13 @@ void run(benchmark::State& state, const Point& p, ki::Impl impl) {
   state.SetLabel(ki::impl_target(impl));  // what ran: the Highway target, the autovec clone
   std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
 
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
+  exec(state, Work{.per_second = {{"pixels", static_cast<double>(ki::kOutputSize) * ki::kOutputSize}}}, [&] {
     pre.run(image.rgb.data(), out.data());
     benchmark::ClobberMemory();
-    timer.stop();
-  }
+  });
   if (const double after = max_abs_diff(out, reference); !(after <= ki::kMaxAbsError)) {
     return fail_verification(state, "after timing: differs from the reference by " + std::to_string(after));
   }
-  const double images = static_cast<double>(state.iterations());
-  state.counters["pixels_per_second"] = images * ki::kOutputSize * ki::kOutputSize / (timer.total_ns() * 1e-9);
   state.counters["max_abs_diff_vs_reference"] = vs_reference;
   state.counters["max_abs_diff_vs_scalar"] = vs_scalar;
 }

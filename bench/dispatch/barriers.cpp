@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/dispatch/async_engine.h"
 #include "kernels/dispatch/cuda_stream_ops.h"
 #include "kernels/dispatch/tiny_ops.h"
@@ -30,28 +30,29 @@ void run_cpu(benchmark::State& state, const Point& p, Barrier barrier) {
   const kernels::BufferId bx = engine.new_buffer();
   const kernels::BufferId bu = engine.new_buffer();
   float expected = 0;
-  auto one_round = [&](WallTimer* timer) {
+  bool ok = true;
+  // A round: the unrelated chain queued (untimed), the needed op and the barrier (timed), then the
+  // check and a full wait (untimed: the next round starts with an empty queue).
+  auto queue_unrelated = [&] {
     for (std::int64_t i = 0; i < unrelated_ops; ++i) engine.push(kernels::busy_op, &unrelated, {bu}, {bu});
-    if (timer) timer->start();
+  };
+  auto needed_and_barrier = [&] {
     engine.push(kernels::add_one_op, &x, {bx}, {bx});
     barrier == Barrier::kAll ? engine.wait_all() : engine.wait_for(bx);
-    if (timer) timer->stop();
+  };
+  auto check_and_drain = [&] {
     ++expected;
-    // The needed result must be complete whichever barrier was used.
-    const bool ok = x.all_equal(expected);
-    engine.wait_all();  // untimed: the next round starts with an empty queue
-    return ok;
+    ok = x.all_equal(expected) && ok;  // the needed result must be complete whichever barrier was used
+    engine.wait_all();
   };
   x.fill(0);
-  if (!one_round(nullptr) || unrelated.runs != unrelated_ops) {
-    return fail_verification(state, "needed result not complete after the barrier");
-  }
+  queue_unrelated();
+  needed_and_barrier();
+  check_and_drain();
+  if (!ok || unrelated.runs != unrelated_ops) return fail_verification(state, "needed result not complete after the barrier");
   mark_verified(state);
-  WallTimer timer(state);
-  bool ok = true;
-  for (auto _ : state) ok = one_round(&timer) && ok;
+  exec(state, Work{.ops = /*waits per iteration=*/1}, queue_unrelated, needed_and_barrier, check_and_drain);
   if (!ok) return fail_verification(state, "needed result not complete after the barrier");
-  set_ns_per_op(state, timer.total_ns(), /*waits per iteration=*/1);
 }
 
 void run_cuda(benchmark::State& state, const Point& p, Barrier barrier) {
@@ -59,25 +60,25 @@ void run_cuda(benchmark::State& state, const Point& p, Barrier barrier) {
   const int unrelated_kernels = static_cast<int>(unrelated_us * 1000 / kCudaUnrelatedOpNs);
   kernels::cuda::StreamOps stream(kCudaElements);
   float expected = 0;
-  auto one_round = [&](WallTimer* timer) {
-    stream.enqueue_unrelated(unrelated_kernels, kCudaUnrelatedOpNs);
-    if (timer) timer->start();
+  bool ok = true;
+  auto queue_unrelated = [&] { stream.enqueue_unrelated(unrelated_kernels, kCudaUnrelatedOpNs); };
+  auto needed_and_barrier = [&] {
     stream.add_one();
     barrier == Barrier::kAll ? stream.sync_device() : stream.sync_event();
-    if (timer) timer->stop();
+  };
+  auto check_and_drain = [&] {
     ++expected;
-    const bool ok = stream.read_scalar() == expected;
+    ok = stream.read_scalar() == expected && ok;
     stream.sync_unrelated();
-    return ok;
   };
   stream.fill(0);
-  if (!one_round(nullptr)) return fail_verification(state, "needed result not complete after the barrier");
-  mark_verified(state);
-  WallTimer timer(state);
-  bool ok = true;
-  for (auto _ : state) ok = one_round(&timer) && ok;
+  queue_unrelated();
+  needed_and_barrier();
+  check_and_drain();
   if (!ok) return fail_verification(state, "needed result not complete after the barrier");
-  set_ns_per_op(state, timer.total_ns(), /*waits per iteration=*/1);
+  mark_verified(state);
+  exec(state, Work{.ops = /*waits per iteration=*/1}, queue_unrelated, needed_and_barrier, check_and_drain);
+  if (!ok) return fail_verification(state, "needed result not complete after the barrier");
 }
 
 ArmFn arm(Barrier barrier) {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <random>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/dispatch/async_engine.h"
 #include "kernels/dispatch/minibatch_loop.h"
 
@@ -45,20 +45,19 @@ void run(benchmark::State& state, const Point& p, Queue queue) {
   }
   mark_verified(state);
 
-  WallTimer timer(state);
   std::int64_t peak = 0;
   std::string wrong;
-  for (auto _ : state) {
-    timer.start();
-    const MinibatchLoopStats s = run_minibatch_loop(engine, options, 0x5EEDu);
-    timer.stop();
-    peak = std::max(peak, s.peak_live_bytes);
-    if (wrong.empty()) wrong = check(s, options.batches);
-  }
+  MinibatchLoopStats s;
+  exec(
+      state, Work{.ops = static_cast<double>(options.batches)},  // op: one minibatch
+      [] {}, [&] { s = run_minibatch_loop(engine, options, 0x5EEDu); },
+      [&] {
+        peak = std::max(peak, s.peak_live_bytes);
+        if (wrong.empty()) wrong = check(s, options.batches);
+      });
   if (!wrong.empty()) return fail_verification(state, "timed pass: " + wrong);
   state.counters["peak_live_bytes"] = static_cast<double>(peak);
   state.counters["peak_outstanding_ops"] = static_cast<double>(engine.peak_outstanding_ops());
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(options.batches));  // op: one minibatch
 }
 
 ArmFn arm(Queue queue) {

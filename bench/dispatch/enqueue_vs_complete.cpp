@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/dispatch/async_engine.h"
 #include "kernels/dispatch/cuda_stream_ops.h"
 #include "kernels/dispatch/tiny_ops.h"
@@ -42,17 +42,14 @@ void run_cpu(benchmark::State& state, const Point& p, Until until) {
   engine.wait_for(bx);
   if (!x.all_equal(static_cast<float>(ops))) return fail_verification(state, "x != ops after one pass");
   mark_verified(state);
-  WallTimer timer(state);
-  for (auto _ : state) {
-    x.fill(0);
-    timer.start();
-    enqueue();
-    if (until == Until::kComplete) engine.wait_for(bx);
-    timer.stop();
-    engine.wait_for(bx);  // untimed in the enqueue arm: the next iteration starts idle
-  }
+  exec(
+      state, Work{.ops = static_cast<double>(ops)}, [&] { x.fill(0); },
+      [&] {
+        enqueue();
+        if (until == Until::kComplete) engine.wait_for(bx);
+      },
+      [&] { engine.wait_for(bx); });  // untimed in the enqueue arm: the next iteration starts idle
   if (!x.all_equal(static_cast<float>(ops))) return fail_verification(state, "x != ops after timing");
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(ops));
 }
 
 void run_cuda(benchmark::State& state, const Point& p, Until until) {
@@ -71,17 +68,14 @@ void run_cuda(benchmark::State& state, const Point& p, Until until) {
     if (v != static_cast<float>(ops)) return fail_verification(state, "x != ops after one pass");
   }
   mark_verified(state);
-  WallTimer timer(state);
-  for (auto _ : state) {
-    stream.fill(0);
-    timer.start();
-    enqueue();
-    if (until == Until::kComplete) stream.sync_stream();
-    timer.stop();
-    stream.sync_stream();
-  }
+  exec(
+      state, Work{.ops = static_cast<double>(ops)}, [&] { stream.fill(0); },
+      [&] {
+        enqueue();
+        if (until == Until::kComplete) stream.sync_stream();
+      },
+      [&] { stream.sync_stream(); });
   if (stream.read_scalar() != static_cast<float>(ops)) return fail_verification(state, "x != ops after timing");
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(ops));
 }
 
 ArmFn arm(Until until) {

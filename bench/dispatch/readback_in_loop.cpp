@@ -1,8 +1,8 @@
 // dispatch.readback_in_loop (C7): read a scalar back to the host every step (`.item()` in the
 // loop: a hidden barrier) vs accumulate it on the backend/device and read once at the end.
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/dispatch/async_engine.h"
 #include "kernels/dispatch/cuda_stream_ops.h"
 #include "kernels/dispatch/tiny_ops.h"
@@ -47,15 +47,9 @@ void run_cpu(benchmark::State& state, const Point& p, Readback mode) {
   };
   if (run_once() != expected_sum(steps)) return fail_verification(state, "sum of read-backs wrong");
   mark_verified(state);
-  WallTimer timer(state);
   double sum = 0;
-  for (auto _ : state) {
-    timer.start();
-    sum = run_once();
-    timer.stop();
-  }
+  exec(state, Work{.ops = static_cast<double>(steps)}, [&] { sum = run_once(); });
   if (sum != expected_sum(steps)) return fail_verification(state, "sum of read-backs wrong after timing");
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(steps));
 }
 
 void run_cuda(benchmark::State& state, const Point& p, Readback mode) {
@@ -78,15 +72,9 @@ void run_cuda(benchmark::State& state, const Point& p, Readback mode) {
   };
   if (run_once() != expected_sum(steps)) return fail_verification(state, "sum of read-backs wrong");
   mark_verified(state);
-  WallTimer timer(state);
   double sum = 0;
-  for (auto _ : state) {
-    timer.start();
-    sum = run_once();
-    timer.stop();
-  }
+  exec(state, Work{.ops = static_cast<double>(steps)}, [&] { sum = run_once(); });
   if (sum != expected_sum(steps)) return fail_verification(state, "sum of read-backs wrong after timing");
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(steps));
 }
 
 ArmFn arm(Readback mode) {

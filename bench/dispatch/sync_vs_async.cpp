@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/dispatch/async_engine.h"
 #include "kernels/dispatch/cuda_stream_ops.h"
 #include "kernels/dispatch/tiny_ops.h"
@@ -34,15 +34,9 @@ void run_cpu(benchmark::State& state, const Point& p, Wait wait) {
   run_once();
   if (!x.all_equal(static_cast<float>(ops))) return fail_verification(state, "x != ops after one pass");
   mark_verified(state);
-  WallTimer timer(state);
-  for (auto _ : state) {
-    x.fill(0);  // untimed: the engine is idle after the last wait
-    timer.start();
-    run_once();
-    timer.stop();
-  }
+  exec(state, Work{.ops = static_cast<double>(ops)}, [&] { x.fill(0); } /* untimed: the engine is idle after the last wait */,
+       run_once);
   if (!x.all_equal(static_cast<float>(ops))) return fail_verification(state, "x != ops after timing");
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(ops));
 }
 
 void run_cuda(benchmark::State& state, const Point& p, Wait wait) {
@@ -68,15 +62,8 @@ void run_cuda(benchmark::State& state, const Point& p, Wait wait) {
     if (v != static_cast<float>(ops)) return fail_verification(state, "x != ops after one pass");
   }
   mark_verified(state);
-  WallTimer timer(state);
-  for (auto _ : state) {
-    stream.fill(0);
-    timer.start();
-    run_once();
-    timer.stop();
-  }
+  exec(state, Work{.ops = static_cast<double>(ops)}, [&] { stream.fill(0); }, run_once);
   if (stream.read_scalar() != static_cast<float>(ops)) return fail_verification(state, "x != ops after timing");
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(ops));
 }
 
 ArmFn arm(Wait wait) {

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <thread>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 
 namespace pairbench::bench {
 namespace {
@@ -61,15 +61,12 @@ void run(benchmark::State& state, const Point& p, Handoff handoff) {
   });
   pin_to_cpu(0);
   std::int64_t k = 0;
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
+  exec(state, Work{.ops = static_cast<double>(kRoundTrips)}, [&] {
     for (std::int64_t i = 0; i < kRoundTrips; ++i, ++k) {
       post(2 * k + 1);
       wait_until(2 * k + 2);
     }
-    timer.stop();
-  }
+  });
   stop.store(true, std::memory_order_release);
   flag.store(-1, std::memory_order_release);
   flag.notify_one();
@@ -77,7 +74,6 @@ void run(benchmark::State& state, const Point& p, Handoff handoff) {
   // Every round trip must have been answered exactly once.
   if (answered != k) return fail_verification(state, "round trips answered != round trips sent");
   mark_verified(state);
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(kRoundTrips));
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/fusion/cuda_sin_cos.h"
 #include "kernels/fusion/sin_cos.h"
 
@@ -22,14 +22,15 @@ namespace kf = kernels::fusion;
 constexpr std::size_t kChecked = std::size_t{1} << 20;
 constexpr std::size_t kRechecked = std::size_t{1} << 14;
 
-// Counters: the deciding metric, bytes read + written per evaluation of the whole array
-// (write-allocate traffic not counted, as in STREAM) and per second, and the accuracy check.
-void report(benchmark::State& state, std::size_t n, kf::Form form, double total_s, const kf::ErrorCheck& check) {
-  const double evaluations = static_cast<double>(state.iterations());
-  const double bytes_per_op = kf::bytes_moved_per_element(form) * static_cast<double>(n);
-  state.counters["elements_per_second"] = static_cast<double>(n) * evaluations / total_s;
-  state.counters["bytes_per_second"] = bytes_per_op * evaluations / total_s;
-  state.counters["bytes_moved_per_op"] = bytes_per_op;
+// One evaluation of the whole array: its elements, and the bytes read + written (write-allocate
+// traffic not counted, as in STREAM); the rates come from the framework's loop.
+Work evaluation_work(std::size_t n, kf::Form form) {
+  return {.bytes = kf::bytes_moved_per_element(form) * static_cast<double>(n), .elements = static_cast<double>(n)};
+}
+
+// Counters beside the rates: bytes per evaluation and the accuracy check.
+void report(benchmark::State& state, std::size_t n, kf::Form form, const kf::ErrorCheck& check) {
+  state.counters["bytes_moved_per_op"] = evaluation_work(n, form).bytes;
   state.counters["max_abs_error"] = check.max_abs_error;
   state.counters["error_bound"] = check.bound;
 }
@@ -80,15 +81,10 @@ void run_cpu(benchmark::State& state, const Point& p, kf::Form form) {
   kf::poison(out);  // the check after timing must see the timed passes' output, not this one's
   state.SetLabel("1 core; libm sinf/cosf scalar, add/mul loops vectorised");
 
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
-    once();
-    timer.stop();
-  }
+  exec(state, evaluation_work(n, form), once);
   const kf::ErrorCheck after = kf::check_against_reference(op, in.x, in.y, out, kRechecked, in.seed + 7);
   if (!verified(state, after, "after timing")) return;
-  report(state, n, form, timer.total_ns() * 1e-9, check);
+  report(state, n, form, check);
 }
 
 void run_cuda(benchmark::State& state, const Point& p, kf::Form form) {
@@ -115,7 +111,8 @@ void run_cuda(benchmark::State& state, const Point& p, kf::Form form) {
   dev.download(out);
   const kf::ErrorCheck after = kf::check_against_reference(op, in.x, in.y, out, kRechecked, in.seed + 7);
   if (!verified(state, after, "after timing")) return;
-  report(state, n, form, total_s, check);
+  set_rate_counters(state, evaluation_work(n, form), total_s);
+  report(state, n, form, check);
 }
 
 Arm arm(const char* name, kf::Form form) {

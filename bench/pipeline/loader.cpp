@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/loader/cuda_consumer.h"
 #include "kernels/loader/dataset.h"
 #include "kernels/loader/pipeline.h"
@@ -131,15 +131,14 @@ void run(benchmark::State& state, const Point& p, int workers) {
   const double busy_before = consumer.gpu_busy_s();
   kl::BatchView last;
   const double cpu_before = process_cpu_s();
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
+  // The work is counted by the loader while it runs (samples and compressed bytes its workers
+  // produced during the timed span, prefetch included), so it is declared after the loop.
+  const double seconds = exec(state, Work{}, [&] {
     for (std::int64_t i = 0; i < batches_per_iteration; ++i) {
       last = loader.next();
       sink += consumer.consume(last);
     }
-    timer.stop();
-  }
+  });
   const double cpu_s = process_cpu_s() - cpu_before;
   benchmark::DoNotOptimize(sink);
   // Re-check after timing: the last timed batch against the reference of the same index.
@@ -153,10 +152,12 @@ void run(benchmark::State& state, const Point& p, int workers) {
   const kl::LoaderStats after = loader.stats();
   loader.stop();
 
-  const double seconds = timer.total_ns() * 1e-9;
   const double idle_s = (after.idle_ns - before.idle_ns) * 1e-9;
-  state.counters["samples_per_second"] = static_cast<double>(after.samples - before.samples) / seconds;
-  state.counters["bytes_read_per_second"] = static_cast<double>(after.compressed_bytes - before.compressed_bytes) / seconds;
+  const double iterations = static_cast<double>(state.iterations());
+  set_rate_counters(state,
+                    Work{.per_second = {{"samples", static_cast<double>(after.samples - before.samples) / iterations},
+                                        {"bytes_read", static_cast<double>(after.compressed_bytes - before.compressed_bytes) / iterations}}},
+                    seconds);
   if (cuda) {
     const double busy = (consumer.gpu_busy_s() - busy_before) / seconds;
     state.counters["gpu_busy_fraction"] = busy;

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/elementwise/bandwidth_ops.h"
 #include "kernels/elementwise/cuda_elementwise.h"
 #include "kernels/gemm/gemm_reference.h"
@@ -44,10 +44,9 @@ std::vector<double> reference(const ElementwiseOp& op, const std::vector<float>&
 
 // Sets the deciding metric, the bytes it moved (one read of x, one write of y, in the storage
 // type; write-allocate traffic not counted, as in STREAM) and the error counters.
-void report(benchmark::State& state, std::size_t n, ew::Storage storage, double total_s) {
-  const double iterations = static_cast<double>(state.iterations());
-  state.counters["elements_per_second"] = static_cast<double>(n) * iterations / total_s;
-  state.counters["bytes_per_second"] = 2.0 * static_cast<double>(n * ew::storage_bytes(storage)) * iterations / total_s;
+// One pass over n elements: each read once and written once in the storage type.
+Work pass_work(std::size_t n, ew::Storage storage) {
+  return {.bytes = 2.0 * static_cast<double>(n * ew::storage_bytes(storage)), .elements = static_cast<double>(n)};
 }
 
 bool verified(benchmark::State& state, ew::Storage storage, double rel_error) {
@@ -103,13 +102,7 @@ void run_cpu(benchmark::State& state, const Point& p, ew::Storage storage) {
                  ew::path_name(ew::best_path_for_fp16()) + " (fp16)");
   if (!verified(state, storage, chunked_rel_error(op, x, hy))) return;
   once();  // untimed: whatever else is still settling after the verification settles here
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
-    once();
-    timer.stop();
-  }
-  report(state, n, storage, timer.total_ns() * 1e-9);
+  exec(state, pass_work(n, storage), once);
 }
 
 void run_cuda(benchmark::State& state, const Point& p, ew::Storage storage) {
@@ -129,7 +122,7 @@ void run_cuda(benchmark::State& state, const Point& p, ew::Storage storage) {
     record_iteration(state, seconds);
     total_s += seconds;
   }
-  report(state, n, storage, total_s);
+  set_rate_counters(state, pass_work(n, storage), total_s);
 }
 
 Arm arm(const char* name, ew::Storage storage) {

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "bench/precision/gemm_arms.h"
 #include "kernels/gemm/cublas_gemm.h"
 
@@ -35,17 +35,11 @@ void run_cublas(benchmark::State& state, const Point& p) {
   state.SetLabel("cuBLASLt fp32 " + algo.description + "; " + v.text());
   if (!v.check.ok) return fail_verification(state, v.text());
   mark_verified(state);
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
+  const double wall_s = exec(state, Work{.flop = s.flops() * kProducts}, [&] {
     for (int i = 0; i < kProducts; ++i) gemm.enqueue();
     gemm.sync();
-    timer.stop();
-  }
-  const double wall_s = timer.total_ns() * 1e-9;
-  const double iterations = static_cast<double>(state.iterations());
-  state.counters["flop_per_second"] = s.flops() * kProducts * iterations / wall_s;
-  state.counters["seconds_per_10_products"] = wall_s / iterations;
+  });
+  state.counters["seconds_per_10_products"] = wall_s / static_cast<double>(state.iterations());
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/elementwise/float16.h"
 #include "kernels/gemm/cpu_gemm.h"
 
@@ -98,17 +98,14 @@ void run_cpu_gemm(benchmark::State& state, const eg::GemmShape& s, CpuGemm kind,
   if (!v.check.ok) return fail_verification(state, v.text());
   mark_verified(state);
 
-  WallTimer timer(state);
   const double cpu_before = cpu_seconds();
-  for (auto _ : state) {
-    timer.start();
-    for (int i = 0; i < products; ++i) once();
-    timer.stop();
-    benchmark::DoNotOptimize(c.data());
-  }
-  const double wall_s = timer.total_ns() * 1e-9;
+  const double wall_s = exec(
+      state, Work{.flop = s.flops() * products}, [] {},
+      [&] {
+        for (int i = 0; i < products; ++i) once();
+      },
+      [&] { benchmark::DoNotOptimize(c.data()); });
   const double iterations = static_cast<double>(state.iterations());
-  state.counters["flop_per_second"] = s.flops() * products * iterations / wall_s;
   state.counters["threads"] = uses_openblas(kind) ? eg::openblas_threads() : 1;
   // C20: how many cores the process kept busy (user + system CPU time over wall time), spin-waits included.
   state.counters["cpu_cores_busy"] = (cpu_seconds() - cpu_before) / wall_s;

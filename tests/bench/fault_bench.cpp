@@ -4,21 +4,15 @@
 #include <cstdlib>
 #include <thread>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 
 namespace pairbench::bench {
 namespace {
 
 void ok_arm(benchmark::State& state, const Point&) {
   mark_verified(state);
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
-    benchmark::DoNotOptimize(state.iterations());
-    timer.stop();
-  }
-  set_ns_per_op(state, timer.total_ns(), 1);
+  exec(state, Work{.ops = 1}, [&] { benchmark::DoNotOptimize(state.iterations()); });
 }
 
 }  // namespace

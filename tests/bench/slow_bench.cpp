@@ -5,8 +5,8 @@
 #include <fstream>
 #include <thread>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 #include "kernels/common/scratch.h"
 
 namespace pairbench::bench {
@@ -19,13 +19,7 @@ void sleepy_arm(benchmark::State& state, const Point& p) {
   std::ofstream(scratch.path() / "data") << "scratch";
   std::this_thread::sleep_for(std::chrono::milliseconds(p.get_int("setup_ms")));
   mark_verified(state);
-  WallTimer timer(state);
-  for (auto _ : state) {
-    timer.start();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    timer.stop();
-  }
-  set_ns_per_op(state, timer.total_ns(), 1);
+  exec(state, Work{.ops = 1}, [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); });
 }
 
 // Makes its scratch directory, then never finishes: only the harness's SIGKILL at the time limit

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
 
 namespace pairbench::bench {
 namespace {
@@ -28,15 +28,11 @@ void steps_arm(benchmark::State& state, const Point& p) {
   x ^= x << 13, x ^= x >> 7, x ^= x << 17;
   if (xorshift_steps(1, 3) != x) return fail_verification(state, "xorshift chain differs");
   mark_verified(state);
-  WallTimer timer(state);
   std::uint64_t sink = 1;
-  for (auto _ : state) {
-    timer.start();
+  exec(state, Work{.ops = static_cast<double>(n)}, [&] {
     sink = xorshift_steps(sink | 1, n);
     benchmark::DoNotOptimize(sink);
-    timer.stop();
-  }
-  set_ns_per_op(state, timer.total_ns(), static_cast<double>(n));
+  });
 }
 
 }  // namespace
