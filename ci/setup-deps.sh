@@ -9,6 +9,8 @@ packages=(
   libbenchmark-dev libbenchmark-tools   # Google Benchmark, and its compare.py
   libgtest-dev libgmock-dev             # GoogleTest
   nlohmann-json3-dev libcli11-dev libsqlite3-dev
+  libpq-dev                             # the history on a PostgreSQL server (libpq)
+  postgresql-15                         # the history tests' throw-away server (tests/fixtures/postgres/)
   libopenblas-dev
   zlib1g-dev libhwy-dev                 # pipeline.loader decodes deflated samples; data.simd_preprocess uses Highway
   python3 python3-scipy python3-matplotlib   # compare.py needs scipy; plots/ needs matplotlib

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "harness/commands.h"
 #include "harness/file_checks.h"
@@ -44,15 +46,6 @@ std::string machine_key_of(const nlohmann::json& doc, const std::string& path) {
   }
 }
 
-// Opens the history database at `path` given by `what`, refusing anything that is not one.
-std::unique_ptr<History> open_history(const std::string& path, const std::string& what) {
-  try {
-    return std::make_unique<History>(path);
-  } catch (const NotAHistory& e) {
-    throw UsageError(what + ": " + e.what());
-  }
-}
-
 // Writes the optional outputs, prints the table, and returns 1 on a regression, 4 when undecided
 // (unless --undecided pass), else 0.
 int finish_gate(const GateReport& report, const GateArgs& args) {
@@ -63,31 +56,45 @@ int finish_gate(const GateReport& report, const GateArgs& args) {
   return report.exit_status();
 }
 
-// Each benchmark's run-to-run variance on the current run's machine, from the last 30 runs in
-// the history database (those with at least 3 runs).
-void add_run_variance(GateOptions& options, const std::string& history_arg, const nlohmann::json& current,
-                      const std::string& current_path, const std::string& results_dir) {
-  std::string path = history_arg;
-  if (path == "auto") path = fs::exists(results_dir + "/history.sqlite") ? results_dir + "/history.sqlite" : "";
-  if (path.empty() || path == "none") return;
-  if (!fs::exists(path)) throw UsageError("--history: " + path + " does not exist");
-  const std::string key = machine_key_of(current, current_path);
-  const auto db = open_history(path, "--history");
+// A database named by --db (or PAIRBENCH_DB), as opposed to the default that is used where it exists.
+bool named_database(const std::string& history_arg) {
+  return !history_arg.empty() && history_arg != "auto" && history_arg != "none";
+}
+
+// The history a gate reads: "auto" is results/history.sqlite where it exists; "" where none.
+std::string history_in_use(const std::string& history_arg, const std::string& results_dir) {
+  if (history_arg == "auto") return fs::exists(results_dir + "/history.sqlite") ? results_dir + "/history.sqlite" : "";
+  return history_arg == "none" ? "" : history_arg;
+}
+
+// Each benchmark's run-to-run variance on machine `key`, from its last 30 runs in the history
+// (those with at least 3 runs).
+void add_run_variance(GateOptions& options, History& db, const std::string& key) {
   int runs = 0;
-  for (const auto& s : db->series(key, "", 30)) {
+  for (const auto& s : db.series(key, "", 30)) {
     std::vector<std::vector<double>> values;
     for (const auto& p : s.points) values.push_back(p.values);
     runs = std::max(runs, static_cast<int>(values.size()));
     add_history_noise(options, s.benchmark, values);
   }
-  options.run_variance_source = path + " (" + std::to_string(options.run_variance.size()) +
+  options.run_variance_source = db.name() + " (" + std::to_string(options.run_variance.size()) +
                                 " benchmarks with 3 or more of the last " + std::to_string(std::min(runs, 30)) + " runs)";
+}
+
+// The same for the current run's machine, from the history the gate's arguments name.
+void add_run_variance_from(GateOptions& options, const std::string& history_arg, const nlohmann::json& current,
+                           const std::string& current_path, const std::string& results_dir) {
+  const std::string path = history_in_use(history_arg, results_dir);
+  if (path.empty()) return;
+  const std::string key = machine_key_of(current, current_path);
+  const auto db = open_history_db(path, "--db", /*must_exist=*/true);
+  add_run_variance(options, *db, key);
 }
 
 GateReport compare_or_refuse(const nlohmann::json& a, const nlohmann::json& b, const GateArgs& args,
                              const std::string& la, const std::string& lb, const std::string& results_dir = "results") {
   GateArgs with_history = args;
-  add_run_variance(with_history.options, args.history, b, lb, results_dir);
+  add_run_variance_from(with_history.options, args.history, b, lb, results_dir);
   try {
     return compare_runs(a, b, with_history.options, la, lb);
   } catch (const std::invalid_argument& e) {
@@ -147,7 +154,7 @@ void check_gate_outputs(const GateArgs& args) {
 
 int cmd_compare(const std::string& baseline, const std::string& current, const GateArgs& args) {
   check_gate_outputs(args);
-  check_history_argument(args.history, "--history");
+  check_history_argument(args.history, "--db");
   const auto a = read_input(baseline, "baseline run file"), b = read_input(current, "current run file");
   return finish_gate(compare_or_refuse(a, b, args, baseline, current), args);
 }
@@ -155,115 +162,167 @@ int cmd_compare(const std::string& baseline, const std::string& current, const G
 int cmd_gate(const std::string& baseline_arg, const std::string& current_arg, const std::string& results_dir,
              const GateArgs& args) {
   check_gate_outputs(args);
-  check_history_argument(args.history, "--history");
+  check_history_argument(args.history, "--db");
   const std::string current = current_arg.empty() ? newest_run(results_dir) : current_arg;
   const auto cur = read_input(current, "--current");
   std::string baseline = baseline_arg;
+  std::optional<nlohmann::json> base;
   if (baseline.empty()) {
-    // This machine's baseline: same machine key as the current run (CPU, GPU, driver, build).
+    // This machine's baseline: same machine key as the current run (CPU, GPU, driver, build):
+    // from the database where one is named and holds it, else from results/baselines/.
     const std::string key = machine_key_of(cur, current);
-    baseline = baseline_path(results_dir, key, current);
-    if (!fs::exists(baseline)) {
-      throw UsageError("--baseline: no baseline for machine " + key + " (" + baseline +
-                       "); store one with `pairbench baseline update`");
+    std::string in_db;
+    if (named_database(args.history)) {
+      const auto db = open_history_db(args.history, "--db", /*must_exist=*/true);
+      if (const std::int64_t id = db->baseline_run(key)) {
+        base = db->run_document(id);
+        const auto info = db->run(id);
+        baseline = db->name() + ": baseline of machine " + key + " (run " + (info ? info->run_uid : "?") + ")";
+        if (!base) in_db = "; " + baseline + " was stored without its run file (before schema 2)";
+      }
+      if (!base && in_db.empty()) in_db = " or in " + db->name();
+    }
+    if (!base) {
+      baseline = baseline_path(results_dir, key, current);
+      if (!fs::exists(baseline)) {
+        throw UsageError("--baseline: no baseline for machine " + key + " (" + baseline + in_db +
+                         "); store one with `pairbench baseline update`");
+      }
     }
   }
-  const auto base = read_input(baseline, "--baseline");
-  return finish_gate(compare_or_refuse(base, cur, args, baseline, current, results_dir), args);
+  if (!base) base = read_input(baseline, "--baseline");
+  return finish_gate(compare_or_refuse(*base, cur, args, baseline, current, results_dir), args);
+}
+
+int cmd_gate_commit(const std::string& git_sha, const std::string& results_dir, const GateArgs& args) {
+  check_gate_outputs(args);
+  check_history_argument(args.history, "--db");
+  if (git_sha.size() < 7 || git_sha.size() > 40 ||
+      !std::all_of(git_sha.begin(), git_sha.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); })) {
+    throw UsageError("--commit: expected a git SHA (7 to 40 hex digits), got " + quoted_for_message(git_sha));
+  }
+  const std::string db_name = history_in_use(args.history, results_dir);
+  if (db_name.empty()) throw UsageError("--commit: needs a history (--db DB or PAIRBENCH_DB) holding the runs and baselines");
+  const auto db = open_history_db(db_name, "--db", /*must_exist=*/true);
+  std::map<std::string, History::RunInfo> of_commit;
+  for (auto& r : db->latest_runs_of_commit(git_sha)) of_commit[r.machine_key] = r;
+  if (of_commit.empty()) {
+    throw UsageError("--commit: no run of " + git_sha + " on any machine in " + db->name());
+  }
+  struct Row {
+    std::string machine, kind, run, outcome, detail;
+    int regressions = 0, undecided = 0, unchanged = 0, improvements = 0, other = 0;
+    int exit = 0;
+  };
+  std::vector<Row> rows;
+  std::vector<GateReport> reports;
+  for (const auto& m : db->machines()) {
+    Row row{m.machine_key, m.machine_kind.empty() ? "-" : m.machine_kind, "-", "", ""};
+    const auto run = of_commit.find(m.machine_key);
+    if (run == of_commit.end()) {
+      row.outcome = "no run";
+      row.detail = "no run of " + git_sha + " on this machine (last run: " + m.last_run.git_sha.substr(0, 12) + ")";
+      rows.push_back(row);
+      continue;
+    }
+    row.run = run->second.run_uid;
+    const std::int64_t base_id = db->baseline_run(m.machine_key);
+    if (!base_id) {
+      row.outcome = "no baseline";
+      row.detail = "store one with `pairbench baseline update --db`";
+      row.exit = kExitUndecided;
+      rows.push_back(row);
+      continue;
+    }
+    try {
+      const auto base = db->run_document(base_id), cur = db->run_document(run->second.id);
+      if (!base || !cur) {
+        throw std::runtime_error(std::string(!base ? "the baseline" : "the run") +
+                                 " was stored without its run file (before schema 2): import it again");
+      }
+      GateOptions options = args.options;
+      add_run_variance(options, *db, m.machine_key);
+      const GateReport report = compare_runs(*base, *cur, options, "baseline of " + m.machine_key, row.run);
+      row.regressions = report.count("regression") + report.count("broken");
+      row.undecided = report.count("undecided");
+      row.unchanged = report.count("unchanged");
+      row.improvements = report.count("improvement");
+      row.other = report.count("missing") + report.count("new");
+      row.outcome = report.outcome();
+      row.exit = report.exit_status();
+      reports.push_back(report);
+    } catch (const std::exception& e) {
+      row.outcome = "error";
+      row.detail = e.what();
+      row.exit = kExitBenchmarkFailed;
+    }
+    rows.push_back(row);
+  }
+  // The worst outcome decides: a regression anywhere, then a machine that could not be gated,
+  // then one undecided.
+  int status = kExitOk;
+  for (const int worst : {kExitRegression, kExitBenchmarkFailed, kExitUndecided}) {
+    if (std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.exit == worst; })) {
+      status = worst;
+      break;
+    }
+  }
+  std::cout << "gate of commit " << git_sha << " on every machine in " << db->name() << "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-20s %-28s %-12s %5s %5s %5s %5s %5s  %s\n", "machine", "kind", "outcome", "regr",
+                "undec", "same", "impr", "other", "run / why");
+  std::cout << line;
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line, "%-20s %-28.28s %-12s %5d %5d %5d %5d %5d  %s\n", r.machine.c_str(), r.kind.c_str(),
+                  r.outcome.c_str(), r.regressions, r.undecided, r.unchanged, r.improvements, r.other,
+                  (r.detail.empty() ? r.run : r.detail).c_str());
+    std::cout << line;
+  }
+  if (!args.json.empty()) {
+    nlohmann::json j = {{"commit", git_sha}, {"db", db->name()}, {"exit_status", status}, {"machines", nlohmann::json::array()}};
+    for (const auto& r : rows) {
+      j["machines"].push_back({{"machine_key", r.machine}, {"machine_kind", r.kind}, {"run_id", r.run},
+                               {"outcome", r.outcome}, {"detail", r.detail}, {"regressions", r.regressions},
+                               {"undecided", r.undecided}, {"unchanged", r.unchanged},
+                               {"improvements", r.improvements}, {"other", r.other}});
+    }
+    write_text_atomically(args.json, j.dump(2) + "\n");
+  }
+  return status;
 }
 
 int cmd_baseline_update(const std::string& run_arg, const std::string& results_dir, const std::string& history) {
   // Everything is checked before the baseline is written: a refused history leaves no half-done update.
-  check_history_argument(history, "--history");
+  check_history_argument(history, "--db");
   const std::string run = run_arg.empty() ? newest_run(results_dir) : run_arg;
   const auto doc = read_input(run, "--run");
   const std::string key = machine_key_of(doc, run);
-  std::string started_at;
-  try {
-    started_at = JsonField(doc, run)["pairbench"].string_or("started_at", "");
-  } catch (const JsonFieldError& e) {
-    throw UsageError(e.what());
-  }
   const std::string path = baseline_path(results_dir, key, run);
   try {
     require_regular_file_or_absent(path, "baseline");
   } catch (const FileCheckError& e) {
     throw UsageError(e.what());
   }
+  // A named database holds the baseline itself (the run is stored there if it is not yet); the
+  // default history only marks it, where it already holds the run, so trends can show it.
   std::unique_ptr<History> db;
-  if (!history.empty() && history != "none" && fs::exists(history)) db = open_history(history, "--history");
+  const std::string db_name = history_in_use(history, results_dir);
+  if (!db_name.empty()) db = open_history_db(db_name, "--db", /*must_exist=*/!named_database(history));
   write_json_atomically(path, doc);
+  std::string in_db;
   if (db) {
-    // Mark it in the history too, so trends can show where the baseline was taken.
     std::int64_t run_id = 0;
-    for (const auto& s : db->series(key)) {
-      for (const auto& p : s.points) {
-        if (p.started_at == started_at) run_id = p.run_id;
-      }
+    if (named_database(history)) {
+      run_id = db->append_run(doc, run);
+    } else if (const auto stored = db->run_by_uid(run_identity(doc))) {
+      run_id = stored->id;
     }
-    if (run_id) db->set_baseline(key, run_id);
-  }
-  std::cout << "baseline for machine " << key << ": " << path << " (from " << run << ")\n";
-  return kExitOk;
-}
-
-int cmd_history(const std::string& benchmark, const std::string& db_path, const std::string& machine_arg,
-                int last_runs, const std::string& format) {
-  if (!fs::exists(db_path)) throw UsageError("--db: " + db_path + " does not exist (every `pairbench run` appends to it)");
-  const auto db = open_history(db_path, "--db");
-  std::string machine = machine_arg;
-  if (machine.empty()) machine = capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint["machine_key"];
-  const auto all = db->series(machine, benchmark, last_runs);
-  if (all.empty()) {
-    throw UsageError(benchmark.empty() ? "no history for machine " + machine + " in " + db_path
-                                       : "no history of '" + benchmark + "' for machine " + machine + " in " + db_path);
-  }
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& s : all) {
-    std::vector<double> medians;
-    for (const auto& p : s.points) medians.push_back(p.median);
-    std::vector<History::ChangePoint> cps;
-    nlohmann::json jcps = nlohmann::json::array();
-    const auto splits = stats::detect_change_points(medians);
-    for (std::size_t i = 0; i < splits.size(); ++i) {
-      const std::size_t k = splits[i];
-      const std::size_t begin = i == 0 ? 0 : splits[i - 1];
-      const std::size_t end = i + 1 < splits.size() ? splits[i + 1] : medians.size();
-      const double before = stats::median(std::span(medians).subspan(begin, k - begin));
-      const double after = stats::median(std::span(medians).subspan(k, end - k));
-      cps.push_back({s.points[k].run_id, before, after});
-      jcps.push_back({{"run_id", s.points[k].run_id}, {"started_at", s.points[k].started_at},
-                      {"git_sha", s.points[k].git_sha}, {"before", before}, {"after", after},
-                      {"change", after / before - 1}});
-    }
-    db->store_change_points(s.benchmark, machine, cps);
-    nlohmann::json jpoints = nlohmann::json::array();
-    for (const auto& p : s.points) {
-      jpoints.push_back({{"run_id", p.run_id}, {"started_at", p.started_at}, {"git_sha", p.git_sha},
-                         {"median", p.median}, {"samples", p.samples}});
-    }
-    out.push_back({{"benchmark", s.benchmark}, {"metric", s.metric}, {"unit", s.unit}, {"better", s.better},
-                   {"runs", s.points.size()}, {"points", jpoints}, {"change_points", jcps}});
-  }
-  if (format == "json") {
-    std::cout << out.dump(2) << "\n";
-    return kExitOk;
-  }
-  std::cout << "history of machine " << machine << " in " << db_path << "\n";
-  for (const auto& s : out) {
-    const auto& pts = s["points"];
-    char line[400];
-    std::snprintf(line, sizeof line, "%-64s %4zu runs  first %.4g  last %.4g %s\n",
-                  s["benchmark"].get<std::string>().c_str(), pts.size(), pts.front()["median"].get<double>(),
-                  pts.back()["median"].get<double>(), s["unit"].get<std::string>().c_str());
-    std::cout << line;
-    for (const auto& c : s["change_points"]) {
-      std::snprintf(line, sizeof line, "    change point %s (git %.12s): %.4g -> %.4g (%+.1f%%)\n",
-                    c["started_at"].get<std::string>().c_str(), c["git_sha"].get<std::string>().c_str(),
-                    c["before"].get<double>(), c["after"].get<double>(), 100 * c["change"].get<double>());
-      std::cout << line;
+    if (run_id) {
+      db->set_baseline(key, run_id);
+      in_db = " and " + db->name();
     }
   }
+  std::cout << "baseline for machine " << key << ": " << path << in_db << " (from " << run << ")\n";
   return kExitOk;
 }
 

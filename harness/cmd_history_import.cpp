@@ -10,7 +10,8 @@
 
 namespace pairbench::harness {
 
-int cmd_history_import(const std::vector<std::string>& run_files, const std::string& db) {
+int cmd_history_import(const std::vector<std::string>& run_files, const std::string& db_arg) {
+  const std::string db = redact_db(db_arg);  // for messages; db_arg is what is opened
   history_retry_s();  // a bad PAIRBENCH_HISTORY_RETRY_S is bad input: nothing stored
   // Every file is read and checked before anything is stored: bad input stores nothing.
   std::vector<nlohmann::json> docs;
@@ -27,7 +28,7 @@ int cmd_history_import(const std::vector<std::string>& run_files, const std::str
   }
   int failed = 0;
   for (std::size_t i = 0; i < docs.size(); ++i) {
-    const nlohmann::json result = record_history(db, docs[i], run_files[i]);
+    const nlohmann::json result = record_history(db_arg, docs[i], run_files[i]);
     const std::string status = result["status"];
     if (status == "stored") {
       std::cout << run_files[i] << ": stored in " << db << " as run " << result["history_run_id"] << "\n";

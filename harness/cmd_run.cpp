@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -336,7 +338,7 @@ nlohmann::json record_history(const std::string& history_path, const nlohmann::j
   const double budget_s = history_retry_s();
   const auto start = Clock::now();
   auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  nlohmann::json result = {{"db", history_path}};
+  nlohmann::json result = {{"db", redact_db(history_path)}};
   std::string error;
   int attempts = 0;
   double backoff_s = 0.5;
@@ -347,7 +349,7 @@ nlohmann::json record_history(const std::string& history_path, const nlohmann::j
     const double wait_s = std::clamp((budget_s - elapsed_s()) / 4, 0.1, 10.0);
     try {
       std::error_code ec;
-      const fs::path parent = fs::path(history_path).parent_path();
+      const fs::path parent = is_postgres_url(history_path) ? fs::path() : fs::path(history_path).parent_path();
       if (!parent.empty()) fs::create_directories(parent, ec);
       History history(history_path, static_cast<int>(1000 * wait_s));
       bool stored_before = false;
@@ -357,7 +359,7 @@ nlohmann::json record_history(const std::string& history_path, const nlohmann::j
       result["attempts"] = attempts;
       return result;
     } catch (const HistoryBusy& e) {
-      error = e.what();  // another writer holds the lock: worth waiting for
+      error = e.what();  // another writer holds the lock, or the server is unreachable: worth waiting for
     } catch (const std::exception& e) {
       error = e.what();  // not a lock (unwritable, not a history): retrying cannot help
       break;
@@ -401,9 +403,10 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
   // Written before the history is tried (that may take minutes): the samples are safe first. A
   // "pending" history write that is never updated means pairbench died in between.
   if (!args.history.empty()) {
-    pb["history_write"] = partial ? nlohmann::json{{"db", args.history}, {"status", "skipped"},
+    const std::string db = redact_db(args.history);
+    pb["history_write"] = partial ? nlohmann::json{{"db", db}, {"status", "skipped"},
                                                    {"reason", "a partial (interrupted) run is not recorded in the history"}}
-                                  : nlohmann::json{{"db", args.history}, {"status", "pending"}};
+                                  : nlohmann::json{{"db", db}, {"status", "pending"}};
   }
   std::string written = write_run_file(out, doc, /*to_stdout=*/partial || args.history.empty());
   if (partial) {
@@ -423,9 +426,10 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
   std::cout << "\nwrote " << (written == "-" ? "the run file to stdout" : written) << " (" << doc["benchmarks"].size()
             << " samples, " << outcome.wall_s << " s)\n";
   if (history_failed) {
-    std::cerr << "pairbench: not recorded in history " << args.history << ": "
-              << pb["history_write"]["error"].get<std::string>() << "; the run file names the failed write, store it "
-              << "later with: pairbench history import " << written << " --db " << args.history << "\n";
+    std::cerr << "pairbench: not recorded in history " << redact_db(args.history) << ": "
+              << pb["history_write"]["error"].get<std::string>() << "; kept the run file " << written
+              << ", which names the failed write; store it later with: pairbench history import " << written
+              << " --db " << redact_db(args.history) << "\n";
   }
   if (interrupt_signal()) {
     std::cerr << "pairbench: interrupted by " << signal_name(interrupt_signal())
@@ -441,14 +445,38 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
   return outcome.failed_processes > 0 || written != out || history_failed ? kExitBenchmarkFailed : kExitOk;
 }
 
+// Runs per machine the report's cross-machine page shows: a page over months of nightly runs on
+// many machines would otherwise carry every median of every benchmark.
+constexpr int kReportExportRuns = 100;
+
 int cmd_report(const std::string& run, const std::string& history, const std::string& out_dir, double timeout_s) {
   const std::string script = std::string(PAIRBENCH_SOURCE_DIR) + "/plots/report.py";
   if (!fs::exists(script)) throw UsageError("report: " + script + " not found");
   // Debian's matplotlib belongs to /usr/bin/python3; another python3 may come first on PATH.
   std::vector<std::string> argv = {"/usr/bin/python3", script, "--run", run, "-o", out_dir};
+  // The cross-machine page reads an export of the history (any back end) from a temporary file;
+  // the single-machine trend figures read an SQLite history directly.
+  struct RemoveAtExit {
+    std::string path;
+    ~RemoveAtExit() {
+      if (!path.empty()) unlink(path.c_str());
+    }
+  } fleet;
   if (!history.empty()) {
-    argv.push_back("--history");
-    argv.push_back(history);
+    if (!is_postgres_url(history)) {
+      argv.push_back("--history");
+      argv.push_back(history);
+    }
+    const auto db = open_history_db(history, "--db", /*must_exist=*/true);
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/pairbench-fleet-XXXXXX";
+    const int fd = mkstemp(tmpl.data());
+    if (fd < 0) throw std::runtime_error("report: cannot create a temporary file in " + tmpl + ": " + std::strerror(errno));
+    close(fd);
+    fleet.path = tmpl;
+    write_json_atomically(fleet.path, history_export(*db, kReportExportRuns));
+    argv.push_back("--fleet");
+    argv.push_back(fleet.path);
   }
   // Its own process group, killed whole at the time limit or on SIGINT/SIGTERM (run_process).
   const ProcessResult r = run_process(argv, {{"MPLBACKEND", "Agg"}}, std::chrono::duration<double>(timeout_s));

@@ -22,6 +22,7 @@
 #include <set>
 
 #include "harness/commands.h"
+#include "harness/change_points.h"
 #include "harness/history.h"
 #include "harness/interrupt.h"
 #include "harness/run_file.h"
@@ -64,13 +65,13 @@ nlohmann::json time_history_and_gate(int runs, int benchmarks, int samples) {
   const auto t0 = Clock::now();
   {
     History db(db_path);
-    for (const auto& s : db.series("selftest")) {
-      std::vector<double> medians;
-      for (const auto& p : s.points) medians.push_back(p.median);
+    std::vector<std::pair<std::string, std::vector<History::ChangePoint>>> found;
+    for (const auto& s : db.series("selftest", "", 0, /*with_values=*/false)) {
       std::vector<History::ChangePoint> cps;
-      for (std::size_t k : stats::detect_change_points(medians)) cps.push_back({s.points[k].run_id, 0, 0});
-      db.store_change_points(s.benchmark, "selftest", cps);
+      for (const auto& c : find_change_points(s)) cps.push_back(c.point);
+      found.emplace_back(s.benchmark, std::move(cps));
     }
+    db.store_change_points("selftest", found);
   }
   const double history_s = std::chrono::duration<double>(Clock::now() - t0).count();
   const auto t1 = Clock::now();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "harness/catalogue.h"
 #include "harness/environment.h"
 #include "harness/gate.h"
+#include "harness/history.h"
 #include "harness/run_file.h"
 #include "harness/runner.h"
 
@@ -81,9 +83,28 @@ int cmd_compare(const std::string& baseline, const std::string& current, const G
 // --baseline "" picks results/baselines/<machine_key>.json; --current "" picks the newest run file.
 int cmd_gate(const std::string& baseline, const std::string& current, const std::string& results_dir,
              const GateArgs& args);
+// `gate --commit SHA`: every machine's latest run of that commit in the history against that
+// machine's baseline there; one table (machine x verdict counts). Machines without a run of the
+// commit or without a baseline are named. Exit status the worst: 1 regression > 3 could not be
+// gated > 4 undecided or no baseline > 0.
+int cmd_gate_commit(const std::string& git_sha, const std::string& results_dir, const GateArgs& args);
+// `history`: "auto" = results/history.sqlite where it exists (marked there only when it holds
+// the run); a named database stores the run and holds the baseline.
 int cmd_baseline_update(const std::string& run, const std::string& results_dir, const std::string& history);
+
+// Opens the history `db` (a path or postgresql:// URL) named by option `what`; UsageError for
+// what is not a history, or (`must_exist`) an SQLite path with nothing there.
+std::unique_ptr<History> open_history_db(const std::string& db, const std::string& what, bool must_exist);
 int cmd_history(const std::string& benchmark, const std::string& db, const std::string& machine, int last_runs,
                 const std::string& format);
+// `history --machines`: every machine key with its kind, run count, last run and baseline.
+int cmd_history_machines(const std::string& db, const std::string& format);
+// The cross-machine export (format pairbench-history-export/1; contract in README): machines,
+// per-machine series of medians (the last `last_runs` runs, 0 = all), each machine's latest
+// claims, and change points found over the exported series.
+nlohmann::json history_export(History& db, int last_runs);
+// `history export --out FILE`: history_export written atomically.
+int cmd_history_export(const std::string& db, int last_runs, const std::string& out);
 // `history import RUN.json...`: stores run files in the history (each once, however often
 // imported); exit 2 for a bad or partial run file (nothing stored), 3 when a write failed.
 int cmd_history_import(const std::vector<std::string>& run_files, const std::string& db);

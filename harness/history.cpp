@@ -1,25 +1,37 @@
-// SQLite history: schema, appending runs, per-run medians and change points.
+// The history's schema, migrations and queries, written once for both back ends (history_sql.h).
 #include "harness/history.h"
 
-#include <fcntl.h>
-#include <stdio.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
-#include "harness/file_checks.h"
+#include "harness/history_sql.h"
 #include "harness/stats.h"
 
 namespace pairbench::harness {
 namespace {
 
-constexpr const char* kSchema = R"sql(
+using sql::Bytes;
+using sql::Connection;
+using sql::Dialect;
+using sql::Transaction;
+using sql::Value;
+
+// --- schema --------------------------------------------------------------------------------------
+// Version 1: the first schema (SQLite only; one row per sample). Version 2: one row per run and
+// benchmark with its median, sample count and samples (so that `history` over 10,000 runs reads
+// medians, never raw samples), benchmarks named once, the run's identity, machine kind and
+// claims, and the whole run file (deflated) for gating from the database. On SQLite, `samples`
+// stays readable as a view: plots/ reads it.
+
+constexpr const char* kSqliteVersion1 = R"sql(
 CREATE TABLE IF NOT EXISTS runs(
   id INTEGER PRIMARY KEY,
   started_at TEXT NOT NULL,        -- ISO-8601 UTC
@@ -53,233 +65,336 @@ CREATE INDEX IF NOT EXISTS samples_by_benchmark ON samples(benchmark, run_id);
 CREATE INDEX IF NOT EXISTS runs_by_machine ON runs(machine_key, started_at);
 )sql";
 
-// A prepared statement that finalises itself.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql, const std::string& path) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) {
-      throw std::runtime_error(path + ": " + sqlite3_errmsg(db));
-    }
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement& bind(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Statement& bind(int i, double v) {
-    sqlite3_bind_double(stmt_, i, v);
-    return *this;
-  }
-  Statement& bind(int i, std::int64_t v) {
-    sqlite3_bind_int64(stmt_, i, v);
-    return *this;
-  }
-  bool step(const std::string& path) {
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw HistoryBusy(path + ": " + sqlite3_errmsg(db_));
-    throw std::runtime_error(path + ": " + sqlite3_errmsg(db_));
-  }
-  void reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  std::string text(int col) const {
-    const auto* t = sqlite3_column_text(stmt_, col);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
-  double real(int col) const { return sqlite3_column_double(stmt_, col); }
-  std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+constexpr const char* kSqliteVersion2 = R"sql(
+CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uid ON runs(run_uid);
+ALTER TABLE runs ADD COLUMN machine_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN claims TEXT;     -- the run's pairbench.claims (JSON); NULL where it had none
+CREATE INDEX runs_by_commit ON runs(git_sha);
+CREATE TABLE benchmarks(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  experiment TEXT NOT NULL,
+  arm TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL);
+CREATE TABLE run_benchmarks(
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  benchmark_id INTEGER NOT NULL REFERENCES benchmarks(id),
+  median REAL NOT NULL,
+  samples INTEGER NOT NULL,
+  sample_values TEXT NOT NULL,     -- JSON array, one value per process, in repetition order
+  PRIMARY KEY(run_id, benchmark_id)) WITHOUT ROWID;
+CREATE INDEX run_benchmarks_by_benchmark ON run_benchmarks(benchmark_id, run_id);
+CREATE TABLE run_documents(
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+  size INTEGER NOT NULL,           -- bytes of the JSON before deflating
+  document BLOB NOT NULL);
+)sql";
 
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
+constexpr const char* kSqliteSamplesView = R"sql(
+CREATE VIEW samples AS
+  SELECT rb.run_id AS run_id, b.name AS benchmark, b.experiment AS experiment, b.arm AS arm,
+         CAST(j.key AS INTEGER) AS repetition, b.metric AS metric, b.unit AS unit, b.better AS better,
+         j.value AS value
+  FROM run_benchmarks rb JOIN benchmarks b ON b.id = rb.benchmark_id, json_each(rb.sample_values) j;
+)sql";
 
-// How long check_path waits for a writer's lock before leaving the judgement to the real open.
-constexpr int kCheckBusyTimeoutMs = 2'000;
+constexpr const char* kPostgresVersion1 = R"sql(
+CREATE TABLE runs(
+  id BIGSERIAL PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  git_sha TEXT NOT NULL,
+  machine_key TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  run_file TEXT NOT NULL);
+CREATE TABLE baselines(
+  machine_key TEXT PRIMARY KEY,
+  run_id BIGINT NOT NULL REFERENCES runs(id),
+  updated_at TEXT NOT NULL);
+CREATE TABLE change_points(
+  benchmark TEXT NOT NULL,
+  machine_key TEXT NOT NULL,
+  run_id BIGINT NOT NULL,
+  before DOUBLE PRECISION NOT NULL,
+  after DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY(benchmark, machine_key, run_id));
+CREATE INDEX runs_by_machine ON runs(machine_key, started_at);
+)sql";
 
-// Our tables and the columns a history from before application_id must have to be taken as ours.
-const std::map<std::string, std::vector<std::string>> kLegacyColumns = {
-    {"runs", {"id", "started_at", "git_sha", "machine_key", "profile", "fingerprint", "run_file"}},
-    {"samples", {"run_id", "benchmark", "experiment", "arm", "repetition", "metric", "unit", "better", "value"}},
-};
-const std::set<std::string> kOurTables = {"runs", "samples", "baselines", "change_points"};
+constexpr const char* kPostgresVersion2 = R"sql(
+ALTER TABLE runs ADD COLUMN run_uid TEXT;
+CREATE UNIQUE INDEX runs_by_uid ON runs(run_uid);
+ALTER TABLE runs ADD COLUMN machine_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN claims TEXT;
+CREATE INDEX runs_by_commit ON runs(git_sha);
+CREATE TABLE benchmarks(
+  id BIGSERIAL PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  experiment TEXT NOT NULL,
+  arm TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL);
+CREATE TABLE run_benchmarks(
+  run_id BIGINT NOT NULL REFERENCES runs(id),
+  benchmark_id BIGINT NOT NULL REFERENCES benchmarks(id),
+  median DOUBLE PRECISION NOT NULL,
+  samples INTEGER NOT NULL,
+  sample_values TEXT NOT NULL,
+  PRIMARY KEY(run_id, benchmark_id));
+CREATE INDEX run_benchmarks_by_benchmark ON run_benchmarks(benchmark_id, run_id);
+CREATE TABLE run_documents(
+  run_id BIGINT PRIMARY KEY REFERENCES runs(id),
+  size BIGINT NOT NULL,
+  document BYTEA NOT NULL);
+)sql";
 
-std::int64_t pragma_integer(sqlite3* db, const char* sql, const std::string& path) {
-  Statement q(db, sql, path);
-  if (!q.step(path)) throw std::runtime_error(path + ": " + sql + " returned nothing");
-  return q.integer(0);
+// A number in a JSON array, shortest text that reads back exactly (nlohmann's dump does this).
+std::string values_json(const std::vector<double>& values) { return nlohmann::json(values).dump(); }
+
+std::string machine_kind_of_fingerprint(const std::string& fingerprint_json) {
+  const auto env = nlohmann::json::parse(fingerprint_json, nullptr, /*allow_exceptions=*/false);
+  return env.is_object() ? machine_kind(env) : "";
 }
 
-enum class Identity { kOurs, kLegacy };
-
-// Reads (never writes) what the database at `db` is; throws NotAHistory unless it is a pairbench
-// history, or one from before application_id (exactly our tables, with our columns).
-Identity examine(sqlite3* db, const std::string& path) {
-  std::int64_t application_id = 0, user_version = 0;
-  try {
-    application_id = pragma_integer(db, "PRAGMA application_id", path);
-    user_version = pragma_integer(db, "PRAGMA user_version", path);
-  } catch (const std::runtime_error&) {
-    if (sqlite3_errcode(db) == SQLITE_NOTADB) throw NotAHistory(path + ": not an SQLite database, so not a pairbench history");
-    throw;
+// SQLite version 1 -> 2: the samples become one row per run and benchmark (values kept in
+// repetition order, medians computed here: SQLite has no median), and `samples` a view of them.
+void sqlite_samples_to_run_benchmarks(Connection& c) {
+  bool has_uid = false;
+  for (const auto& row : c.query("PRAGMA table_info(runs)")) has_uid = has_uid || row.text(1) == "run_uid";
+  if (!has_uid) c.exec("ALTER TABLE runs ADD COLUMN run_uid TEXT");  // histories from before run identities
+  c.exec(kSqliteVersion2);
+  for (const auto& row : c.query("SELECT id, fingerprint FROM runs")) {
+    c.query("UPDATE runs SET machine_kind = ? WHERE id = ?",
+            {machine_kind_of_fingerprint(row.text(1)), row.integer(0)});
   }
-  if (application_id == kHistoryApplicationId) {
-    if (user_version > kHistorySchemaVersion) {
-      throw NotAHistory(path + ": a pairbench history of schema version " + std::to_string(user_version) +
+  c.exec(R"sql(INSERT OR IGNORE INTO benchmarks(name, experiment, arm, metric, unit, better)
+               SELECT benchmark, min(experiment), min(arm), min(metric), min(unit), min(better)
+               FROM samples GROUP BY benchmark)sql");
+  std::int64_t run = -1, bench = -1;
+  std::vector<double> values;
+  auto flush = [&] {
+    if (values.empty()) return;
+    c.query("INSERT INTO run_benchmarks(run_id, benchmark_id, median, samples, sample_values) VALUES(?,?,?,?,?)",
+            {run, bench, stats::median(values), static_cast<std::int64_t>(values.size()), values_json(values)});
+    values.clear();
+  };
+  for (const auto& row : c.query("SELECT s.run_id, b.id, s.value FROM samples s JOIN benchmarks b ON b.name = s.benchmark "
+                                 "ORDER BY s.run_id, b.id, s.repetition, s.rowid")) {
+    if (row.integer(0) != run || row.integer(1) != bench) {
+      flush();
+      run = row.integer(0);
+      bench = row.integer(1);
+    }
+    values.push_back(row.real(2));
+  }
+  flush();
+  c.exec("DROP TABLE samples");
+  c.exec(kSqliteSamplesView);
+}
+
+struct Migration {
+  int version;
+  std::function<void(Connection&)> apply;
+};
+
+const std::vector<Migration>& migrations(Dialect d) {
+  static const std::vector<Migration> sqlite = {
+      {1, [](Connection& c) { c.exec(kSqliteVersion1); }},
+      {2, sqlite_samples_to_run_benchmarks},
+  };
+  static const std::vector<Migration> postgres = {
+      {1, [](Connection& c) { c.exec(kPostgresVersion1); }},
+      {2, [](Connection& c) { c.exec(kPostgresVersion2); }},
+  };
+  return d == Dialect::kSqlite ? sqlite : postgres;
+}
+
+std::int64_t schema_version(Connection& c) {
+  if (c.dialect() == Dialect::kSqlite) return sql::sqlite_pragma(c, "user_version");
+  const auto rows = c.query("SELECT value FROM pairbench_meta WHERE key = 'schema_version'");
+  return rows.empty() ? 0 : std::stoll(rows[0].text(0));
+}
+
+// Applies every step after `from`, recording the version reached; inside the caller's transaction.
+void migrate(Connection& c, std::int64_t from) {
+  for (const auto& m : migrations(c.dialect())) {
+    if (m.version <= from) continue;
+    m.apply(c);
+  }
+  if (c.dialect() == Dialect::kSqlite) {
+    c.exec("PRAGMA user_version = " + std::to_string(kHistorySchemaVersion));
+  } else {
+    c.query("UPDATE pairbench_meta SET value = ? WHERE key = 'schema_version'", {std::to_string(kHistorySchemaVersion)});
+  }
+}
+
+std::string application_id_text() {
+  char id[16];
+  std::snprintf(id, sizeof id, "0x%08x", static_cast<unsigned>(kHistoryApplicationId));
+  return id;
+}
+
+// PostgreSQL: the identity lives in pairbench_meta. A database with none of it and no tables is
+// made a history; one with other tables, another application_id or a newer schema is refused.
+// Concurrent openers of a new database queue on an advisory lock, so the schema is made once.
+void open_postgres_schema(Connection& c) {
+  Transaction t(c);
+  c.query("SELECT pg_advisory_xact_lock(?)", {static_cast<std::int64_t>(kHistoryApplicationId)});
+  const bool has_meta = !c.query("SELECT to_regclass('pairbench_meta')")[0].null(0);
+  std::int64_t from = 0;
+  if (!has_meta) {
+    std::string names;
+    for (const auto& row : c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+                                   "ORDER BY table_name")) {
+      names += (names.empty() ? "" : ", ") + row.text(0);
+    }
+    if (!names.empty()) {
+      throw NotAHistory(c.name() + ": a PostgreSQL database with tables " + names +
+                        ", not a pairbench history (pairbench makes its own in a database with no tables)");
+    }
+    c.exec("CREATE TABLE pairbench_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    c.query("INSERT INTO pairbench_meta(key, value) VALUES('application_id', ?), ('schema_version', '0')",
+            {application_id_text()});
+  } else {
+    const auto id = c.query("SELECT value FROM pairbench_meta WHERE key = 'application_id'");
+    if (id.empty() || id[0].text(0) != application_id_text()) {
+      throw NotAHistory(c.name() + ": a PostgreSQL database of another program (pairbench_meta.application_id " +
+                        (id.empty() ? std::string("missing") : id[0].text(0)) + "), not a pairbench history");
+    }
+    from = schema_version(c);
+    if (from > kHistorySchemaVersion) {
+      throw NotAHistory(c.name() + ": a pairbench history of schema version " + std::to_string(from) +
                         ", written by a newer pairbench (this one reads version " +
                         std::to_string(kHistorySchemaVersion) + ")");
     }
-    return Identity::kOurs;
   }
-  if (application_id != 0) {
-    char id[16];
-    std::snprintf(id, sizeof id, "0x%08x", static_cast<unsigned>(application_id));
-    throw NotAHistory(path + ": an SQLite database of another program (application_id " + id +
-                      "), not a pairbench history");
-  }
-  std::set<std::string> tables;
-  Statement q(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'", path);
-  while (q.step(path)) tables.insert(q.text(0));
-  bool legacy = user_version == 0 && !tables.empty() &&
-                std::all_of(tables.begin(), tables.end(), [](const std::string& t) { return kOurTables.count(t) > 0; });
-  for (const auto& [table, columns] : kLegacyColumns) {
-    if (!legacy) break;
-    std::set<std::string> have;
-    Statement info(db, ("PRAGMA table_info(" + table + ")").c_str(), path);
-    while (info.step(path)) have.insert(info.text(1));
-    legacy = std::all_of(columns.begin(), columns.end(), [&](const std::string& c) { return have.count(c) > 0; });
-  }
-  if (legacy) return Identity::kLegacy;
-  std::string names;
-  for (const auto& t : tables) names += (names.empty() ? "" : ", ") + t;
-  throw NotAHistory(path + ": an SQLite database " +
-                    (tables.empty() ? std::string("with no tables") : "with tables " + names) +
-                    ", not a pairbench history (pairbench creates its own where nothing exists yet)");
+  if (from < kHistorySchemaVersion) migrate(c, from);
+  t.commit();
 }
 
-// Refuses what cannot be a history before SQLite sees it: SQLite would block on a FIFO, and would
-// take an empty file for an empty database and write into it.
-void refuse_non_history_file(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return;  // absent: created on open
-  if (const std::string why = non_regular_reason(path); !why.empty()) {
-    throw NotAHistory(path + ": " + why + ", not a history database");
+// --- documents -----------------------------------------------------------------------------------
+
+Bytes deflate_text(const std::string& text) {
+  uLongf size = compressBound(static_cast<uLong>(text.size()));
+  std::string out(size, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(text.data()),
+                static_cast<uLong>(text.size()), Z_BEST_SPEED) != Z_OK) {
+    throw std::runtime_error("cannot deflate a run document");
   }
-  if (st.st_size == 0) throw NotAHistory(path + ": an empty file, not a pairbench history");
+  out.resize(size);
+  return {out};
 }
 
-sqlite3* open_existing(const std::string& path) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
-    const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    throw std::runtime_error(path + ": cannot open history database: " + why);
+std::string inflate_text(const std::string& deflated, std::size_t size, const std::string& what) {
+  std::string out(size, '\0');
+  uLongf got = static_cast<uLongf>(size);
+  if (uncompress(reinterpret_cast<Bytef*>(out.data()), &got, reinterpret_cast<const Bytef*>(deflated.data()),
+                 static_cast<uLong>(deflated.size())) != Z_OK ||
+      got != size) {
+    throw std::runtime_error(what + ": stored run document is corrupt");
   }
-  return db;
+  return out;
 }
 
-// Builds a new, stamped history in a temporary file beside `path` and moves it into place unless
-// another process got there first. `path` never holds a half-made or empty database, which a
-// concurrent opener would refuse.
-void create_history(const std::string& path, const char* schema) {
-  std::string tmp = path + ".new-XXXXXX";
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) throw std::runtime_error(path + ": cannot create history database: " + std::strerror(errno));
-  fchmod(fd, 0644);
-  close(fd);
-  sqlite3* db = nullptr;
-  try {
-    db = open_existing(tmp);
-    const std::string sql = "PRAGMA application_id = " + std::to_string(kHistoryApplicationId) +
-                            "; PRAGMA user_version = " + std::to_string(kHistorySchemaVersion) +
-                            "; BEGIN; " + schema + "; COMMIT;";
-    char* err = nullptr;
-    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-      const std::string why = err ? err : sqlite3_errmsg(db);
-      sqlite3_free(err);
-      throw std::runtime_error(path + ": cannot create history database: " + why);
-    }
-    if (sqlite3_close(db) != SQLITE_OK) {
-      db = nullptr;
-      throw std::runtime_error(path + ": cannot create history database: close failed");
-    }
-    db = nullptr;
-    // No-replace moves: a history another process has just created is kept, never overwritten.
-    if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0 && errno != EEXIST) {
-      if (link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
-        throw std::runtime_error(path + ": cannot create history database: " + std::strerror(errno));
-      }
-    }
-  } catch (...) {
-    if (db) sqlite3_close(db);
-    unlink(tmp.c_str());
-    throw;
-  }
-  unlink(tmp.c_str());  // still there where link() made the history or another process won
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// "?, ?, ?" for `n` placeholders; rows of them for multi-row statements.
+std::string placeholders(std::size_t n) {
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) s += i ? ",?" : "?";
+  return s;
+}
+
+// Rows per multi-row statement: far below both back ends' parameter limits (SQLite 32766,
+// PostgreSQL 65535), few round trips per run.
+constexpr std::size_t kRowsPerStatement = 200;
+
+const char* kRunColumns = "id, run_uid, machine_key, machine_kind, started_at, git_sha";
+
+History::RunInfo run_info(const sql::Row& r) {
+  return {r.integer(0), r.text(1), r.text(2), r.text(3), r.text(4), r.text(5)};
 }
 
 }  // namespace
 
-void History::check_path(const std::string& path) {
-  refuse_non_history_file(path);
-  if (non_regular_reason(path) == "does not exist") return;
-  sqlite3* db = open_existing(path);
-  sqlite3_busy_timeout(db, kCheckBusyTimeoutMs);
-  try {
-    examine(db, path);
-  } catch (const NotAHistory&) {
-    sqlite3_close(db);
-    throw;
-  } catch (const HistoryBusy&) {
-    sqlite3_close(db);
-    return;  // held by a writer past the wait: judged again when opened for use, which waits longer
-  } catch (const std::runtime_error&) {
-    const int code = sqlite3_errcode(db) & 0xff;
-    sqlite3_close(db);
-    if (code == SQLITE_BUSY || code == SQLITE_LOCKED) return;
-    throw;
-  }
-  sqlite3_close(db);
+// --- rows ----------------------------------------------------------------------------------------
+
+namespace sql {
+std::int64_t Row::integer(std::size_t i) const {
+  const Value& v = columns.at(i);
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
+  if (const auto* d = std::get_if<double>(&v)) return static_cast<std::int64_t>(*d);
+  if (const auto* s = std::get_if<std::string>(&v)) return std::stoll(*s);
+  return 0;
+}
+double Row::real(std::size_t i) const {
+  const Value& v = columns.at(i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return static_cast<double>(*n);
+  if (const auto* s = std::get_if<std::string>(&v)) return std::stod(*s);
+  return 0;
+}
+std::string Row::text(std::size_t i) const {
+  const Value& v = columns.at(i);
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return std::to_string(*n);
+  if (const auto* d = std::get_if<double>(&v)) return nlohmann::json(*d).dump();
+  if (const auto* b = std::get_if<Bytes>(&v)) return b->data;
+  return "";
+}
+const std::string& Row::bytes(std::size_t i) const {
+  static const std::string empty;
+  const Value& v = columns.at(i);
+  if (const auto* b = std::get_if<Bytes>(&v)) return b->data;
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  return empty;
+}
+}  // namespace sql
+
+// --- names ---------------------------------------------------------------------------------------
+
+bool is_postgres_url(const std::string& db) {
+  return db.rfind("postgresql://", 0) == 0 || db.rfind("postgres://", 0) == 0;
 }
 
-History::History(const std::string& path, int busy_timeout_ms) : path_(path) {
-  refuse_non_history_file(path);
-  if (non_regular_reason(path) == "does not exist") create_history(path, kSchema);
-  refuse_non_history_file(path);  // what another process may have put there meanwhile
-  db_ = open_existing(path);
-  sqlite3_busy_timeout(db_, busy_timeout_ms);
-  try {
-    const Identity identity = examine(db_, path);
-    exec("PRAGMA journal_mode=WAL");    // readers never block the writer, and vice versa
-    exec("PRAGMA synchronous=NORMAL");  // with WAL: durable at checkpoints, never corrupt
-    exec("PRAGMA foreign_keys=ON");
-    exec("BEGIN IMMEDIATE");
-    if (identity == Identity::kLegacy) {
-      // A history from before the stamp: ours by its tables. Stamped once; later opens see the id.
-      exec(("PRAGMA application_id = " + std::to_string(kHistoryApplicationId)).c_str());
-      exec(("PRAGMA user_version = " + std::to_string(kHistorySchemaVersion)).c_str());
-    }
-    exec(kSchema);
-    exec("COMMIT");
-  } catch (...) {
-    sqlite3_close(db_);
-    throw;
+std::string redact_db(const std::string& db) {
+  if (!is_postgres_url(db)) return db;
+  std::string out = db;
+  // userinfo: between "://" and the first "@" before any "/": user[:password]
+  const std::size_t start = out.find("://") + 3;
+  const std::size_t at = out.find('@', start);
+  const std::size_t slash = out.find('/', start);
+  if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+    const std::size_t colon = out.find(':', start);
+    if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
   }
+  // a password=... query parameter
+  for (std::size_t p = out.find("password=", out.find('?') == std::string::npos ? out.size() : out.find('?'));
+       p != std::string::npos; p = out.find("password=", p + 1)) {
+    if (p > 0 && out[p - 1] != '?' && out[p - 1] != '&') continue;
+    const std::size_t end = out.find('&', p);
+    out.replace(p + 9, (end == std::string::npos ? out.size() : end) - (p + 9), "***");
+  }
+  return out;
 }
 
-History::~History() { sqlite3_close(db_); }
-
-void History::exec(const char* sql) {
-  char* err = nullptr;
-  if (const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err); rc != SQLITE_OK) {
-    const std::string why = err ? err : sqlite3_errmsg(db_);
-    sqlite3_free(err);
-    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) throw HistoryBusy(path_ + ": " + why);
-    throw std::runtime_error(path_ + ": " + why);
-  }
+std::string machine_kind(const nlohmann::json& env) {
+  auto text = [&](const char* key) {
+    const auto it = env.find(key);
+    return it != env.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const std::string gpu = text("gpu_name");
+  return gpu.empty() ? text("cpu_model") : gpu;
 }
 
 std::string run_identity(const nlohmann::json& doc) {
@@ -299,6 +414,42 @@ std::string run_identity(const nlohmann::json& doc) {
   return id;
 }
 
+// --- opening -------------------------------------------------------------------------------------
+
+void History::check_path(const std::string& db) {
+  if (is_postgres_url(db)) {
+    if (const std::string why = sql::postgres_url_problem(db); !why.empty()) throw NotAHistory(redact_db(db) + ": " + why);
+    return;
+  }
+  sql::check_sqlite_history(db);
+}
+
+History::History(const std::string& db, int busy_timeout_ms) : name_(redact_db(db)) {
+  if (is_postgres_url(db)) {
+    check_path(db);
+    db_ = sql::open_postgres(db, busy_timeout_ms);
+    open_postgres_schema(*db_);
+    return;
+  }
+  auto opened = sql::open_sqlite_history(db, busy_timeout_ms, [](Connection& c) { migrate(c, 0); });
+  db_ = std::move(opened.connection);
+  Transaction t(*db_);
+  std::int64_t from = schema_version(*db_);  // again inside the lock: another process may have migrated
+  if (opened.identity == sql::SqliteIdentity::kLegacy && from == 0) {
+    // A history from before the stamp: ours by its tables, which are the first schema's.
+    db_->exec("PRAGMA application_id = " + std::to_string(kHistoryApplicationId));
+    from = 1;
+  }
+  if (from < kHistorySchemaVersion) migrate(*db_, from);
+  t.commit();
+}
+
+History::~History() = default;
+
+bool History::is_postgres() const { return db_->dialect() == Dialect::kPostgres; }
+
+// --- writing -------------------------------------------------------------------------------------
+
 std::int64_t History::append_run(const nlohmann::json& doc, const std::string& run_file, bool* stored_before) {
   const auto& pb = doc.at("pairbench");
   const auto& env = pb.at("environment");
@@ -307,148 +458,282 @@ std::int64_t History::append_run(const nlohmann::json& doc, const std::string& r
   for (const auto& e : pb.at("experiments")) {
     metric_of[e.at("name")] = {e.at("metric"), e.at("unit"), e.at("better")};
   }
-  const std::string uid = run_identity(doc);
-  exec("BEGIN IMMEDIATE");  // takes the write lock up front: concurrent appenders queue here
-  try {
-    // Histories from before run identities get the column here, inside the write transaction;
-    // older rows keep NULL (UNIQUE allows any number of NULLs).
-    bool has_uid = false;
-    {
-      Statement columns(db_, "PRAGMA table_info(runs)", path_);
-      while (columns.step(path_)) has_uid = has_uid || columns.text(1) == "run_uid";
-    }
-    if (!has_uid) exec("ALTER TABLE runs ADD COLUMN run_uid TEXT");
-    exec("CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uid ON runs(run_uid)");
-    std::int64_t stored_id = 0;
-    {
-      Statement existing(db_, "SELECT id FROM runs WHERE run_uid = ?", path_);
-      existing.bind(1, uid);
-      if (existing.step(path_)) stored_id = existing.integer(0);
-    }
-    if (stored_id) {
-      exec("COMMIT");
-      if (stored_before) *stored_before = true;
-      return stored_id;
-    }
-    Statement run(db_, "INSERT INTO runs(started_at, git_sha, machine_key, profile, fingerprint, run_file, run_uid) "
-                       "VALUES(?,?,?,?,?,?,?)", path_);
-    run.bind(1, pb.value("started_at", ""))
-        .bind(2, env.value("git_sha", ""))
-        .bind(3, env.value("machine_key", ""))
-        .bind(4, pb.value("profile", ""))
-        .bind(5, env.dump())
-        .bind(6, run_file)
-        .bind(7, uid);
-    run.step(path_);
-    const std::int64_t run_id = sqlite3_last_insert_rowid(db_);
-    Statement sample(db_, "INSERT INTO samples(run_id, benchmark, experiment, arm, repetition, metric, unit, better, value) "
-                          "VALUES(?,?,?,?,?,?,?,?,?)", path_);
-    for (const auto& b : doc.at("benchmarks")) {
-      const std::string experiment = b.at("experiment");
-      const auto it = metric_of.find(experiment);
-      if (it == metric_of.end()) continue;
-      const auto& [metric, unit, better] = it->second;
-      sample.bind(1, run_id)
-          .bind(2, b.at("name").get<std::string>())
-          .bind(3, experiment)
-          .bind(4, b.at("arm").get<std::string>())
-          .bind(5, static_cast<std::int64_t>(b.value("repetition_index", 0)))
-          .bind(6, metric)
-          .bind(7, unit)
-          .bind(8, better)
-          .bind(9, b.at("metric_value").get<double>());
-      sample.step(path_);
-      sample.reset();
-    }
-    exec("COMMIT");
-    if (stored_before) *stored_before = false;
-    return run_id;
-  } catch (...) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
+  struct Bench {
+    std::string experiment, arm;
+    std::vector<std::pair<std::int64_t, double>> by_repetition;
+  };
+  std::map<std::string, Bench> benches;  // sorted: every writer takes row locks in the same order
+  for (const auto& b : doc.at("benchmarks")) {
+    const std::string experiment = b.at("experiment");
+    if (!metric_of.count(experiment)) continue;
+    Bench& bench = benches[b.at("name").get<std::string>()];
+    bench.experiment = experiment;
+    bench.arm = b.at("arm").get<std::string>();
+    bench.by_repetition.emplace_back(b.value("repetition_index", 0), b.at("metric_value").get<double>());
   }
+  const std::string uid = run_identity(doc);
+  const std::string document = doc.dump();
+  const Bytes deflated = deflate_text(document);
+  const auto claims = pb.find("claims");
+  const Value claims_value =
+      claims != pb.end() && claims->is_array() ? Value(claims->dump()) : Value(nullptr);
+
+  Transaction t(*db_);  // takes the write lock up front: concurrent appenders queue here
+  // A run already stored is not stored again, even when two writers race: the unique run_uid
+  // decides, and the loser finds the winner's row.
+  const auto inserted = db_->query(
+      "INSERT INTO runs(started_at, git_sha, machine_key, profile, fingerprint, run_file, run_uid, machine_kind, claims) "
+      "VALUES(?,?,?,?,?,?,?,?,?) ON CONFLICT(run_uid) DO NOTHING RETURNING id",
+      {pb.value("started_at", ""), env.value("git_sha", ""), env.value("machine_key", ""), pb.value("profile", ""),
+       env.dump(), run_file, uid, machine_kind(env), claims_value});
+  if (inserted.empty()) {
+    const std::int64_t id = db_->query("SELECT id FROM runs WHERE run_uid = ?", {uid}).at(0).integer(0);
+    // Stored before documents were kept: completed now.
+    db_->query("INSERT INTO run_documents(run_id, size, document) VALUES(?,?,?) ON CONFLICT(run_id) DO NOTHING",
+               {id, static_cast<std::int64_t>(document.size()), deflated});
+    t.commit();
+    if (stored_before) *stored_before = true;
+    return id;
+  }
+  const std::int64_t run_id = inserted[0].integer(0);
+
+  // Benchmarks are named once; ids this connection has already seen committed are reused.
+  std::vector<std::string> unknown;
+  for (const auto& [name, b] : benches) {
+    if (!benchmark_ids_.count(name)) unknown.push_back(name);
+  }
+  std::unordered_map<std::string, std::int64_t> ids;
+  for (std::size_t i = 0; i < unknown.size(); i += kRowsPerStatement) {
+    const std::size_t n = std::min(kRowsPerStatement, unknown.size() - i);
+    std::string insert = "INSERT INTO benchmarks(name, experiment, arm, metric, unit, better) VALUES";
+    std::vector<Value> params;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::string& name = unknown[i + k];
+      const Bench& b = benches.at(name);
+      const auto& [metric, unit, better] = metric_of.at(b.experiment);
+      insert += k ? ",(?,?,?,?,?,?)" : "(?,?,?,?,?,?)";
+      for (const std::string& v : {name, b.experiment, b.arm, metric, unit, better}) params.emplace_back(v);
+    }
+    db_->query(insert + " ON CONFLICT(name) DO NOTHING", params);
+    std::vector<Value> names(unknown.begin() + i, unknown.begin() + i + n);
+    for (const auto& row : db_->query("SELECT id, name FROM benchmarks WHERE name IN (" + placeholders(n) + ")", names)) {
+      ids[row.text(1)] = row.integer(0);
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, b] : benches) names.push_back(name);
+  for (std::size_t i = 0; i < names.size(); i += kRowsPerStatement) {
+    const std::size_t n = std::min(kRowsPerStatement, names.size() - i);
+    std::string insert = "INSERT INTO run_benchmarks(run_id, benchmark_id, median, samples, sample_values) VALUES";
+    std::vector<Value> params;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::string& name = names[i + k];
+      auto reps = benches.at(name).by_repetition;
+      std::stable_sort(reps.begin(), reps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<double> values;
+      for (const auto& r : reps) values.push_back(r.second);
+      const auto known = benchmark_ids_.find(name);
+      insert += k ? ",(?,?,?,?,?)" : "(?,?,?,?,?)";
+      params.insert(params.end(), {run_id, known != benchmark_ids_.end() ? known->second : ids.at(name),
+                                   stats::median(values), static_cast<std::int64_t>(values.size()), values_json(values)});
+    }
+    db_->query(insert, params);
+  }
+  db_->query("INSERT INTO run_documents(run_id, size, document) VALUES(?,?,?)",
+             {run_id, static_cast<std::int64_t>(document.size()), deflated});
+  t.commit();
+  benchmark_ids_.insert(ids.begin(), ids.end());
+  if (stored_before) *stored_before = false;
+  return run_id;
 }
 
+// --- reading -------------------------------------------------------------------------------------
+
 std::vector<History::Series> History::series(const std::string& machine_key, const std::string& benchmark,
-                                             int last_runs) {
-  // Samples of the machine's runs, oldest run first; medians are taken here (SQLite has none).
-  std::string sql =
-      "SELECT s.benchmark, s.metric, s.unit, s.better, r.id, r.started_at, r.git_sha, s.value "
-      "FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.machine_key = ?1";
-  if (!benchmark.empty()) sql += " AND s.benchmark = ?2";
-  if (last_runs > 0) {
-    sql += " AND r.id IN (SELECT id FROM runs WHERE machine_key = ?1 ORDER BY started_at DESC, id DESC LIMIT " +
-           std::to_string(last_runs) + ")";
-  }
-  sql += " ORDER BY s.benchmark, r.started_at, r.id";
-  Statement q(db_, sql.c_str(), path_);
-  q.bind(1, machine_key);
-  if (!benchmark.empty()) q.bind(2, benchmark);
-  std::vector<Series> out;
-  std::vector<double> values;
-  auto flush_point = [&] {
-    if (values.empty()) return;
-    out.back().points.back().median = stats::median(values);
-    out.back().points.back().samples = static_cast<int>(values.size());
-    out.back().points.back().values = std::move(values);
-    values.clear();
+                                             int last_runs, bool with_values) {
+  // The machine's runs in time order (the last `last_runs` of them): each point's place.
+  std::vector<Value> params = {machine_key};
+  std::string runs_sql = "SELECT id, run_uid, started_at, git_sha FROM runs WHERE machine_key = ?";
+  runs_sql += last_runs > 0 ? " ORDER BY started_at DESC, id DESC LIMIT " + std::to_string(last_runs)
+                            : " ORDER BY started_at, id";
+  auto runs = db_->query(runs_sql, params);
+  if (last_runs > 0) std::reverse(runs.begin(), runs.end());
+  if (runs.empty()) return {};
+  std::unordered_map<std::int64_t, std::size_t> order;
+  for (std::size_t i = 0; i < runs.size(); ++i) order[runs[i].integer(0)] = i;
+
+  struct Meta {
+    std::string name, metric, unit, better;
   };
-  while (q.step(path_)) {
-    const std::string name = q.text(0);
-    const std::int64_t run_id = q.integer(4);
-    if (out.empty() || out.back().benchmark != name) {
-      flush_point();
-      out.push_back({name, q.text(1), q.text(2), q.text(3), {}});
-    }
-    if (out.back().points.empty() || out.back().points.back().run_id != run_id) {
-      flush_point();
-      out.back().points.push_back({run_id, q.text(5), q.text(6), 0, 0, {}});
-    }
-    values.push_back(q.real(7));
+  std::unordered_map<std::int64_t, Meta> meta;
+  std::string bench_sql = "SELECT id, name, metric, unit, better FROM benchmarks";
+  std::vector<Value> bench_params;
+  if (!benchmark.empty()) {
+    bench_sql += " WHERE name = ?";
+    bench_params.emplace_back(benchmark);
   }
-  flush_point();
+  for (const auto& row : db_->query(bench_sql, bench_params)) {
+    meta[row.integer(0)] = {row.text(1), row.text(2), row.text(3), row.text(4)};
+  }
+  if (meta.empty()) return {};
+
+  std::string sql = std::string("SELECT rb.run_id, rb.benchmark_id, rb.median, rb.samples") +
+                    (with_values ? ", rb.sample_values" : "") +
+                    " FROM run_benchmarks rb JOIN runs r ON r.id = rb.run_id WHERE r.machine_key = ?";
+  if (!benchmark.empty()) {
+    sql += " AND rb.benchmark_id = ?";
+    params.emplace_back(meta.begin()->first);
+  }
+  if (last_runs > 0) {
+    sql += " AND r.id >= ?";  // the window's runs, and later ones filtered out below
+    std::int64_t lowest = runs.front().integer(0);
+    for (const auto& r : runs) lowest = std::min(lowest, r.integer(0));
+    params.emplace_back(lowest);
+  }
+  std::unordered_map<std::int64_t, Series> by_id;
+  db_->for_each_row(sql, params, [&](const sql::Row& row) {
+    const auto at = order.find(row.integer(0));
+    if (at == order.end()) return;
+    const auto m = meta.find(row.integer(1));
+    if (m == meta.end()) return;
+    Series& s = by_id[row.integer(1)];
+    if (s.benchmark.empty()) s = {m->second.name, m->second.metric, m->second.unit, m->second.better, {}};
+    const sql::Row& run = runs[at->second];
+    RunPoint p{run.integer(0), run.text(1), run.text(2), run.text(3), row.real(2),
+               static_cast<int>(row.integer(3)), {}};
+    if (with_values) p.values = nlohmann::json::parse(row.text(4)).get<std::vector<double>>();
+    s.points.push_back(std::move(p));
+  });
+  std::vector<Series> out;
+  out.reserve(by_id.size());
+  for (auto& [id, s] : by_id) {
+    std::sort(s.points.begin(), s.points.end(),
+              [&](const RunPoint& a, const RunPoint& b) { return order.at(a.run_id) < order.at(b.run_id); });
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const Series& a, const Series& b) { return a.benchmark < b.benchmark; });
   return out;
 }
 
 void History::store_change_points(const std::string& benchmark, const std::string& machine_key,
                                   const std::vector<ChangePoint>& points) {
-  exec("BEGIN IMMEDIATE");
-  try {
-    Statement del(db_, "DELETE FROM change_points WHERE benchmark = ? AND machine_key = ?", path_);
-    del.bind(1, benchmark).bind(2, machine_key);
-    del.step(path_);
-    Statement ins(db_, "INSERT INTO change_points(benchmark, machine_key, run_id, before, after) VALUES(?,?,?,?,?)",
-                  path_);
-    for (const auto& p : points) {
-      ins.bind(1, benchmark).bind(2, machine_key).bind(3, p.run_id).bind(4, p.before).bind(5, p.after);
-      ins.step(path_);
-      ins.reset();
-    }
-    exec("COMMIT");
-  } catch (...) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
+  store_change_points(machine_key, {{benchmark, points}});
+}
+
+void History::store_change_points(const std::string& machine_key,
+                                  const std::vector<std::pair<std::string, std::vector<ChangePoint>>>& by_benchmark) {
+  Transaction t(*db_);
+  for (std::size_t i = 0; i < by_benchmark.size(); i += kRowsPerStatement) {
+    const std::size_t n = std::min(kRowsPerStatement, by_benchmark.size() - i);
+    std::vector<Value> params = {machine_key};
+    for (std::size_t k = 0; k < n; ++k) params.emplace_back(by_benchmark[i + k].first);
+    db_->query("DELETE FROM change_points WHERE machine_key = ? AND benchmark IN (" + placeholders(n) + ")", params);
   }
+  std::vector<std::tuple<std::string, ChangePoint>> rows;
+  for (const auto& [benchmark, points] : by_benchmark) {
+    for (const auto& p : points) rows.emplace_back(benchmark, p);
+  }
+  for (std::size_t i = 0; i < rows.size(); i += kRowsPerStatement) {
+    const std::size_t n = std::min(kRowsPerStatement, rows.size() - i);
+    std::string insert = "INSERT INTO change_points(benchmark, machine_key, run_id, before, after) VALUES";
+    std::vector<Value> params;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto& [benchmark, p] = rows[i + k];
+      insert += k ? ",(?,?,?,?,?)" : "(?,?,?,?,?)";
+      params.insert(params.end(), {benchmark, machine_key, p.run_id, p.before, p.after});
+    }
+    db_->query(insert, params);
+  }
+  t.commit();
+}
+
+std::vector<History::StoredChangePoint> History::change_points() {
+  std::vector<StoredChangePoint> out;
+  for (const auto& row : db_->query("SELECT c.machine_key, c.benchmark, r.run_uid, c.before, c.after "
+                                    "FROM change_points c JOIN runs r ON r.id = c.run_id "
+                                    "ORDER BY c.machine_key, c.benchmark, r.started_at, r.id")) {
+    out.push_back({row.text(0), row.text(1), row.text(2), row.real(3), row.real(4)});
+  }
+  return out;
 }
 
 void History::set_baseline(const std::string& machine_key, std::int64_t run_id) {
-  Statement q(db_, "INSERT INTO baselines(machine_key, run_id, updated_at) VALUES(?,?,strftime('%Y-%m-%dT%H:%M:%SZ','now')) "
-                   "ON CONFLICT(machine_key) DO UPDATE SET run_id = excluded.run_id, updated_at = excluded.updated_at",
-              path_);
-  q.bind(1, machine_key).bind(2, run_id);
-  q.step(path_);
+  db_->query("INSERT INTO baselines(machine_key, run_id, updated_at) VALUES(?,?,?) "
+             "ON CONFLICT(machine_key) DO UPDATE SET run_id = excluded.run_id, updated_at = excluded.updated_at",
+             {machine_key, run_id, utc_now()});
 }
 
 std::int64_t History::baseline_run(const std::string& machine_key) {
-  Statement q(db_, "SELECT run_id FROM baselines WHERE machine_key = ?", path_);
-  q.bind(1, machine_key);
-  return q.step(path_) ? q.integer(0) : 0;
+  const auto rows = db_->query("SELECT run_id FROM baselines WHERE machine_key = ?", {machine_key});
+  return rows.empty() ? 0 : rows[0].integer(0);
 }
 
-std::int64_t History::run_count() {
-  Statement q(db_, "SELECT count(*) FROM runs", path_);
-  q.step(path_);
-  return q.integer(0);
+std::int64_t History::run_count() { return db_->query("SELECT count(*) FROM runs").at(0).integer(0); }
+
+std::vector<History::Machine> History::machines() {
+  std::map<std::string, Machine> by_key;
+  for (const auto& row : db_->query("SELECT machine_key, count(*) FROM runs GROUP BY machine_key")) {
+    by_key[row.text(0)] = {row.text(0), "", row.integer(1), {}};
+  }
+  for (const auto& row : db_->query(std::string("SELECT ") + kRunColumns + " FROM (SELECT " + kRunColumns +
+                                    ", ROW_NUMBER() OVER (PARTITION BY machine_key ORDER BY started_at DESC, id DESC) "
+                                    "AS n FROM runs) AS latest WHERE n = 1")) {
+    Machine& m = by_key[row.text(2)];
+    m.last_run = run_info(row);
+    m.machine_kind = m.last_run.machine_kind;
+  }
+  std::vector<Machine> out;
+  for (auto& [key, m] : by_key) out.push_back(std::move(m));
+  return out;
+}
+
+std::vector<History::RunInfo> History::latest_runs_of_commit(const std::string& git_sha) {
+  std::vector<RunInfo> out;
+  // A prefix of hex digits only, so it can carry no LIKE wildcard.
+  const bool hex = !git_sha.empty() && std::all_of(git_sha.begin(), git_sha.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  if (!hex) return out;
+  for (const auto& row : db_->query(std::string("SELECT ") + kRunColumns + " FROM (SELECT " + kRunColumns +
+                                    ", ROW_NUMBER() OVER (PARTITION BY machine_key ORDER BY started_at DESC, id DESC) "
+                                    "AS n FROM runs WHERE git_sha LIKE ?) AS latest WHERE n = 1 ORDER BY machine_key",
+                                    {git_sha + "%"})) {
+    out.push_back(run_info(row));
+  }
+  return out;
+}
+
+std::optional<History::RunInfo> History::run(std::int64_t run_id) {
+  const auto rows = db_->query(std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?", {run_id});
+  if (rows.empty()) return std::nullopt;
+  return run_info(rows[0]);
+}
+
+std::optional<History::RunInfo> History::run_by_uid(const std::string& run_uid) {
+  const auto rows = db_->query(std::string("SELECT ") + kRunColumns + " FROM runs WHERE run_uid = ?", {run_uid});
+  if (rows.empty()) return std::nullopt;
+  return run_info(rows[0]);
+}
+
+std::optional<nlohmann::json> History::run_document(std::int64_t run_id) {
+  const auto rows = db_->query("SELECT size, document FROM run_documents WHERE run_id = ?", {run_id});
+  if (rows.empty()) return std::nullopt;
+  const std::string what = name_ + ": run " + std::to_string(run_id);
+  const auto doc = nlohmann::json::parse(inflate_text(rows[0].bytes(1), static_cast<std::size_t>(rows[0].integer(0)), what),
+                                         nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) throw std::runtime_error(what + ": stored run document is not JSON");
+  return doc;
+}
+
+std::vector<std::pair<History::RunInfo, nlohmann::json>> History::latest_claims() {
+  std::vector<std::pair<RunInfo, nlohmann::json>> out;
+  for (const auto& row : db_->query(std::string("SELECT ") + kRunColumns + ", claims FROM (SELECT " + kRunColumns +
+                                    ", claims, ROW_NUMBER() OVER (PARTITION BY machine_key ORDER BY started_at DESC, "
+                                    "id DESC) AS n FROM runs WHERE claims IS NOT NULL) AS latest WHERE n = 1 "
+                                    "ORDER BY machine_key")) {
+    auto claims = nlohmann::json::parse(row.text(6), nullptr, /*allow_exceptions=*/false);
+    if (claims.is_discarded()) claims = nlohmann::json::array();
+    out.emplace_back(run_info(row), std::move(claims));
+  }
+  return out;
 }
 
 }  // namespace pairbench::harness

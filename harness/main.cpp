@@ -81,7 +81,8 @@ CLI::Validator path_is(std::string (*problem)(const std::string&), const std::st
   return CLI::Validator([problem](std::string& path) { return problem(path); }, description);
 }
 
-// A history database given by an option: absent (created on first use) or a pairbench history;
+// A history given by --db (or PAIRBENCH_DB): an SQLite path, absent (created on first use) or a
+// pairbench history, or a postgresql:// URL (checked for syntax here, for identity on open);
 // `keywords` ("auto", "none") pass as they are.
 CLI::Validator history_path(std::vector<std::string> keywords = {}) {
   return CLI::Validator(
@@ -109,7 +110,14 @@ std::string json_input_of(const CLI::App& app) {
   return "a bench binary's output, a calibration cache or a run file (" + command + ")";
 }
 
-void add_gate_options(CLI::App* cmd, GateArgs& gate) {
+// The environment variable that names the history where --db is not given (contract: nightly
+// jobs of a fleet point every command at one shared database).
+constexpr const char* kDbEnv = "PAIRBENCH_DB";
+const std::string kDbHelp = "history: an SQLite path or a postgresql:// URL (default: $PAIRBENCH_DB, else ";
+
+// `db_default`: whether PAIRBENCH_DB names the history where --db is absent (gate yes; compare,
+// ab and selftest read a history only when one is named on their command line).
+void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default = false) {
   cmd->add_option("--threshold", gate.options.threshold, "relative slowdown that counts as a regression (0.05 = 5%)")
       ->check(finite_in(0.0001, 10.0));
   cmd->add_option("--instructions-threshold", gate.options.instructions_threshold,
@@ -124,10 +132,12 @@ void add_gate_options(CLI::App* cmd, GateArgs& gate) {
   cmd->add_option("--moderation", gate.options.moderation,
                   "eb: borrow noise from every benchmark (empirical Bayes), none: each benchmark alone")
       ->check(CLI::IsMember({"eb", "none"}));
-  cmd->add_option("--history", gate.history,
-                  "history database for each benchmark's run-to-run noise (gate default: results/history.sqlite "
-                  "where it exists; none to leave it out)")
-      ->check(history_path({"auto", "none"}));
+  auto* db = cmd->add_option("--db,--history", gate.history,
+                             "history database (an SQLite path or a postgresql:// URL) for each benchmark's run-to-run "
+                             "noise and, for gate, this machine's baseline (gate default: $PAIRBENCH_DB, else "
+                             "results/history.sqlite where it exists; none to leave it out)")
+                 ->check(history_path({"auto", "none"}));
+  if (db_default) db->envname(kDbEnv);
   const auto output = path_is(regular_file_or_absent_problem, "FILE");
   cmd->add_option("--markdown", gate.markdown, "also write a Markdown report (CI job summary)")->check(output);
   cmd->add_option("--junit", gate.junit, "also write JUnit XML (CI test view)")->check(output);
@@ -175,7 +185,9 @@ int main(int argc, char** argv) {
   run->add_option("--seed", run_args.seed, "seed of the randomised order (default: from the clock)")->check(unsigned_64());
   const auto output = path_is(regular_file_or_absent_problem, "FILE");
   run->add_option("--out", run_args.out, "run file (default results/run-<UTC time>-<profile>.json)")->check(output);
-  run->add_option("--history", run_args.history, "history database to append to")->check(history_path());
+  run->add_option("--db,--history", run_args.history, kDbHelp + "results/history.sqlite) to append the run to")
+      ->envname(kDbEnv)
+      ->check(history_path());
   bool no_history = false;
   run->add_flag("--no-history", no_history, "do not append to the history database");
   run->add_option("--bench-dir", bench_dir, "directory of the bench_* binaries")->check(directory);
@@ -203,22 +215,35 @@ int main(int argc, char** argv) {
   const auto new_or_directory = path_is(directory_or_absent_problem, "DIR");
   gate->add_option("--results-dir", results_dir, "where run files and baselines/ live")->check(new_or_directory);
   gate->add_flag("--force", gate_args.options.force, "compare runs from different machines or builds");
-  add_gate_options(gate, gate_args);
+  std::string gate_commit;
+  auto* commit_option = gate->add_option("--commit", gate_commit,
+                                         "gate every machine's latest run of this commit in --db against that "
+                                         "machine's baseline there: one table of machines");
+  commit_option->excludes("--baseline")->excludes("--current");
+  add_gate_options(gate, gate_args, /*db_default=*/true);
 
   auto* baseline = app.add_subcommand("baseline", "manage this machine's baseline");
   baseline->require_subcommand(1);
   auto* baseline_update = baseline->add_subcommand("update", "store a run (default: the newest) as this machine's baseline");
-  std::string baseline_run, baseline_history = "results/history.sqlite";
+  std::string baseline_run, baseline_history = "auto";
   baseline_update->add_option("--run", baseline_run, "run file to store")->check(input);
   baseline_update->add_option("--results-dir", results_dir, "where run files and baselines/ live")->check(new_or_directory);
-  baseline_update->add_option("--history", baseline_history, "history database to mark the baseline in (none: leave it)")
-      ->check(history_path({"none"}));
+  baseline_update
+      ->add_option("--db,--history", baseline_history,
+                   kDbHelp + "results/history.sqlite, marked there where it holds the run) to store the baseline in "
+                             "(none: leave it)")
+      ->envname(kDbEnv)
+      ->check(history_path({"auto", "none"}));
 
   auto* history = app.add_subcommand("history", "trend and change points per benchmark");
-  std::string history_benchmark, history_db = "results/history.sqlite", history_machine, history_format = "table";
+  std::string history_benchmark, history_db = kDefaultHistory, history_machine, history_format = "table";
   int history_last = 0;
+  bool history_machines = false;
   history->add_option("benchmark", history_benchmark, "one benchmark (default: all)");
-  history->add_option("--db", history_db, "history database")->check(history_path());
+  history->add_option("--db,--history", history_db, kDbHelp + "results/history.sqlite)")
+      ->envname(kDbEnv)
+      ->check(history_path());
+  history->add_flag("--machines", history_machines, "list every machine key with its kind, runs and last run");
   history->add_option("--machine", history_machine, "machine key (default: this machine's)");
   history->add_option("--last", history_last, "only the last N runs")->check(CLI::Range(1, 1000000));
   history->add_option("--format", history_format)->check(CLI::IsMember({"table", "json"}));
@@ -226,7 +251,19 @@ int main(int argc, char** argv) {
       "import", "store run files in the history database (each run once; e.g. after a failed history write)");
   std::vector<std::string> import_files;
   history_import->add_option("run_files", import_files, "run files")->required();
-  history_import->add_option("--db", history_db, "history database");
+  std::string import_db = kDefaultHistory, export_db = kDefaultHistory;  // each its own: PAIRBENCH_DB fills each
+  history_import->add_option("--db,--history", import_db, kDbHelp + "results/history.sqlite)")
+      ->envname(kDbEnv)
+      ->check(history_path());
+  auto* history_export = history->add_subcommand(
+      "export", "write every machine's series, latest claims and change points as JSON (pairbench-history-export/1)");
+  std::string export_out;
+  int export_last = 0;
+  history_export->add_option("--db,--history", export_db, kDbHelp + "results/history.sqlite)")
+      ->envname(kDbEnv)
+      ->check(history_path());
+  history_export->add_option("--last", export_last, "only each machine's last N runs")->check(CLI::Range(1, 1000000));
+  history_export->add_option("--out", export_out, "the JSON file to write")->required()->check(output);
 
   auto* ab = app.add_subcommand("ab", "run two builds interleaved process by process and compare them");
   AbArgs ab_args;
@@ -277,7 +314,11 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "render the plot report (plots/report.py) from a run file");
   std::string report_run, report_history, report_out = "results/report";
   report->add_option("--run", report_run, "run file")->required()->check(input);
-  report->add_option("--history", report_history, "history database")->check(history_path());
+  report->add_option("--db,--history", report_history,
+                     "history (an SQLite path or a postgresql:// URL; default: $PAIRBENCH_DB, else none): trend "
+                     "figures (SQLite) and the cross-machine page")
+      ->envname(kDbEnv)
+      ->check(history_path());
   report->add_option("-o,--out", report_out, "output directory")->check(new_or_directory);
   double report_timeout_s = 300;
   report->add_option("--timeout", report_timeout_s, "seconds before plots/report.py is killed with its process group")
@@ -321,19 +362,26 @@ int main(int argc, char** argv) {
         try {
           History::check_path(run_args.history);
         } catch (const NotAHistory& e) {
-          throw UsageError(std::string("--history: ") + e.what());
+          throw UsageError(std::string("--db: ") + e.what());
         }
       }
       return cmd_run(run_args, command_line);
     }
     if (*compare) return cmd_compare(compare_a, compare_b, compare_args);
+    if (*gate && *commit_option) return cmd_gate_commit(gate_commit, results_dir, gate_args);
     if (*gate) return cmd_gate(gate_baseline, gate_current, results_dir, gate_args);
     if (*baseline_update) return cmd_baseline_update(baseline_run, results_dir, baseline_history);
-    if (*history_import) return cmd_history_import(import_files, history_db);
+    if (*history_import) return cmd_history_import(import_files, import_db);
+    if (*history_export) return cmd_history_export(export_db, export_last, export_out);
+    if (*history && history_machines) return cmd_history_machines(history_db, history_format);
     if (*history) return cmd_history(history_benchmark, history_db, history_machine, history_last, history_format);
     if (*ab) return exit_status_after_interrupt(cmd_ab(ab_args, command_line));
     if (*selftest) return exit_status_after_interrupt(cmd_selftest(selftest_args, bench_dir));
     if (*report) return cmd_report(report_run, report_history, report_out, report_timeout_s);
+  } catch (const HistoryBusy& e) {
+    // The history's lock stayed held, or its server could not be reached: nothing was changed.
+    std::cerr << "pairbench: " << e.what() << "\n";
+    return interrupt_signal() ? interrupted_exit_status() : kExitBenchmarkFailed;
   } catch (const nlohmann::json::exception& e) {
     // A field read without a check somewhere: never nlohmann's "[json.exception...]" text.
     std::cerr << "pairbench: internal: unexpected JSON shape in " << json_input_of(app) << " ("

@@ -136,13 +136,4 @@ VariancePrior fit_variance_prior(std::span<const double> variances, std::span<co
 double posterior_variance(const VariancePrior& prior, double s2, double df);
 double posterior_df(const VariancePrior& prior, double df);
 
-// A robust step detector for a series of positive values (e.g. per-run medians; it works on
-// their logarithms, so steps are relative): binary segmentation that splits where the CUSUM
-// statistic peaks, scores the split by the difference of segment medians over the series' noise
-// (robust scale of consecutive differences) times sqrt(nL*nR/n), and keeps the split when that score exceeds
-// `min_score` and the step exceeds `min_relative_step` in absolute value. Returns split indices
-// (the first index of each new segment), ascending. Segments shorter than `min_segment` are never made.
-std::vector<std::size_t> detect_change_points(std::span<const double> series, double min_score = 6.0,
-                                              double min_relative_step = 0.02, std::size_t min_segment = 3);
-
 }  // namespace pairbench::stats
