@@ -21,6 +21,9 @@ std::string uid_or_row(const std::string& uid, std::int64_t row) {
   return uid.empty() ? "history-row-" + std::to_string(row) : uid;
 }
 
+// A machine key for readers of the export: runs from before machine keys have an empty one.
+std::string export_key(const std::string& key) { return key.empty() ? "(no machine key)" : key; }
+
 std::string utc_iso_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -132,7 +135,8 @@ nlohmann::json history_export(History& db, int last_runs) {
   out["claims"] = nlohmann::json::array();
   out["change_points"] = nlohmann::json::array();
   for (const auto& m : db.machines()) {
-    out["machines"].push_back({{"machine_key", m.machine_key}, {"machine_kind", m.machine_kind}, {"runs", m.runs},
+    const std::string key = export_key(m.machine_key);
+    out["machines"].push_back({{"machine_key", key}, {"machine_kind", m.machine_kind}, {"runs", m.runs},
                                {"last_run", {{"run_id", uid_or_row(m.last_run.run_uid, m.last_run.id)},
                                              {"started_at", m.last_run.started_at}, {"git_sha", m.last_run.git_sha}}}});
     for (const auto& s : db.series(m.machine_key, "", last_runs, /*with_values=*/false)) {
@@ -144,16 +148,16 @@ nlohmann::json history_export(History& db, int last_runs) {
       // The same detection as `history`, over the points exported (nothing is written).
       for (const auto& c : find_change_points(s)) {
         const auto& p = s.points[c.index];
-        out["change_points"].push_back({{"machine_key", m.machine_key}, {"benchmark", s.benchmark},
+        out["change_points"].push_back({{"machine_key", key}, {"benchmark", s.benchmark},
                                         {"run_id", uid_or_row(p.run_uid, p.run_id)}, {"before", c.point.before},
                                         {"after", c.point.after}});
       }
-      out["series"].push_back({{"machine_key", m.machine_key}, {"benchmark", s.benchmark}, {"metric", s.metric},
+      out["series"].push_back({{"machine_key", key}, {"benchmark", s.benchmark}, {"metric", s.metric},
                                {"unit", s.unit}, {"better", s.better}, {"points", std::move(points)}});
     }
   }
   for (const auto& [run, claims] : db.latest_claims()) {
-    out["claims"].push_back({{"machine_key", run.machine_key}, {"machine_kind", run.machine_kind},
+    out["claims"].push_back({{"machine_key", export_key(run.machine_key)}, {"machine_kind", run.machine_kind},
                              {"run_id", uid_or_row(run.run_uid, run.id)}, {"git_sha", run.git_sha}, {"claims", claims}});
   }
   return out;
