@@ -1,0 +1,254 @@
+// The history through the built `pairbench`, against both back ends (SQLite, and PostgreSQL on
+// the ctest fixture's server): --db and PAIRBENCH_DB on every command, imports stored once,
+// `history --machines`, baselines in the database, `gate --commit` across machines,
+// `history export`, and a run whose database is unreachable keeping its run file for a later
+// import, with the URL's password never shown.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "harness/history.h"
+#include "harness/process.h"
+#include "harness/run_file.h"
+#include "history_backends.h"
+
+namespace pairbench::harness {
+namespace {
+namespace fs = std::filesystem;
+using testing_backends::Backend;
+using testing_backends::TestDatabase;
+
+constexpr auto kCallLimit = std::chrono::seconds(60);
+
+ProcessResult pairbench(std::vector<std::string> args, const std::map<std::string, std::string>& env = {}) {
+  args.insert(args.begin(), PAIRBENCH_EXE);
+  return run_process(args, env, kCallLimit);
+}
+
+nlohmann::json fixture_run() {
+  std::ifstream in(std::string(FIXTURES_DIR) + "/run_cpu_a.json");
+  return nlohmann::json::parse(in);
+}
+
+// A run of the fixture's benchmarks on `machine` at commit `sha`, every metric times `scale`.
+nlohmann::json machine_run(const std::string& id, const std::string& machine, const std::string& sha,
+                           const std::string& started, double scale = 1.0) {
+  nlohmann::json doc = fixture_run();
+  doc["pairbench"]["run_id"] = id;
+  doc["pairbench"]["started_at"] = started;
+  doc["pairbench"]["environment"]["machine_key"] = machine;
+  doc["pairbench"]["environment"]["git_sha"] = sha;
+  for (auto& b : doc["benchmarks"]) {
+    b["metric_value"] = b["metric_value"].get<double>() * scale;
+    if (b.contains("metric_batches")) {
+      for (auto& v : b["metric_batches"]) v = v.get<double>() * scale;
+    }
+  }
+  return doc;
+}
+
+std::string write(const std::string& dir, const std::string& name, const nlohmann::json& doc) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << doc.dump(1);
+  return path;
+}
+
+std::string line_with(const std::string& text, const std::string& what) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(what) != std::string::npos) return line;
+  }
+  return "";
+}
+
+class HistoryCli : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    database_ = std::make_unique<TestDatabase>(GetParam());
+    SKIP_UNLESS_AVAILABLE(*database_);
+  }
+  const std::string& db() const { return database_->db(); }
+  const std::string& dir() const { return database_->dir(); }
+  std::unique_ptr<TestDatabase> database_;
+};
+
+TEST_P(HistoryCli, ImportsOnceAndListsMachinesWithTheirLastRun) {
+  const std::string a1 = write(dir(), "a1.json", machine_run("a1", "box-a", "1111111aaaa", "2026-01-01T00:00:00Z"));
+  const std::string a2 = write(dir(), "a2.json", machine_run("a2", "box-a", "2222222bbbb", "2026-01-02T00:00:00Z"));
+  const std::string b1 = write(dir(), "b1.json", machine_run("b1", "box-b", "2222222bbbb", "2026-01-02T00:00:00Z"));
+  ProcessResult r = pairbench({"history", "import", a1, a2, b1, "--db", db()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = pairbench({"history", "import", a2, "--db", db()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("already in"), std::string::npos) << r.output;
+  EXPECT_EQ(History(db()).run_count(), 3);
+
+  r = pairbench({"history", "--machines", "--db", db(), "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto machines = nlohmann::json::parse(r.output);
+  ASSERT_EQ(machines.size(), 2u);
+  EXPECT_EQ(machines[0]["machine_key"], "box-a");
+  EXPECT_EQ(machines[0]["runs"], 2);
+  EXPECT_EQ(machines[0]["machine_kind"], "AMD EPYC");
+  EXPECT_EQ(machines[0]["last_run"]["run_id"], "a2");
+  EXPECT_EQ(machines[1]["last_run"]["git_sha"], "2222222bbbb");
+  r = pairbench({"history", "--machines", "--db", db()});
+  EXPECT_NE(line_with(r.output, "box-b").find("AMD EPYC"), std::string::npos) << r.output;
+}
+
+TEST_P(HistoryCli, PairbenchDbNamesTheHistoryWhereDbIsAbsent) {
+  const std::string a1 = write(dir(), "a1.json", machine_run("a1", "box-a", "1111111aaaa", "2026-01-01T00:00:00Z"));
+  const ProcessResult r = pairbench({"history", "import", a1}, {{"PAIRBENCH_DB", db()}});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(History(db()).run_count(), 1);
+  const ProcessResult listed = pairbench({"history", "--machine", "box-a", "--format", "json"}, {{"PAIRBENCH_DB", db()}});
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_EQ(nlohmann::json::parse(listed.output).size(), 6u);  // the fixture's benchmarks
+}
+
+TEST_P(HistoryCli, TheBaselineInTheDatabaseGatesWithoutAFile) {
+  const std::string results = dir() + "/results";
+  const std::string base = write(dir(), "base.json", machine_run("base", "box-a", "1111111aaaa", "2026-01-01T00:00:00Z"));
+  const std::string slow =
+      write(dir(), "slow.json", machine_run("slow", "box-a", "2222222bbbb", "2026-01-02T00:00:00Z", 1.6));
+  ProcessResult r = pairbench({"baseline", "update", "--run", base, "--db", db(), "--results-dir", results});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  fs::remove_all(results);  // only the database holds it now
+  r = pairbench({"gate", "--current", slow, "--db", db(), "--results-dir", results});
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // 60 % slower everywhere
+  EXPECT_NE(r.output.find("baseline of machine box-a (run base)"), std::string::npos) << r.output;
+  // Without the database there is none.
+  r = pairbench({"gate", "--current", slow, "--db", "none", "--results-dir", results});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no baseline for machine box-a"), std::string::npos) << r.output;
+}
+
+TEST_P(HistoryCli, GateACommitOnEveryMachineNamesThoseItCannotGate) {
+  std::vector<std::string> files = {
+      // regressed: 60 % slower at the commit
+      write(dir(), "r0.json", machine_run("r0", "box-regressed", "0000000aaaa", "2026-01-01T00:00:00Z")),
+      write(dir(), "r1.json", machine_run("r1", "box-regressed", "abcdef12345", "2026-01-02T00:00:00Z", 1.6)),
+      // unchanged: the same values
+      write(dir(), "s0.json", machine_run("s0", "box-same", "0000000aaaa", "2026-01-01T00:00:00Z")),
+      write(dir(), "s1.json", machine_run("s1", "box-same", "abcdef12345", "2026-01-02T00:00:00Z")),
+      // a run of the commit, no baseline
+      write(dir(), "n0.json", machine_run("n0", "box-no-baseline", "0000000aaaa", "2026-01-01T00:00:00Z")),
+      write(dir(), "n1.json", machine_run("n1", "box-no-baseline", "abcdef12345", "2026-01-02T00:00:00Z")),
+      // a baseline, no run of the commit
+      write(dir(), "o0.json", machine_run("o0", "box-other", "0000000aaaa", "2026-01-01T00:00:00Z")),
+  };
+  std::vector<std::string> args = {"history", "import"};
+  args.insert(args.end(), files.begin(), files.end());
+  args.insert(args.end(), {"--db", db()});
+  ASSERT_EQ(pairbench(args).exit_code, 0);
+  for (const std::string base : {"r0", "s0", "o0"}) {
+    const ProcessResult r = pairbench({"baseline", "update", "--run", dir() + "/" + base + ".json", "--db", db(),
+                                       "--results-dir", dir() + "/results"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const std::string json = dir() + "/gate.json";
+  ProcessResult r = pairbench({"gate", "--db", db(), "--commit", "abcdef1", "--json", json, "--undecided", "pass"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // the worst: a regression on one machine
+  EXPECT_NE(line_with(r.output, "box-regressed").find("regression"), std::string::npos) << r.output;
+  const std::string same = line_with(r.output, "box-same");
+  EXPECT_EQ(same.find("regression"), std::string::npos) << r.output;  // gated: undecided at most
+  EXPECT_NE(same.find(" s1"), std::string::npos) << r.output;
+  EXPECT_NE(line_with(r.output, "box-no-baseline").find("no baseline"), std::string::npos) << r.output;
+  EXPECT_NE(line_with(r.output, "box-other").find("no run of abcdef1"), std::string::npos) << r.output;
+  const auto table = nlohmann::json::parse(std::ifstream(json));
+  ASSERT_EQ(table["machines"].size(), 4u);
+  for (const auto& m : table["machines"]) {
+    if (m["machine_key"] == "box-regressed") EXPECT_GT(m["regressions"].get<int>(), 0) << m.dump();
+    if (m["machine_key"] == "box-same") EXPECT_EQ(m["regressions"], 0) << m.dump();
+  }
+
+  // At the baselines' own commit no machine with a baseline regressed (undecided passes here);
+  // the one without a baseline decides: 4.
+  r = pairbench({"gate", "--db", db(), "--commit", "0000000aaaa", "--undecided", "pass"});
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(line_with(r.output, "box-no-baseline").find("no baseline"), std::string::npos) << r.output;
+  EXPECT_NE(line_with(r.output, "box-other").find(" o0"), std::string::npos) << r.output;  // gated
+  r = pairbench({"gate", "--db", db(), "--commit", "fedcba9876"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no run of fedcba9876 on any machine"), std::string::npos) << r.output;
+  r = pairbench({"gate", "--db", db(), "--commit", "not-a-sha"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--commit"), std::string::npos) << r.output;
+}
+
+TEST_P(HistoryCli, ExportHoldsEveryMachineItsSeriesClaimsAndChangePoints) {
+  std::vector<std::string> args = {"history", "import"};
+  for (int i = 0; i < 12; ++i) {
+    char started[32];
+    std::snprintf(started, sizeof started, "2026-01-%02dT00:00:00Z", i + 1);
+    nlohmann::json doc = machine_run("a" + std::to_string(i), "box-a", "1111111aaaa", started, i < 6 ? 1.0 : 1.5);
+    if (i == 11) {
+      doc["pairbench"]["claims"] = {{{"id", "C1"}, {"claim", "c"}, {"verdict", "held"}, {"detail", "d"},
+                                     {"analogue", false}, {"experiments", {"limits.core_pingpong"}}}};
+    }
+    args.push_back(write(dir(), "a" + std::to_string(i) + ".json", doc));
+  }
+  args.push_back(write(dir(), "b.json", machine_run("b0", "box-b", "1111111aaaa", "2026-01-05T00:00:00Z")));
+  args.insert(args.end(), {"--db", db()});
+  ASSERT_EQ(pairbench(args).exit_code, 0);
+  const std::string out = dir() + "/export.json";
+  ProcessResult r = pairbench({"history", "export", "--db", db(), "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto e = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(e["format"], "pairbench-history-export/1");
+  ASSERT_EQ(e["machines"].size(), 2u);
+  EXPECT_EQ(e["machines"][0]["runs"], 12);
+  EXPECT_EQ(e["machines"][0]["last_run"]["run_id"], "a11");
+  EXPECT_EQ(e["series"].size(), 12u);  // 6 benchmarks x 2 machines
+  for (const auto& s : e["series"]) {
+    EXPECT_EQ(s["points"].size(), s["machine_key"] == "box-a" ? 12u : 1u);
+    EXPECT_TRUE(s["better"] == "lower" || s["better"] == "higher");
+  }
+  ASSERT_EQ(e["claims"].size(), 1u);
+  EXPECT_EQ(e["claims"][0]["run_id"], "a11");
+  EXPECT_EQ(e["claims"][0]["claims"][0]["verdict"], "held");
+  ASSERT_EQ(e["change_points"].size(), 6u);  // every benchmark of box-a stepped at its 7th run
+  for (const auto& c : e["change_points"]) {
+    EXPECT_EQ(c["run_id"], "a6");
+    EXPECT_NEAR(c["after"].get<double>() / c["before"].get<double>(), 1.5, 1e-9);
+  }
+  r = pairbench({"history", "export", "--db", db(), "--last", "3", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(out))["series"][0]["points"].size(), 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HistoryCli, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         testing_backends::param_name);
+
+// A runner whose database is unreachable retries, then keeps the run file and exits 3 naming it;
+// the password in the URL shows nowhere; a later import completes the upload.
+TEST(HistoryCliPostgres, AnUnreachableDatabaseKeepsTheRunForALaterImport) {
+  TestDatabase database(Backend::kPostgres);
+  SKIP_UNLESS_AVAILABLE(database);
+  const std::string unreachable = "postgresql://runner:s3cret@/pairbench?host=" + database.dir() + "/no-server-here";
+  const std::string out = database.dir() + "/run.json";
+  const ProcessResult r = run_process({PAIRBENCH_EXE, "run", "--bench-dir", FAULT_BENCH_DIR, "--experiments", "faults",
+                                       "--arms", "ok", "--db", unreachable, "--out", out},
+                                      {{"PAIRBENCH_HISTORY_RETRY_S", "1.5"}}, kCallLimit);
+  ASSERT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_EQ(r.output.find("s3cret"), std::string::npos) << r.output;
+  const std::string said = line_with(r.output, "not recorded in history");
+  EXPECT_NE(said.find("kept the run file " + out), std::string::npos) << r.output;
+  EXPECT_NE(said.find("pairbench history import " + out), std::string::npos) << said;
+  const auto doc = read_run_file(out);
+  const auto& write_note = doc["pairbench"]["history_write"];
+  EXPECT_EQ(write_note["status"], "failed");
+  EXPECT_GE(write_note["attempts"].get<int>(), 2) << write_note.dump();  // retried with backoff
+  EXPECT_EQ(write_note.dump().find("s3cret"), std::string::npos) << write_note.dump();
+
+  const ProcessResult imported = run_process({PAIRBENCH_EXE, "history", "import", out, "--db", database.db()}, {}, kCallLimit);
+  ASSERT_EQ(imported.exit_code, 0) << imported.output;
+  History h(database.db());
+  EXPECT_EQ(h.run_count(), 1);
+  EXPECT_EQ(h.run_document(h.run_by_uid(run_identity(doc))->id)->at("benchmarks"), doc["benchmarks"]);
+}
+
+}  // namespace
+}  // namespace pairbench::harness
