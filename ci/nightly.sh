@@ -6,34 +6,52 @@
 # decide some benchmark (UNDECIDED=pass accepts that and exits 0; the summary still says so);
 # 3 a benchmark crashed, hung or was wrong (the rest still gated); 2 bad input.
 # Runs by hand too: `ci/nightly.sh` (PROFILE=quick for a short rehearsal).
+# PAIRBENCH_DB (a SQLite path or a postgresql:// URL, e.g. the database a fleet of machines
+# shares): every command that takes --db gets it; when the run cannot be stored there, the run
+# file stays in $ARTIFACTS_DIR and the job ends 3 naming it (replay: pairbench history import).
+# RUN_TAG: appended to the run file's name (array tasks sharing one results/ must not collide).
+# SKIP_BUILD=1: use the pairbench already built in BUILD_DIR.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BUILD_TYPE=Release ./ci/build.sh || exit 2
+if [ "${SKIP_BUILD:-0}" != 1 ]; then BUILD_TYPE=Release ./ci/build.sh || exit 2; fi
 pb="${BUILD_DIR:-build}/bin/pairbench"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 profile="${PROFILE:-nightly}"
 artifacts="${ARTIFACTS_DIR:-results/artifacts/$stamp}"
 mkdir -p "$artifacts"
-run="results/run-$stamp-$profile.json"
+run="results/run-$stamp-$profile${RUN_TAG:+-$RUN_TAG}.json"
+db=()
+if [ -n "${PAIRBENCH_DB:-}" ]; then db=(--db "$PAIRBENCH_DB"); fi
 
 "$pb" env | tee "$artifacts/environment.txt"
-"$pb" run --profile "$profile" --out "$run" "$@"
+"$pb" run --profile "$profile" --out "$run" "${db[@]}" "$@"
 run_status=$?
 [ -f "$run" ] || { echo "ci/nightly.sh: no run file written (status $run_status)" >&2; exit "$run_status"; }
 cp "$run" "$artifacts/"
+# The run file records whether the history write succeeded (pairbench.history_write).
+db_failure=$(/usr/bin/python3 -c '
+import json, re, sys
+write = json.load(open(sys.argv[1], encoding="utf-8")).get("pairbench", {}).get("history_write") or {}
+if write.get("status") == "failed":  # the password of a URL stays out of the log
+    print(re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", str(write.get("db", "?"))) + ": " + str(write.get("error", "?")))' "$run" 2>/dev/null)
+if [ -n "$db_failure" ]; then
+  db_failure_line="ci/nightly.sh: the database write failed ($db_failure); the run file is kept as an artifact: $artifacts/$(basename "$run") (replay it with: pairbench history import${PAIRBENCH_DB:+ --db <PAIRBENCH_DB>} $artifacts/$(basename "$run"))"
+  echo "$db_failure_line" >&2
+fi
 
 gate_status=0
-"$pb" gate --current "$run" --undecided "${UNDECIDED:-fail}" --markdown "$artifacts/gate.md" \
+"$pb" gate --current "$run" "${db[@]}" --undecided "${UNDECIDED:-fail}" --markdown "$artifacts/gate.md" \
   --junit "$artifacts/gate.xml" --json "$artifacts/gate.json" || gate_status=$?
 if [ "$gate_status" = 2 ] && [ ! -f "$artifacts/gate.md" ]; then
   # No baseline for this machine yet (or it cannot be compared): this run becomes the baseline.
   echo "ci/nightly.sh: no usable baseline; storing this run as the baseline" >&2
-  "$pb" baseline update --run "$run"
+  "$pb" baseline update --run "$run" "${db[@]}"
   gate_status=0
 fi
-"$pb" history --last 60 > "$artifacts/history.txt" 2>&1 || true
+"$pb" history --last 60 "${db[@]}" > "$artifacts/history.txt" 2>&1 || true
 if [ -f plots/report.py ]; then
-  "$pb" report --run "$run" --history results/history.sqlite -o "$artifacts/report" || echo "ci/nightly.sh: report failed" >&2
+  if [ ${#db[@]} = 0 ]; then db_or_default=(--history results/history.sqlite); else db_or_default=("${db[@]}"); fi
+  "$pb" report --run "$run" "${db_or_default[@]}" -o "$artifacts/report" || echo "ci/nightly.sh: report failed" >&2
 fi
 # Fuzzing tier after the measurements, which it would disturb: 10 minutes over the libFuzzer targets
 # (ci/fuzz.sh; FUZZ_SECONDS=0 leaves it out). Inputs that crashed are kept in $artifacts/fuzz/.
@@ -47,8 +65,11 @@ if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$artifacts/gate.md" ]; then
 fi
 echo "artifacts: $artifacts"
 [ -f "$artifacts/gate.json" ] && echo "gate: $(sed -n 's/^  "headline": "\(.*\)",$/\1/p' "$artifacts/gate.json")"
-# A regression outranks everything; then a crashed benchmark; then an undecided gate.
+# A regression outranks everything; then a crashed benchmark or a failed database write (3); then
+# an undecided gate.
+if [ -n "$db_failure" ]; then echo "$db_failure_line" >&2; fi
 if [ "$gate_status" = 1 ]; then exit 1; fi
+if [ -n "$db_failure" ] && [ "$run_status" = 0 ]; then exit 3; fi
 if [ "$run_status" != 0 ]; then exit "$run_status"; fi
 if [ "$fuzz_status" != 0 ]; then echo "ci/nightly.sh: the fuzz tier failed: $artifacts/fuzz.txt" >&2; exit 1; fi
 exit "$gate_status"

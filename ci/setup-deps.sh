@@ -18,6 +18,8 @@ packages=(
   chromium                              # plots tests: load the report in a headless browser
   valgrind                              # instruction counts where there is no PMU (callgrind)
   python3-jsonschema                    # the report validates run files against results/schema/
+  python3-yaml                          # tests/slurm: the CI workflows parse
+  slurm-wlm munge                       # tests/slurm: the job array on a one-node Slurm (~25 s)
   clang libclang-rt-14-dev              # the fuzzing tier (ci/fuzz.sh): libFuzzer, ASan, UBSan
 )
 

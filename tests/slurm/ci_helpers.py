@@ -1,0 +1,82 @@
+"""Shared pieces of the CI-script tests: a scratch checkout (the repository's files linked into a
+temporary folder, with its own results/), a pairbench that records every command line it is given
+and runs the real one, and running a script with a time limit."""
+import os
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+BUILD = os.environ.get("PAIRBENCH_BUILD_DIR", os.path.join(REPO, "build"))
+PAIRBENCH = os.path.join(BUILD, "bin", "pairbench")
+# One small real experiment: 2 arms, 4 processes each on the quick profile, under a second here.
+SMALL_EXPERIMENT = "dispatch.readback_in_loop"
+SKIPPED = 77
+
+
+def scratch_checkout(testcase, replace=None):
+    """A folder that looks like the repository (every top-level entry linked, ci/ and ci/slurm/
+    linked file by file) with an empty results/, so scripts that write under results/ leave the
+    real checkout alone. `replace` maps a relative path under ci/ to the text of an executable
+    stand-in."""
+    root = tempfile.mkdtemp(prefix="pairbench-ci-")
+    testcase.addCleanup(shutil.rmtree, root, True)
+    for name in os.listdir(REPO):
+        if name in ("results", "ci") or name.startswith("build"):
+            continue
+        os.symlink(os.path.join(REPO, name), os.path.join(root, name))
+    for folder, _, files in os.walk(os.path.join(REPO, "ci")):
+        rel = os.path.relpath(folder, REPO)
+        os.makedirs(os.path.join(root, rel), exist_ok=True)
+        for f in files:
+            os.symlink(os.path.join(folder, f), os.path.join(root, rel, f))
+    for rel, text in (replace or {}).items():
+        path = os.path.join(root, rel)
+        os.remove(path)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(path, 0o755)
+    os.makedirs(os.path.join(root, "results"))
+    return root
+
+
+def recording_build_dir(testcase, root):
+    """A build folder whose bin/pairbench appends its command line to calls.txt and then runs the
+    real pairbench (which still finds its bench binaries and plots/ from where it was built)."""
+    build = os.path.join(root, "build-recording")
+    os.makedirs(os.path.join(build, "bin"))
+    log = os.path.join(build, "calls.txt")
+    with open(os.path.join(build, "bin", "pairbench"), "w", encoding="utf-8") as f:
+        f.write(f'#!/bin/bash\nprintf "%q " "$@" >> {shlex.quote(log)}\necho >> {shlex.quote(log)}\n'
+                f'exec {shlex.quote(PAIRBENCH)} "$@"\n')
+    os.chmod(os.path.join(build, "bin", "pairbench"), 0o755)
+    return build, log
+
+
+def calls(log):
+    """The recorded command lines, each a list of arguments."""
+    if not os.path.exists(log):
+        return []
+    with open(log, encoding="utf-8") as f:
+        return [shlex.split(line) for line in f if line.strip()]
+
+
+def run_script(args, env=None, cwd=None, timeout=120):
+    """(exit status, stdout, stderr) of a script run with the given extra environment."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PAIRBENCH_", "SBATCH_"))}
+    full_env.update({"MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"})
+    full_env.update(env or {})
+    proc = subprocess.run(args, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def stored_runs(db):
+    """The machine keys of the runs stored in a SQLite history, oldest first."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in con.execute("SELECT machine_key FROM runs ORDER BY id")]
+    finally:
+        con.close()

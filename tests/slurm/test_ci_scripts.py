@@ -1,0 +1,202 @@
+"""The fleet's CI scripts without a scheduler or a benchmark: the Slurm kinds table, the sbatch
+lines ci/slurm/submit.sh makes (--dry-run), one array task run directly with SLURM_ARRAY_TASK_ID
+set, and the GitHub Actions workflows (they parse, and the fleet workflow runs what it says)."""
+import os
+import re
+import shlex
+import unittest
+
+import yaml
+
+from ci_helpers import REPO, run_script, scratch_checkout
+
+SUBMIT = os.path.join(REPO, "ci", "slurm", "submit.sh")
+KINDS = """# kind partition constraint gres time_limit
+cpu    batch  -      -          00:30:00
+gpu-a  gpu    a100   gpu:a100:1 2:00:00
+gpu-h  gpu    h100   gpu:h100:2 1-00:00:00
+"""
+DB = "postgresql://bench:s3cret@db.example/pairbench"
+
+
+class KindsAndSubmit(unittest.TestCase):
+    def setUp(self):
+        self.root = scratch_checkout(self)
+
+    def kinds(self, text):
+        path = os.path.join(self.root, "kinds.tsv")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def dry_run(self, kinds_text, *extra, env=None):
+        kinds = self.kinds(kinds_text)
+        return run_script([os.path.join(self.root, "ci", "slurm", "submit.sh"), "--dry-run", "--kinds", kinds, *extra],
+                          env={"PAIRBENCH_DB": DB, **(env or {})}, timeout=30)
+
+    def test_one_array_task_per_kind_with_its_resources_then_a_dependent_report_job(self):
+        rc, out, err = self.dry_run(KINDS, "--", "--experiments", "dispatch")
+        self.assertEqual(rc, 0, err)
+        lines = [shlex.split(line) for line in out.splitlines() if line.startswith("sbatch ")]
+        self.assertEqual(len(lines), 4, out)
+        expected = [("0", "cpu", "batch", None, None, "00:30:00"), ("1", "gpu-a", "gpu", "a100", "gpu:a100:1", "2:00:00"),
+                    ("2", "gpu-h", "gpu", "h100", "gpu:h100:2", "1-00:00:00")]
+        for words, (row, kind, partition, constraint, gres, limit) in zip(lines, expected):
+            opts = dict(w[2:].split("=", 1) for w in words if w.startswith("--") and "=" in w)
+            self.assertEqual(opts["array"], row)
+            self.assertEqual(opts["job-name"], f"pairbench-nightly-{kind}")
+            self.assertEqual(opts.get("partition"), partition)
+            self.assertEqual(opts.get("constraint"), constraint)
+            self.assertEqual(opts.get("gres"), gres)
+            self.assertEqual(opts["time"], limit)
+            self.assertEqual(opts["chdir"], self.root)
+            self.assertRegex(opts["export"], r"^ALL,PAIRBENCH_BATCH=\d{8}T\d{6}Z,PAIRBENCH_KINDS=")
+            self.assertEqual(words[-3:], ["ci/slurm/nightly-array.sh", "--experiments", "dispatch"])
+        report = dict(w[2:].split("=", 1) for w in lines[3] if w.startswith("--") and "=" in w)
+        self.assertEqual(report["dependency"], "afterany:<job:cpu>:<job:gpu-a>:<job:gpu-h>")
+        self.assertEqual(report["partition"], "batch")
+        self.assertRegex(report["wrap"], r"^\./ci/fleet-report\.sh results/slurm/\d{8}T\d{6}Z$")
+        self.assertIn("ARTIFACTS_DIR=results/slurm/", report["export"])
+        # The database (a URL with its password) travels in the environment, never on a command line.
+        self.assertNotIn("s3cret", out)
+        self.assertFalse(os.listdir(os.path.join(self.root, "results")), "a dry run wrote something")
+
+    def test_database_is_required(self):
+        kinds = self.kinds(KINDS)
+        rc, out, err = run_script([os.path.join(self.root, "ci", "slurm", "submit.sh"), "--dry-run", "--kinds", kinds],
+                                  timeout=30)
+        self.assertEqual(rc, 2)
+        self.assertEqual(out, "")
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("PAIRBENCH_DB: expected the database every node uploads to", err)
+
+    def test_bad_kinds_tables_are_refused_with_file_and_line(self):
+        cases = [
+            ("cpu batch - -\n", ":1: expected 5 columns"),
+            ("# c\ncpu batch - - 1:00:00\ncpu gpu a100 gpu:1 1:00:00\n", ":3: kind: expected a kind no other row has"),
+            ("../x batch - - 1:00:00\n", ":1: kind: expected 1 to 64 of"),
+            ("cpu batch - - soon\n", ':1: time_limit: expected a Slurm time (minutes, HH:MM:SS or D-HH:MM:SS), is "soon"'),
+            ("# only a comment\n", "expected at least one kind"),
+            ("cpu batch - - 1:00:00 extra\n", ":1: expected 5 columns"),
+        ]
+        for text, expected in cases:
+            with self.subTest(text=text):
+                rc, out, err = self.dry_run(text)
+                self.assertEqual(rc, 2, out + err)
+                self.assertEqual(out, "")
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertTrue(err.startswith(os.path.join(self.root, "kinds.tsv")), err)
+                self.assertIn(expected, err)
+
+    def test_the_shipped_kinds_table_is_valid(self):
+        rc, out, err = run_script([SUBMIT, "--dry-run"], env={"PAIRBENCH_DB": DB}, timeout=30)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("--gres=gpu:", out)
+
+    def test_unknown_option(self):
+        rc, out, err = self.dry_run(KINDS, "--partition", "x")
+        self.assertEqual(rc, 2)
+        self.assertIn("--partition: expected --dry-run, --kinds FILE or --", err)
+
+
+RECORDER = """#!/bin/bash
+# Stands in for ci/nightly.sh: records what the array task handed it.
+{ echo "ARTIFACTS_DIR=$ARTIFACTS_DIR"; echo "BUILD_DIR=$BUILD_DIR"; echo "RUN_TAG=$RUN_TAG";
+  echo "PAIRBENCH_DB=$PAIRBENCH_DB"; echo "PWD=$PWD"; echo "ARGS=$*"; } > results/nightly-call.txt
+exit 4
+"""
+
+
+class ArrayTask(unittest.TestCase):
+    def setUp(self):
+        self.root = scratch_checkout(self, replace={"ci/nightly.sh": RECORDER})
+        self.kinds = os.path.join(self.root, "kinds.tsv")
+        with open(self.kinds, "w", encoding="utf-8") as f:
+            f.write(KINDS)
+
+    def task(self, index, **env):
+        base = {"PAIRBENCH_DB": DB, "PAIRBENCH_KINDS": self.kinds, "SLURM_SUBMIT_DIR": self.root,
+                "PAIRBENCH_BATCH": "20261125T020000Z"}
+        if index is not None:
+            base["SLURM_ARRAY_TASK_ID"] = str(index)
+        base.update(env)
+        # Run from elsewhere, as sbatch runs its spooled copy: the checkout comes from SLURM_SUBMIT_DIR.
+        return run_script([os.path.join(self.root, "ci", "slurm", "nightly-array.sh"), "--experiments", "dispatch"],
+                          env=base, cwd="/", timeout=30)
+
+    def test_task_runs_nightly_for_its_row_of_the_kinds_table(self):
+        rc, out, err = self.task(1)
+        self.assertEqual(rc, 4, "the task must end with ci/nightly.sh's status: " + err)
+        with open(os.path.join(self.root, "results", "nightly-call.txt"), encoding="utf-8") as f:
+            got = dict(line.rstrip("\n").split("=", 1) for line in f)
+        self.assertEqual(got["ARTIFACTS_DIR"], "results/slurm/20261125T020000Z/gpu-a")
+        self.assertEqual(got["BUILD_DIR"], "build-gpu-a")
+        self.assertEqual(got["RUN_TAG"], "gpu-a")
+        self.assertEqual(got["PAIRBENCH_DB"], DB)
+        self.assertEqual(os.path.realpath(got["PWD"]), os.path.realpath(self.root))
+        self.assertEqual(got["ARGS"], "--experiments dispatch")
+        self.assertIn("kind gpu-a (task 1)", out)
+
+    def test_task_outside_the_table_or_without_a_database_is_refused(self):
+        for index, env, expected in ((3, {}, 'SLURM_ARRAY_TASK_ID: expected a row of the kinds table (0 to 2), is "3"'),
+                                     (None, {}, 'SLURM_ARRAY_TASK_ID: expected a row of the kinds table (0 to 2), is ""'),
+                                     (0, {"PAIRBENCH_DB": ""}, "PAIRBENCH_DB: expected the shared database")):
+            with self.subTest(index=index, env=env):
+                rc, out, err = self.task(index, **env)
+                self.assertEqual(rc, 2, out + err)
+                self.assertIn(expected, err)
+                self.assertFalse(os.path.exists(os.path.join(self.root, "results", "nightly-call.txt")))
+
+
+class Workflows(unittest.TestCase):
+    def load(self, name):
+        with open(os.path.join(REPO, "ci", "workflows", name), encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+        self.assertIsInstance(doc, dict, name)
+        # YAML 1.1 reads the key `on` as true; GitHub reads it as "on".
+        self.assertTrue("on" in doc or True in doc, name)
+        self.assertIsInstance(doc["jobs"], dict, name)
+        return doc
+
+    def test_every_workflow_parses(self):
+        names = [n for n in os.listdir(os.path.join(REPO, "ci", "workflows")) if n.endswith((".yml", ".yaml"))]
+        self.assertIn("fleet.yml", names)
+        for name in names:
+            with self.subTest(name=name):
+                self.load(name)
+
+    def test_fleet_matrix_runs_nightly_on_each_kind_and_a_final_cross_machine_job(self):
+        doc = self.load("fleet.yml")
+        machine = doc["jobs"]["machine"]
+        kinds = machine["strategy"]["matrix"]["include"]
+        self.assertFalse(machine["strategy"]["fail-fast"])
+        labels = {k["kind"]: k["runner"] for k in kinds}
+        self.assertIn("cpu", labels)
+        gpu = [k for k, runner in labels.items() if any(str(label).startswith("gpu") for label in runner)]
+        self.assertGreaterEqual(len(gpu), 1, labels)
+        self.assertEqual(machine["runs-on"], "${{ matrix.runner }}")
+        steps = machine["steps"]
+        nightly = next(s for s in steps if "ci/nightly.sh" in s.get("run", ""))
+        self.assertEqual(nightly["env"]["PAIRBENCH_DB"], "${{ secrets.PAIRBENCH_DB }}")
+        upload = next(s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
+        self.assertEqual(upload["if"], "always()")
+        self.assertEqual(upload["with"]["path"], nightly["env"]["ARTIFACTS_DIR"].rstrip("/") + "/")
+        self.assertIn("${{ matrix.kind }}", upload["with"]["name"])
+
+        fleet = doc["jobs"]["fleet"]
+        self.assertEqual(fleet["needs"], "machine")
+        self.assertEqual(fleet["if"], "always()")
+        step = next(s for s in fleet["steps"] if "ci/fleet-report.sh" in s.get("run", ""))
+        self.assertEqual(step["env"]["PAIRBENCH_DB"], "${{ secrets.PAIRBENCH_DB }}")
+        self.assertEqual(step["env"]["PAIRBENCH_COMMIT"], "${{ github.sha }}")
+        download = next(s for s in fleet["steps"] if str(s.get("uses", "")).startswith("actions/download-artifact@"))
+        self.assertIn(download["with"]["path"].rstrip("/"), step["run"])
+        # What the final step runs (ci/fleet-report.sh) is the cross-machine gate and report.
+        with open(os.path.join(REPO, "ci", "fleet-report.sh"), encoding="utf-8") as f:
+            script = f.read()
+        self.assertRegex(script, r'"\$pb" gate --db "\$PAIRBENCH_DB" --commit "\$sha"')
+        self.assertRegex(script, r'"\$pb" report --run "\$newest" --db "\$PAIRBENCH_DB"')
+
+
+if __name__ == "__main__":
+    unittest.main()
