@@ -1,12 +1,15 @@
 """Shared pieces of the CI-script tests: a scratch checkout (the repository's files linked into a
 temporary folder, with its own results/), a pairbench that records every command line it is given
 and runs the real one, and running a script with a time limit."""
+import glob
+import json
 import os
 import shlex
 import shutil
 import sqlite3
 import subprocess
 import tempfile
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -80,3 +83,36 @@ def stored_runs(db):
         return [row[0] for row in con.execute("SELECT machine_key FROM runs ORDER BY id")]
     finally:
         con.close()
+
+
+def shared_database(testcase, root):
+    """The database the jobs upload to: a database of its own on the PostgreSQL test server
+    (tests/fixtures/postgres/, whose URL the ctest fixture writes to PAIRBENCH_PG_STATE_FILE) where
+    one runs, else a SQLite file in `root` (every job of these tests runs on this host)."""
+    state = os.environ.get("PAIRBENCH_PG_STATE_FILE", "")
+    url = ""
+    if state and os.path.exists(state):
+        with open(state, encoding="utf-8") as f:
+            url = f.read().strip()
+    if not url.startswith("postgresql://"):
+        return os.path.join(root, "shared-history.sqlite")
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+    host, user = query["host"][0], query["user"][0]
+    bindir = sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1]
+    name = "fleet_" + os.path.basename(root).replace("-", "_").lower()
+    subprocess.run([os.path.join(bindir, "createdb"), "-h", host, "-U", user, name], check=True, timeout=60,
+                   capture_output=True)
+    testcase.addCleanup(subprocess.run, [os.path.join(bindir, "dropdb"), "-h", host, "-U", user, "--force", name],
+                        timeout=60, capture_output=True)
+    return f"postgresql:///{name}?host={host}&user={user}"
+
+
+def runs_per_machine(db, workdir):
+    """{machine_key: runs} as `pairbench history export` reports them (SQLite or PostgreSQL)."""
+    out = os.path.join(workdir, "export-check.json")
+    proc = subprocess.run([PAIRBENCH, "history", "export", "--db", db, "--out", out], capture_output=True, text=True,
+                          timeout=120)
+    if proc.returncode != 0:
+        raise AssertionError(f"pairbench history export failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    with open(out, encoding="utf-8") as f:
+        return {m["machine_key"]: m["runs"] for m in json.load(f)["machines"]}

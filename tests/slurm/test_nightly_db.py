@@ -3,7 +3,8 @@ matrix job and Slurm array task runs. One small real experiment on the quick pro
 history in a temporary folder, a pairbench that records the command lines it is given.
 - every command that takes --db is given PAIRBENCH_DB, and the run arrives in it;
 - when the database write fails (the database held locked past the retry budget), the run file is
-  kept as an artifact, the job ends 3 and its last line names the file to replay."""
+  kept as an artifact, the job ends 3 and its last line names the file and the import that
+  replays it."""
 import json
 import os
 import subprocess
@@ -78,7 +79,12 @@ class NightlyWithDatabase(unittest.TestCase):
             doc = json.load(f)
         self.assertEqual(doc["pairbench"]["history_write"]["status"], "failed")
         self.assertTrue(any(b.get("name", "").startswith(SMALL_EXPERIMENT) for b in doc["benchmarks"]))
-        self.assertEqual(len(stored_runs(self.db)), 1, "only the first run is stored")
+        # The replay the line names stores it (once, however often it is imported).
+        replay = last.split("(replay it with: ")[1].rstrip(")").replace("<PAIRBENCH_DB>", self.db).split()
+        self.assertEqual(replay[:4], ["pairbench", "history", "import", "--db"])
+        rc, out, err = run_script([PAIRBENCH] + replay[1:], cwd=self.root, timeout=60)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(stored_runs(self.db)), 2, "the first run and the replayed one")
 
 
 if __name__ == "__main__":

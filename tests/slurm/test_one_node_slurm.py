@@ -4,11 +4,14 @@ memory as `slurmd -C` reports them, two node features standing for two node kind
 generic resource standing for a GPU). ci/slurm/submit.sh submits the array (one task per kind,
 each running ci/nightly.sh on one small experiment, quick profile, no fuzzing) and the dependent
 cross-machine job; the test waits (with a time limit) and checks that every kind's run arrived in
-the shared SQLite database and that the report job ran after all of them.
+the shared database (a database of its own on the PostgreSQL test server of
+tests/fixtures/postgres/ where the ctest fixture runs one, else SQLite) and that the report job ran
+after all of them: the gate across machines decided and the report has its cross-machine page.
 Exit 77 (skipped) where slurm-wlm or munge is not installed or the test is not root (slurmd runs
 jobs as their users)."""
 import glob
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -18,7 +21,7 @@ import time
 import unittest
 
 from ci_helpers import (PAIRBENCH, SKIPPED, SMALL_EXPERIMENT, calls, recording_build_dir, run_script,
-                        scratch_checkout, stored_runs)
+                        runs_per_machine, scratch_checkout, shared_database)
 
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
 START_LIMIT_S = 60       # the brief's limit for starting the one-node cluster
@@ -151,7 +154,8 @@ class OneNodeSlurmTest(unittest.TestCase):
             f.write("# two node kinds on one node: features stand for the kinds, pbgpu for a GPU\n"
                     "node-a pbtest kinda -       00:10:00\n"
                     "node-b pbtest kindb pbgpu:1 00:10:00\n")
-        db = os.path.join(root, "shared-history.sqlite")
+        db = shared_database(self, root)
+        print(f"shared database: {db}", file=sys.stderr)
         env = {**cluster.env, "PAIRBENCH_DB": db, "PROFILE": "quick", "FUZZ_SECONDS": "0", "UNDECIDED": "pass",
                "SKIP_BUILD": "1", "BUILD_DIR": build}
         rc, out, err = run_script([os.path.join(root, "ci", "slurm", "submit.sh"), "--kinds", kinds, "--",
@@ -181,11 +185,14 @@ class OneNodeSlurmTest(unittest.TestCase):
             self.assertIn(f"kind {kind} (task {row})", text)
             runs = glob.glob(os.path.join(logs, kind, f"run-*-quick-{kind}.json"))
             self.assertEqual(len(runs), 1, text[-3000:])
-        self.assertEqual(len(stored_runs(db)), 2, "both kinds' runs are in the shared database")
+        self.assertEqual(sum(runs_per_machine(db, root).values()), 2, "both kinds' runs are in the shared database")
 
         report = job_log("pairbench-fleet-report-*.out")
-        self.assertIn("ci/fleet-report.sh: gate of commit", report)
-        self.assertTrue(os.path.exists(os.path.join(logs, "fleet", "report", "index.html")), report[-3000:])
+        gate = re.search(r"ci/fleet-report\.sh: gate of commit [0-9a-f]{12} across machines: status (\d+)", report)
+        self.assertIsNotNone(gate, report[-3000:])
+        self.assertIn(gate.group(1), ("0", "1", "4"), "the gate across machines could not decide: " + report[-3000:])
+        for page in ("index.html", "fleet.html"):
+            self.assertTrue(os.path.exists(os.path.join(logs, "fleet", "report", page)), f"{page}: {report[-3000:]}")
         # afterany: the cross-machine gate started after every array task's last command.
         recorded = calls(log)
         gate_at = next(i for i, c in enumerate(recorded) if c[0] == "gate" and "--commit" in c)
