@@ -26,7 +26,7 @@ while (($#)); do
     --dry-run) dry_run=1; shift ;;
     --kinds) [ $# -ge 2 ] || { echo "ci/slurm/submit.sh: --kinds: expected a file" >&2; exit 2; }; kinds_file=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "ci/slurm/submit.sh: $1: expected --dry-run, --kinds FILE or -- followed by pairbench run arguments" >&2; exit 2 ;;
   esac
 done

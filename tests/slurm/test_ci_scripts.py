@@ -93,6 +93,13 @@ class KindsAndSubmit(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertIn("--gres=gpu:", out)
 
+    def test_help_is_the_header_comment(self):
+        rc, out, err = run_script([SUBMIT, "--help"], timeout=30)
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(out.startswith("Submits a night of pairbench to Slurm"), out)
+        self.assertTrue(out.rstrip().endswith("submitted are named)."), out)
+        self.assertNotIn("set -uo", out)
+
     def test_unknown_option(self):
         rc, out, err = self.dry_run(KINDS, "--partition", "x")
         self.assertEqual(rc, 2)
