@@ -15,14 +15,13 @@ target_include_directories(pairbench_flags INTERFACE ${PROJECT_BINARY_DIR}/gener
 target_link_libraries(pairbench_flags INTERFACE Threads::Threads)
 
 # pairbench_add_library(NAME SOURCES ... [CUDA_SOURCES ...] [LINK ...])
-# CUDA_SOURCES are compiled only where nvcc exists; FALLBACK_SOURCES replace them elsewhere.
+# CUDA_SOURCES are compiled only where nvcc exists; nothing replaces them elsewhere: the entry
+# points they define are marked in the family's header (kernels/common/cuda_seam.h).
 function(pairbench_add_library name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;CUDA_SOURCES;FALLBACK_SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;CUDA_SOURCES;LINK" ${ARGN})
   set(srcs ${ARG_SOURCES})
   if(PAIRBENCH_HAVE_CUDA)
     list(APPEND srcs ${ARG_CUDA_SOURCES})
-  else()
-    list(APPEND srcs ${ARG_FALLBACK_SOURCES})
   endif()
   add_library(${name} STATIC ${srcs})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})

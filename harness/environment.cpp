@@ -18,7 +18,7 @@
 #include <sstream>
 #include <thread>
 
-#include "kernels/dispatch/cuda_stream_ops.h"
+#include "kernels/common/device.h"
 #include "kernels/gemm/openblas.h"
 #include "pairbench/build_info.h"
 

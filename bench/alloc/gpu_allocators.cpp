@@ -38,8 +38,6 @@ ArmFn arm(GpuAllocatorKind kind) {
   return [kind](benchmark::State& s, const Point& p) { gpu_step(s, p, kind); };
 }
 
-std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }
-
 }  // namespace
 
 // Expect: cuda_malloc is slowest by 10x or more: cudaMalloc maps physical memory on every call

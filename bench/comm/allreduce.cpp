@@ -104,7 +104,7 @@ Arm arm(const char* name, kc::Algorithm algorithm) {
             if (!on_device(p, "cuda")) return "";
             if (const std::string& why = cuda_unavailable_reason(); !why.empty()) return why;
             const auto participants = static_cast<int>(p.get_int("participants"));
-            if (std::string why = kc::gpu::devices_unavailable_reason(participants); !why.empty()) return why;
+            if (std::string why = kernels::cuda::devices_unavailable_reason(participants); !why.empty()) return why;
             return algorithm == kc::Algorithm::kRing ? kc::gpu::nccl_unavailable_reason() : "";
           }};
 }

@@ -7,8 +7,11 @@
 
 namespace pairbench::bench {
 
-// "" when a CUDA device is usable here, else the reason ("no CUDA device", "not compiled with CUDA").
+// "" when a CUDA device is usable here, else the reason ("no CUDA device", "not compiled with CUDA"):
+// kernels/common/device.h's one device query, asked once per process.
 const std::string& cuda_unavailable_reason();
+// For Arm::unavailable of an arm that needs a CUDA device at every point.
+inline std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }
 
 // For experiments with a `device` axis ("cpu" | "cuda"): the CUDA points need a device.
 inline std::string unavailable_for_device(const Point& p) {

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "bench/common/devices.h"
-#include "kernels/dispatch/cuda_stream_ops.h"
+#include "kernels/common/device.h"
 
 namespace pairbench::bench {
 
@@ -110,10 +110,7 @@ const char* timing_name(Timing t) {
 }
 
 const std::string& cuda_unavailable_reason() {
-  static const std::string reason = [] {
-    const kernels::cuda::DeviceInfo info = kernels::cuda::query_device();
-    return info.available ? std::string() : info.reason;
-  }();
+  static const std::string reason = kernels::cuda::device_unavailable_reason();  // asked once per process
   return reason;
 }
 

@@ -48,8 +48,6 @@ ArmFn arm(bool concurrent) {
   return [concurrent](benchmark::State& s, const Point& p) { run(s, p, concurrent); };
 }
 
-std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }
-
 }  // namespace
 
 // Expect: concurrent ~1.7-2x sequential from ~1 MiB on: PCIe is full duplex and data-centre

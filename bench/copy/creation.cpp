@@ -94,8 +94,6 @@ ArmFn arm(Where where) {
   return [where](benchmark::State& s, const Point& p) { run(s, p, where); };
 }
 
-std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }
-
 }  // namespace
 
 // Expect: on_device wins by 50-500x: one host thread makes ~0.5-1 GB/s of normal floats and the

@@ -89,8 +89,6 @@ ArmFn arm(Mode mode) {
   return [mode](benchmark::State& s, const Point& p) { run(s, p, mode); };
 }
 
-std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }
-
 }  // namespace
 
 // Expect: pipelined beats serial_pinned by up to 3x when the transform takes about as long as a

@@ -65,8 +65,6 @@ inline ArmFn transfer_arm(kc::cuda::Direction direction, HostKind host) {
   return [direction, host](benchmark::State& s, const Point& p) { run_transfer(s, p, direction, host); };
 }
 
-inline std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }
-
 // The arms and grid copy.h2d and copy.d2h share: pageable (baseline), pinned, registered.
 inline std::vector<Arm> transfer_arms(kc::cuda::Direction direction) {
   return {{.name = "pageable", .run = transfer_arm(direction, HostKind::kPageable), .unavailable = needs_cuda},

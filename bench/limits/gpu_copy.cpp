@@ -53,8 +53,6 @@ ArmFn arm(Direction direction) {
   return [direction](benchmark::State& s, const Point& p) { run(s, p, direction); };
 }
 
-std::string needs_cuda(const Point&) { return cuda_unavailable_reason(); }
-
 }  // namespace
 
 // Expect: d2d at 80-90 % of HBM peak (H100 SXM ~2.6-3 TB/s of 3.35); pinned H2D and D2H at

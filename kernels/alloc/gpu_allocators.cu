@@ -49,16 +49,6 @@ class CudaMallocBacking : public alloc::BackingAllocator {
 
 }  // namespace
 
-const char* gpu_allocator_name(GpuAllocatorKind kind) {
-  switch (kind) {
-    case GpuAllocatorKind::kCudaMalloc: return "cuda_malloc";
-    case GpuAllocatorKind::kAsyncPool: return "async_pool";
-    case GpuAllocatorKind::kAsyncPoolRetain: return "async_pool_retain";
-    case GpuAllocatorKind::kCaching: return "caching";
-  }
-  return "unknown";
-}
-
 struct GpuTraceReplay::Impl {
   GpuAllocatorKind kind = GpuAllocatorKind::kCudaMalloc;
   cudaStream_t streams[2] = {nullptr, nullptr};

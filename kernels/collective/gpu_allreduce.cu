@@ -40,30 +40,7 @@ __global__ void sum_kernel(float* __restrict__ root, const float* __restrict__ s
 
 constexpr int kThreads = 256;
 
-int visible_devices(std::string* why) {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    cudaGetLastError();  // clear it, so later calls do not report it again
-    if (why && status != cudaErrorNoDevice && status != cudaErrorInsufficientDriver) {
-      *why = std::string(" (") + cudaGetErrorName(status) + ")";
-    }
-    return 0;
-  }
-  return count;
-}
-
 }  // namespace
-
-std::string devices_unavailable_reason(int participants) {
-  std::string why;
-  const int count = visible_devices(&why);
-  if (count == 0) return "no CUDA device" + why;
-  if (count < participants) {
-    return "needs >= " + std::to_string(participants) + " CUDA devices, found " + std::to_string(count);
-  }
-  return "";
-}
 
 std::string nccl_unavailable_reason() {
 #if PAIRBENCH_HAVE_NCCL
@@ -182,7 +159,7 @@ GpuAllReduce::GpuAllReduce(int participants, std::size_t elements) : impl_(new I
   try {
     if (participants < 1) throw std::invalid_argument("GpuAllReduce: participants must be >= 1");
     if (elements < 1) throw std::invalid_argument("GpuAllReduce: elements must be >= 1");
-    if (const std::string why = devices_unavailable_reason(participants); !why.empty()) throw std::runtime_error(why);
+    if (const std::string why = kernels::cuda::devices_unavailable_reason(participants); !why.empty()) throw NotSupported(why);
     impl_->p = participants;
     impl_->n = elements;
     impl_->buf.assign(static_cast<std::size_t>(participants), nullptr);

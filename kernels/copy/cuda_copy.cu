@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -224,18 +225,6 @@ unsigned blocks_for(std::size_t n) {
 
 }  // namespace
 
-std::string device_unavailable_reason() {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    return (status == cudaSuccess || status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver)
-               ? std::string("no CUDA device")
-               : std::string("no CUDA device (") + cudaGetErrorName(status) + ")";
-  }
-  return "";
-}
-
 // ---- EventSpan ----
 EventSpan::EventSpan() {
   cudaEvent_t b = nullptr, e = nullptr;
@@ -287,8 +276,8 @@ struct Transfer::Impl {
 };
 
 Transfer::Transfer(std::size_t bytes, Direction direction, HostKind host)
-    : impl_(std::make_unique<Impl>(bytes, direction, host)) {}
-Transfer::~Transfer() = default;
+    : impl_(new Impl(bytes, direction, host)) {}
+Transfer::~Transfer() { delete impl_; }
 std::size_t Transfer::bytes() const { return impl_->bytes; }
 StreamRef Transfer::stream() const { return {impl_->stream.get()}; }
 
@@ -344,8 +333,8 @@ struct Duplex::Impl {
   Event fork, join;
 };
 
-Duplex::Duplex(std::size_t bytes) : impl_(std::make_unique<Impl>(bytes)) {}
-Duplex::~Duplex() = default;
+Duplex::Duplex(std::size_t bytes) : impl_(new Impl(bytes)) {}
+Duplex::~Duplex() { delete impl_; }
 StreamRef Duplex::stream() const { return {impl_->main.get()}; }
 
 void Duplex::fill_sources(std::uint64_t seed) {
@@ -432,9 +421,9 @@ struct OverlapPipeline::Impl {
 
 OverlapPipeline::OverlapPipeline(std::size_t bytes, int chunks, int streams, int rounds, HostKind host) {
   if (chunks < 1 || streams < 1 || rounds < 0) throw std::invalid_argument("OverlapPipeline: chunks, streams >= 1, rounds >= 0");
-  impl_ = std::make_unique<Impl>(bytes, chunks, streams, rounds, host);
+  impl_ = new Impl(bytes, chunks, streams, rounds, host);
 }
-OverlapPipeline::~OverlapPipeline() = default;
+OverlapPipeline::~OverlapPipeline() { delete impl_; }
 std::span<std::uint32_t> OverlapPipeline::input() { return {impl_->hin(), impl_->n}; }
 std::span<std::uint32_t> OverlapPipeline::output() { return {impl_->hout(), impl_->n}; }
 StreamRef OverlapPipeline::stream() const { return {impl_->streams[0].get()}; }
@@ -506,9 +495,9 @@ struct RandomTensor::Impl {
 
 RandomTensor::RandomTensor(std::size_t count) {
   if (count == 0 || count % 2 != 0) throw std::invalid_argument("RandomTensor: count must be even and > 0 (cuRAND normal pairs)");
-  impl_ = std::make_unique<Impl>(count);
+  impl_ = new Impl(count);
 }
-RandomTensor::~RandomTensor() = default;
+RandomTensor::~RandomTensor() { delete impl_; }
 std::size_t RandomTensor::count() const { return impl_->count; }
 StreamRef RandomTensor::stream() const { return {impl_->stream.get()}; }
 

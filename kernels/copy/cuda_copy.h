@@ -2,23 +2,20 @@
 // memory, device-to-device copies, a chunked copy-in/compute/copy-out pipeline (serial, or on
 // several streams), an H2D and a D2H copy one after the other or at once, and random tensors made
 // on the host or by cuRAND on the device. No CUDA types here, so plain C++ bench code can use it;
-// cuda_copy.cu implements it, cuda_copy_unavailable.cpp stands in where nvcc is absent.
+// cuda_copy.cu implements it; without CUDA every entry point throws NotSupported (cuda_seam.h).
 // A failed CUDA call throws std::runtime_error naming it; what this machine cannot provide
 // (device memory, pinned memory) throws NotSupported naming the limit.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 
+#include "kernels/common/cuda_seam.h"
 #include "kernels/common/not_supported.h"
 
 namespace pairbench::kernels::copy::cuda {
-
-// "" when device 0 can be used; else why not ("no CUDA device", "not compiled with CUDA").
-std::string device_unavailable_reason();
 
 // Where host memory comes from: it decides whether the copy engine can DMA from it directly.
 enum class HostKind {
@@ -36,13 +33,13 @@ struct StreamRef {
 // Two CUDA events queued around GPU work on one stream: the GPU's clock between them.
 class EventSpan {
  public:
-  EventSpan();
-  ~EventSpan();
+  EventSpan() PAIRBENCH_CUDA_ENTRY;
+  ~EventSpan() PAIRBENCH_CUDA_ELSE();
   EventSpan(const EventSpan&) = delete;
   EventSpan& operator=(const EventSpan&) = delete;
-  void begin(StreamRef stream);  // queued; returns at once
-  void end(StreamRef stream);    // queued; returns at once
-  double elapsed_s();            // blocks until the end event is reached
+  void begin(StreamRef stream) PAIRBENCH_CUDA_ENTRY;  // queued; returns at once
+  void end(StreamRef stream) PAIRBENCH_CUDA_ENTRY;    // queued; returns at once
+  double elapsed_s() PAIRBENCH_CUDA_ENTRY;            // blocks until the end event is reached
 
  private:
   void* begin_ = nullptr;
@@ -54,51 +51,51 @@ class EventSpan {
 // against it, so no second full-size reference buffer is needed.
 class Transfer {
  public:
-  Transfer(std::size_t bytes, Direction direction, HostKind host);
-  ~Transfer();
+  Transfer(std::size_t bytes, Direction direction, HostKind host) PAIRBENCH_CUDA_ENTRY;
+  ~Transfer() PAIRBENCH_CUDA_ELSE();
   Transfer(const Transfer&) = delete;
   Transfer& operator=(const Transfer&) = delete;
 
-  std::size_t bytes() const;
-  StreamRef stream() const;
-  void fill_source(std::uint64_t seed);  // blocks
-  void poison_destination();             // blocks
+  std::size_t bytes() const PAIRBENCH_CUDA_ENTRY;
+  StreamRef stream() const PAIRBENCH_CUDA_ENTRY;
+  void fill_source(std::uint64_t seed) PAIRBENCH_CUDA_ENTRY;  // blocks
+  void poison_destination() PAIRBENCH_CUDA_ENTRY;             // blocks
   // Queues `copies` copies of the whole buffer on stream(). Pinned and device memory: returns at
   // once. Pageable: cudaMemcpyAsync stages through the driver's bounce buffer and returns only
   // when the last piece is staged (H2D) or has arrived (D2H).
-  void enqueue(int copies);
-  void synchronize();
-  std::size_t first_mismatch(std::uint64_t seed);  // blocks; bytes() when the destination is right
-  bool spot_check(std::uint64_t seed, std::uint64_t pick_seed);  // blocks
+  void enqueue(int copies) PAIRBENCH_CUDA_ENTRY;
+  void synchronize() PAIRBENCH_CUDA_ENTRY;
+  std::size_t first_mismatch(std::uint64_t seed) PAIRBENCH_CUDA_ENTRY;  // blocks; bytes() when the destination is right
+  bool spot_check(std::uint64_t seed, std::uint64_t pick_seed) PAIRBENCH_CUDA_ENTRY;  // blocks
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  Impl* impl_ = nullptr;  // owned
 };
 
 // An H2D and a D2H copy of `bytes` each, both between pinned host memory and device memory.
 // The H2D source holds stream `seed`, the D2H source stream `seed + 1`.
 class Duplex {
  public:
-  explicit Duplex(std::size_t bytes);
-  ~Duplex();
+  explicit Duplex(std::size_t bytes) PAIRBENCH_CUDA_ENTRY;
+  ~Duplex() PAIRBENCH_CUDA_ELSE();
   Duplex(const Duplex&) = delete;
   Duplex& operator=(const Duplex&) = delete;
 
-  StreamRef stream() const;
-  void fill_sources(std::uint64_t seed);  // blocks
-  void poison_destinations();             // blocks
-  void enqueue_sequential();  // both on stream(), the D2H after the H2D; returns at once
+  StreamRef stream() const PAIRBENCH_CUDA_ENTRY;
+  void fill_sources(std::uint64_t seed) PAIRBENCH_CUDA_ENTRY;  // blocks
+  void poison_destinations() PAIRBENCH_CUDA_ENTRY;             // blocks
+  void enqueue_sequential() PAIRBENCH_CUDA_ENTRY;  // both on stream(), the D2H after the H2D; returns at once
   // H2D on stream(), D2H on a second stream forked from stream() and joined back into it, so an
   // event queued on stream() afterwards waits for both. Returns at once.
-  void enqueue_concurrent();
-  void synchronize();
-  std::string first_mismatch(std::uint64_t seed);  // "" when both are right, else which and where
-  bool spot_check(std::uint64_t seed, std::uint64_t pick_seed);
+  void enqueue_concurrent() PAIRBENCH_CUDA_ENTRY;
+  void synchronize() PAIRBENCH_CUDA_ENTRY;
+  std::string first_mismatch(std::uint64_t seed) PAIRBENCH_CUDA_ENTRY;  // "" when both are right, else which and where
+  bool spot_check(std::uint64_t seed, std::uint64_t pick_seed) PAIRBENCH_CUDA_ENTRY;
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  Impl* impl_ = nullptr;  // owned
 };
 
 // The pipeline's transform, out = f^rounds(in) with f(x) = 1664525 x + 1013904223 (mod 2^32):
@@ -120,24 +117,24 @@ inline Affine32 lcg_power(int rounds) {
 // chunks on different streams never share memory.
 class OverlapPipeline {
  public:
-  OverlapPipeline(std::size_t bytes, int chunks, int streams, int rounds, HostKind host);
-  ~OverlapPipeline();
+  OverlapPipeline(std::size_t bytes, int chunks, int streams, int rounds, HostKind host) PAIRBENCH_CUDA_ENTRY;
+  ~OverlapPipeline() PAIRBENCH_CUDA_ELSE();
   OverlapPipeline(const OverlapPipeline&) = delete;
   OverlapPipeline& operator=(const OverlapPipeline&) = delete;
 
-  std::span<std::uint32_t> input();
-  std::span<std::uint32_t> output();
-  StreamRef stream() const;  // the pipeline's main stream
+  std::span<std::uint32_t> input() PAIRBENCH_CUDA_ENTRY;
+  std::span<std::uint32_t> output() PAIRBENCH_CUDA_ENTRY;
+  StreamRef stream() const PAIRBENCH_CUDA_ENTRY;  // the pipeline's main stream
   // Every step of every chunk waited for before the next one starts (blocks), on stream().
-  void run_serial();
+  void run_serial() PAIRBENCH_CUDA_ENTRY;
   // Chunk c on stream c % streams: copy in, transform, copy out, all queued with no wait. The
   // streams fork from stream() and join back into it. Returns at once (pinned host memory).
-  void enqueue_pipelined();
-  void synchronize();
+  void enqueue_pipelined() PAIRBENCH_CUDA_ENTRY;
+  void synchronize() PAIRBENCH_CUDA_ENTRY;
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  Impl* impl_ = nullptr;  // owned
 };
 
 // C8: a tensor of `count` (even) standard-normal floats from Philox4x32-10. Host and device
@@ -145,28 +142,28 @@ class OverlapPipeline {
 // checks the other.
 class RandomTensor {
  public:
-  explicit RandomTensor(std::size_t count);
-  ~RandomTensor();
+  explicit RandomTensor(std::size_t count) PAIRBENCH_CUDA_ENTRY;
+  ~RandomTensor() PAIRBENCH_CUDA_ELSE();
   RandomTensor(const RandomTensor&) = delete;
   RandomTensor& operator=(const RandomTensor&) = delete;
 
-  std::size_t count() const;
-  StreamRef stream() const;
-  void reseed(std::uint64_t seed);  // both generators, offset 0
-  void generate_on_host();           // into the pageable host buffer only; blocks
+  std::size_t count() const PAIRBENCH_CUDA_ENTRY;
+  StreamRef stream() const PAIRBENCH_CUDA_ENTRY;
+  void reseed(std::uint64_t seed) PAIRBENCH_CUDA_ENTRY;  // both generators, offset 0
+  void generate_on_host() PAIRBENCH_CUDA_ENTRY;           // into the pageable host buffer only; blocks
   // generate_on_host(), then a copy to the device tensor that returns once it is staged:
   // torch.randn(n).cuda().
-  void make_on_host_and_copy();
+  void make_on_host_and_copy() PAIRBENCH_CUDA_ENTRY;
   // Queues generation straight into the device tensor; returns at once: torch.randn(n, device=...).
-  void make_on_device();
-  std::span<const float> host_values() const;  // the last values made on the host
-  void download(std::span<float> out);          // the device tensor; blocks
-  void poison_device();                         // 0xFF bytes (NaN); blocks
-  void synchronize();
+  void make_on_device() PAIRBENCH_CUDA_ENTRY;
+  std::span<const float> host_values() const PAIRBENCH_CUDA_ENTRY;  // the last values made on the host
+  void download(std::span<float> out) PAIRBENCH_CUDA_ENTRY;          // the device tensor; blocks
+  void poison_device() PAIRBENCH_CUDA_ENTRY;                         // 0xFF bytes (NaN); blocks
+  void synchronize() PAIRBENCH_CUDA_ENTRY;
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  Impl* impl_ = nullptr;  // owned
 };
 
 }  // namespace pairbench::kernels::copy::cuda

@@ -46,32 +46,6 @@ __global__ void busy_add_one_kernel(float* x, std::size_t n, long long cycles) {
 
 }  // namespace
 
-DeviceInfo query_device() {
-  DeviceInfo info;
-  cudaRuntimeGetVersion(&info.runtime_version);
-  cudaDriverGetVersion(&info.driver_version);  // leaves 0 where no driver is installed
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    info.reason = (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver || count == 0)
-                      ? "no CUDA device"
-                      : std::string("no CUDA device (") + cudaGetErrorName(status) + ")";
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
-    return info;
-  }
-  info.device_count = count;
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
-    info.reason = "cudaGetDeviceProperties failed";
-    return info;
-  }
-  info.available = true;
-  info.name = prop.name;
-  info.compute_capability_major = prop.major;
-  info.compute_capability_minor = prop.minor;
-  return info;
-}
-
 struct StreamOps::Impl {
   std::size_t n = 0;
   float* x = nullptr;

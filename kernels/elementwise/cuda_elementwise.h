@@ -1,11 +1,12 @@
 // Host API of the CUDA bandwidth-bound ops: y = a*x + b and row-wise layer-norm over fp32, bf16 or
 // fp16 storage with fp32 math, the same ops as bandwidth_ops.h. No CUDA types here, so plain C++
-// bench code can use it; cuda_elementwise_unavailable.cpp stands in where nvcc is absent.
+// bench code can use it; without CUDA every entry point throws NotSupported (cuda_seam.h).
 #pragma once
 
 #include <cstdint>
 #include <span>
 
+#include "kernels/common/cuda_seam.h"
 #include "kernels/elementwise/bandwidth_ops.h"
 
 namespace pairbench::kernels::cuda {
@@ -21,16 +22,16 @@ struct ElementwiseOp {
 // Every method throws std::runtime_error naming the failed CUDA call.
 class DeviceBandwidthOps {
  public:
-  DeviceBandwidthOps(elementwise::Storage storage, std::int64_t elements);
-  ~DeviceBandwidthOps();
+  DeviceBandwidthOps(elementwise::Storage storage, std::int64_t elements) PAIRBENCH_CUDA_ENTRY;
+  ~DeviceBandwidthOps() PAIRBENCH_CUDA_ELSE();
   DeviceBandwidthOps(const DeviceBandwidthOps&) = delete;
   DeviceBandwidthOps& operator=(const DeviceBandwidthOps&) = delete;
 
-  void upload(std::span<const float> x);  // rounds to the storage type on the host, copies; blocks
-  void poison_output();                   // y = NaN; blocks
-  void enqueue(const ElementwiseOp& op);  // one launch on the stream; returns at once
-  double time_ms(const ElementwiseOp& op, int launches);  // CUDA events around `launches` launches; blocks
-  void download(std::span<float> y);      // widens y to fp32 on the host; blocks
+  void upload(std::span<const float> x) PAIRBENCH_CUDA_ENTRY;  // rounds to the storage type on the host, copies; blocks
+  void poison_output() PAIRBENCH_CUDA_ENTRY;                   // y = NaN; blocks
+  void enqueue(const ElementwiseOp& op) PAIRBENCH_CUDA_ENTRY;  // one launch on the stream; returns at once
+  double time_ms(const ElementwiseOp& op, int launches) PAIRBENCH_CUDA_ENTRY;  // CUDA events around `launches` launches; blocks
+  void download(std::span<float> y) PAIRBENCH_CUDA_ENTRY;      // widens y to fp32 on the host; blocks
 
  private:
   struct Impl;

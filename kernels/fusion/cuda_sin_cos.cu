@@ -57,18 +57,6 @@ constexpr float kMulX = 2.0f, kMulY = 3.0f;  // as in sin_cos.cpp
 
 }  // namespace
 
-std::string device_unavailable_reason() {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    cudaGetLastError();  // clear it, so later calls do not report it again
-    return (status == cudaSuccess || status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver)
-               ? std::string("no CUDA device")
-               : std::string("no CUDA device (") + cudaGetErrorName(status) + ")";
-  }
-  return "";
-}
-
 struct DeviceSinCos::Impl {
   std::size_t n = 0;
   float *x = nullptr, *y = nullptr, *a = nullptr, *b = nullptr, *out = nullptr;

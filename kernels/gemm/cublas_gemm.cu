@@ -122,16 +122,11 @@ std::string ordinal(int i) {
 }  // namespace
 
 std::string gemm_unsupported_reason(Precision p) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    return "no CUDA device";
-  }
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return "cudaGetDeviceProperties failed";
-  const int cc = prop.major * 10 + prop.minor;
-  const std::string has = std::string(prop.name) + " has compute capability " + std::to_string(prop.major) + "." +
-                          std::to_string(prop.minor);
+  const DeviceInfo device = query_device();
+  if (!device.available) return device.reason;
+  const int cc = device.compute_capability_major * 10 + device.compute_capability_minor;
+  const std::string has = device.name + " has compute capability " + std::to_string(device.compute_capability_major) +
+                          "." + std::to_string(device.compute_capability_minor);
   switch (p) {
     case Precision::kTf32:
       if (cc < 80) return "tf32 tensor cores need compute capability >= 8.0; " + has;

@@ -1,12 +1,14 @@
 // Host API of the GPU GEMM through cuBLASLt: fp32, tf32 (fp32 data, tensor-core math), fp16 and
 // bf16 (16-bit A, B and C, fp32 accumulation). No CUDA types here, so plain C++ bench code can use
-// it; cublas_gemm_unavailable.cpp stands in where nvcc is absent.
+// it; without CUDA every entry point throws NotSupported (kernels/common/cuda_seam.h).
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
 
+#include "kernels/common/cuda_seam.h"
+#include "kernels/common/device.h"
 #include "kernels/elementwise/accuracy.h"
 #include "kernels/gemm/gemm_reference.h"
 
@@ -14,7 +16,7 @@ namespace pairbench::kernels::cuda {
 
 // "" when device 0 can run this precision's GEMM as the arm means it; otherwise why, with the
 // compute capability: tf32 and bf16 tensor cores need 8.0, fp16 tensor cores 7.0. Never throws.
-std::string gemm_unsupported_reason(elementwise::Precision p);
+PAIRBENCH_CUDA_INLINE std::string gemm_unsupported_reason(elementwise::Precision p) PAIRBENCH_CUDA_ELSE(device_unavailable_reason());
 
 // The untimed tuning pass: every algorithm cuBLASLt's heuristic offers, each timed, the fastest kept.
 struct GemmAlgoChoice {
@@ -30,18 +32,18 @@ struct GemmAlgoChoice {
 // naming the failed CUDA/cuBLAS call.
 class LtGemm {
  public:
-  LtGemm(elementwise::Precision precision, const gemm::GemmShape& shape);
-  ~LtGemm();
+  LtGemm(elementwise::Precision precision, const gemm::GemmShape& shape) PAIRBENCH_CUDA_ENTRY;
+  ~LtGemm() PAIRBENCH_CUDA_ELSE();
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
 
-  void upload(std::span<const float> a, std::span<const float> b);  // rounds to storage on the host; blocks
-  void poison_output();                                              // C = NaN; blocks
-  GemmAlgoChoice tune(int max_candidates, int launches_per_candidate);  // blocks
-  void enqueue();                  // one matmul with the chosen algorithm; returns at once
-  double time_ms(int launches);    // CUDA events around `launches` matmuls; blocks
-  void sync();                     // waits for the stream
-  void download(std::span<float> c);  // widens C to fp32 on the host; blocks
+  void upload(std::span<const float> a, std::span<const float> b) PAIRBENCH_CUDA_ENTRY;  // rounds to storage on the host; blocks
+  void poison_output() PAIRBENCH_CUDA_ENTRY;                                              // C = NaN; blocks
+  GemmAlgoChoice tune(int max_candidates, int launches_per_candidate) PAIRBENCH_CUDA_ENTRY;  // blocks
+  void enqueue() PAIRBENCH_CUDA_ENTRY;                  // one matmul with the chosen algorithm; returns at once
+  double time_ms(int launches) PAIRBENCH_CUDA_ENTRY;    // CUDA events around `launches` matmuls; blocks
+  void sync() PAIRBENCH_CUDA_ENTRY;                     // waits for the stream
+  void download(std::span<float> c) PAIRBENCH_CUDA_ENTRY;  // widens C to fp32 on the host; blocks
 
  private:
   struct Impl;

@@ -64,18 +64,6 @@ __global__ void consume_kernel(const float* __restrict__ x, const float* __restr
 
 }  // namespace
 
-std::string device_unavailable_reason() {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    cudaGetLastError();  // clear the sticky-free error so later calls start clean
-    return (status == cudaSuccess || status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver)
-               ? std::string("no CUDA device")
-               : std::string("no CUDA device (") + cudaGetErrorName(status) + ")";
-  }
-  return "";
-}
-
 void* pinned_allocate(std::size_t bytes) {
   void* p = nullptr;
   PB_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocDefault));

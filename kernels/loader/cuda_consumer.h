@@ -1,6 +1,6 @@
 // The GPU consumer of the loader experiment (C5): a pinned batch is copied to the device and the
 // same linear layer as CpuConsumer runs on it, timed with CUDA events, so "GPU busy" = summed
-// kernel time. No CUDA types here; cuda_consumer_unavailable.cpp stands in where nvcc is absent.
+// kernel time. No CUDA types here; without CUDA every entry point throws NotSupported (cuda_seam.h).
 #pragma once
 
 #include <cstddef>
@@ -9,15 +9,14 @@
 #include <string>
 #include <vector>
 
-namespace pairbench::kernels::loader::cuda {
+#include "kernels/common/cuda_seam.h"
 
-// "" when a CUDA device is usable, else why not ("no CUDA device", "not compiled with CUDA").
-std::string device_unavailable_reason();
+namespace pairbench::kernels::loader::cuda {
 
 // Page-locked host memory (cudaHostAlloc) for the loader's batch buffers: HostAllocator hooks.
 // pinned_allocate throws std::runtime_error naming the failed call; pinned_free ignores nullptr.
-void* pinned_allocate(std::size_t bytes);
-void pinned_free(void* p);
+PAIRBENCH_CUDA_INLINE void* pinned_allocate(std::size_t bytes) PAIRBENCH_CUDA_ENTRY;
+PAIRBENCH_CUDA_INLINE void pinned_free(void* p) PAIRBENCH_CUDA_ELSE();
 
 struct GpuConsumeResult {
   double output_sum = 0;       // sum of every y, as CpuConsumer::consume returns
@@ -29,15 +28,15 @@ struct GpuConsumeResult {
 class CudaConsumer {
  public:
   // weights: consumer_weights(features, outputs, seed)'s layout; max_samples: the largest batch.
-  CudaConsumer(std::span<const float> weights, std::size_t features, int outputs, int max_samples);
-  ~CudaConsumer();
+  CudaConsumer(std::span<const float> weights, std::size_t features, int outputs, int max_samples) PAIRBENCH_CUDA_ENTRY;
+  ~CudaConsumer() PAIRBENCH_CUDA_ELSE();
   CudaConsumer(const CudaConsumer&) = delete;
   CudaConsumer& operator=(const CudaConsumer&) = delete;
 
   // H2D copy of `samples` rows of `batch` (pinned memory: a true async DMA), then the kernel between
   // two events, then the outputs and checksum back. Blocks until all of it is done, so the caller
   // may hand `batch` back to the loader afterwards.
-  GpuConsumeResult consume(const float* batch, int samples);
+  GpuConsumeResult consume(const float* batch, int samples) PAIRBENCH_CUDA_ENTRY;
   double kernel_busy_s() const { return busy_s_; }  // summed event time of every kernel so far
   const std::vector<float>& last_outputs() const { return y_; }  // [samples][outputs] of the last batch
 

@@ -10,6 +10,7 @@
 #include <ostream>
 #include <random>
 
+#include "kernels/common/device.h"
 #include "kernels/dispatch/cuda_stream_ops.h"
 
 namespace pairbench::kernels::cuda {

@@ -38,32 +38,32 @@ void check_all_reduce(int p, Algorithm algorithm) {
 
 int device_count() {
   int p = 0;
-  while (p < 8 && devices_unavailable_reason(p + 1).empty()) ++p;
+  while (p < 8 && kernels::cuda::devices_unavailable_reason(p + 1).empty()) ++p;
   return p;
 }
 
 TEST(AllreduceGpuTest, GatherBroadcastEqualsHostSum) {
-  if (const std::string why = devices_unavailable_reason(1); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+  if (const std::string why = kernels::cuda::devices_unavailable_reason(1); !why.empty()) GTEST_SKIP() << "skipped: " << why;
   for (int p = 1; p <= device_count(); ++p) check_all_reduce(p, Algorithm::kGatherBroadcast);
-  if (const std::string why = devices_unavailable_reason(2); !why.empty()) {
+  if (const std::string why = kernels::cuda::devices_unavailable_reason(2); !why.empty()) {
     GTEST_SKIP() << "skipped (P = 1 passed): " << why;
   }
 }
 
 TEST(AllreduceGpuTest, NcclRingEqualsHostSum) {
-  if (const std::string why = devices_unavailable_reason(1); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+  if (const std::string why = kernels::cuda::devices_unavailable_reason(1); !why.empty()) GTEST_SKIP() << "skipped: " << why;
   if (const std::string why = nccl_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
   for (int p = 1; p <= device_count(); ++p) check_all_reduce(p, Algorithm::kRing);
-  if (const std::string why = devices_unavailable_reason(2); !why.empty()) {
+  if (const std::string why = kernels::cuda::devices_unavailable_reason(2); !why.empty()) {
     GTEST_SKIP() << "skipped (P = 1 passed): " << why;
   }
 }
 
 TEST(AllreduceGpuTest, BadInput) {
-  if (const std::string why = devices_unavailable_reason(1); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+  if (const std::string why = kernels::cuda::devices_unavailable_reason(1); !why.empty()) GTEST_SKIP() << "skipped: " << why;
   EXPECT_THROW(GpuAllReduce(0, 10), std::invalid_argument);
   EXPECT_THROW(GpuAllReduce(1, 0), std::invalid_argument);
-  EXPECT_THROW(GpuAllReduce(device_count() + 1, 10), std::runtime_error);
+  EXPECT_THROW(GpuAllReduce(device_count() + 1, 10), NotSupported);
   GpuAllReduce one(1, 10);
   std::vector<float> nine(9), ten(10);
   EXPECT_THROW(one.upload(0, nine), std::invalid_argument);
@@ -71,10 +71,10 @@ TEST(AllreduceGpuTest, BadInput) {
 }
 
 TEST(AllreduceGpuTest, ReasonsNameTheDeviceCount) {
-  const std::string why = devices_unavailable_reason(1000);
+  const std::string why = kernels::cuda::devices_unavailable_reason(1000);
   EXPECT_FALSE(why.empty());
   const bool known = why.rfind("no CUDA device", 0) == 0 || why.rfind("needs >= 1000 CUDA devices, found ", 0) == 0 ||
-                     why == "not compiled with CUDA";
+                     why.rfind("not compiled with CUDA", 0) == 0;
   EXPECT_TRUE(known) << why;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/common/device.h"
 #include "kernels/copy/cuda_copy.h"
 #include "kernels/copy/verify.h"
 
@@ -16,7 +17,7 @@ namespace {
 class CudaCopyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string why = device_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+    if (const std::string why = kernels::cuda::device_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
   }
 };
 

@@ -1,5 +1,6 @@
 // The CUDA dispatch workload against host references: every wait mode, read-back, accumulation,
 // graph replay. Always compiled; skipped with the reason where there is no CUDA device.
+#include "kernels/common/device.h"
 #include "kernels/dispatch/cuda_stream_ops.h"
 
 #include <gtest/gtest.h>

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/common/device.h"
 #include "kernels/dispatch/cuda_stream_ops.h"
 #include "kernels/elementwise/cuda_elementwise.h"
 

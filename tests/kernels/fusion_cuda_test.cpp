@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/common/device.h"
 #include "kernels/fusion/cuda_sin_cos.h"
 
 namespace pairbench::kernels::fusion::cuda {
@@ -14,7 +15,7 @@ namespace {
 class FusionCudaTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string why = device_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+    if (const std::string why = kernels::cuda::device_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
   }
 };
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/common/device.h"
 #include "kernels/dispatch/cuda_stream_ops.h"
 #include "kernels/gemm/cublas_gemm.h"
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/common/device.h"
 #include "kernels/loader/cuda_consumer.h"
 #include "kernels/loader/dataset.h"
 #include "kernels/loader/pipeline.h"
@@ -16,7 +17,7 @@ namespace {
 class LoaderCudaTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string why = device_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+    if (const std::string why = kernels::cuda::device_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
   }
 };
 

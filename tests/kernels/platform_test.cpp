@@ -1,5 +1,6 @@
 // kernels/common, the platform layer: splitmix64 against its published reference values, the fill
-// helpers' ranges and exactness, usable CPUs against the affinity mask, NotSupported's contract.
+// helpers' ranges and exactness, usable CPUs against the affinity mask, NotSupported's contract,
+// the one device query's reasons, and the CUDA seam's entry points in the build without CUDA.
 #include <gtest/gtest.h>
 #include <sched.h>
 
@@ -7,13 +8,20 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/collective/gpu_allreduce.h"
 #include "kernels/common/cpus.h"
+#include "kernels/common/cuda_seam.h"
+#include "kernels/common/device.h"
 #include "kernels/common/not_supported.h"
 #include "kernels/common/rng.h"
+#include "kernels/dispatch/cuda_stream_ops.h"
+#include "kernels/gemm/cublas_gemm.h"
+#include "kernels/loader/cuda_consumer.h"
 
 namespace pk = pairbench::kernels;
 
@@ -121,6 +129,60 @@ TEST(NotSupported, IsARuntimeErrorCarryingItsReason) {
     EXPECT_STREQ(e.what(), "needs 2 GiB of host memory; MemAvailable is 1.1 GiB");
     EXPECT_NE(dynamic_cast<const pairbench::NotSupported*>(&e), nullptr);
   }
+}
+
+// ---- device.h and cuda_seam.h -------------------------------------------------------------------
+
+namespace pc = pairbench::kernels::cuda;
+
+TEST(Device, QueryGivesADeviceOrTheReasonReportsKeyOn) {
+  const pc::DeviceInfo info = pc::query_device();
+  if (info.available) {
+    EXPECT_TRUE(info.reason.empty());
+    EXPECT_GE(info.device_count, 1);
+    EXPECT_FALSE(info.name.empty());
+    EXPECT_GE(info.compute_capability_major, 1);
+    EXPECT_EQ(pc::device_unavailable_reason(), "");
+    EXPECT_EQ(pc::devices_unavailable_reason(info.device_count), "");
+    return;
+  }
+#if PAIRBENCH_HAVE_CUDA
+  EXPECT_TRUE(info.reason.rfind("no CUDA device", 0) == 0 || info.reason == "cudaGetDeviceProperties failed")
+      << info.reason;
+  EXPECT_GT(info.runtime_version, 0);
+#else
+  EXPECT_EQ(info.reason, "not compiled with CUDA (nvcc not found at configure time)");
+  EXPECT_EQ(info.runtime_version, 0);
+#endif
+  EXPECT_EQ(info.device_count, 0);
+  EXPECT_EQ(pc::device_unavailable_reason(), info.reason);
+  EXPECT_EQ(pc::devices_unavailable_reason(1), info.reason);
+}
+
+TEST(Device, TooFewDevicesNamesBothCounts) {
+  const pc::DeviceInfo info = pc::query_device();
+  if (!info.available) GTEST_SKIP() << "skipped: " << info.reason;
+  const int wanted = info.device_count + 1;
+  EXPECT_EQ(pc::devices_unavailable_reason(wanted), "needs >= " + std::to_string(wanted) + " CUDA devices, found " +
+                                                        std::to_string(info.device_count));
+}
+
+// A family's entry points in the build without CUDA: the seam's marks are their definitions.
+TEST(CudaSeam, WithoutCudaEntryPointsThrowNotSupportedAndQueriesAnswer) {
+#if PAIRBENCH_HAVE_CUDA
+  GTEST_SKIP() << "built with CUDA: each family's .cu defines its entry points";
+#else
+  try {
+    pc::StreamOps ops(16);
+    ADD_FAILURE() << "StreamOps was constructed without CUDA";
+  } catch (const pairbench::NotSupported& e) {
+    EXPECT_STREQ(e.what(), "not compiled with CUDA");
+  }
+  EXPECT_THROW(pairbench::kernels::loader::cuda::pinned_allocate(64), pairbench::NotSupported);
+  EXPECT_NO_THROW(pairbench::kernels::loader::cuda::pinned_free(nullptr));
+  EXPECT_EQ(pairbench::kernels::collective::gpu::nccl_unavailable_reason(), pc::kNotCompiledWithCudaReason);
+  EXPECT_EQ(pc::gemm_unsupported_reason(pairbench::kernels::elementwise::Precision::kFp32), pc::kNotCompiledWithCudaReason);
+#endif
 }
 
 }  // namespace
