@@ -13,6 +13,55 @@
 namespace pairbench::harness {
 namespace fs = std::filesystem;
 
+nlohmann::json verdict_check_to_json(const VerdictCheckEntry& c) {
+  nlohmann::json j = {{"test", c.test}, {"treatments", c.treatments}, {"where", c.where}, {"exclude", c.exclude}};
+  if (c.test == "better") j["threshold"] = c.threshold;
+  if (c.test != "same") j["equivalence"] = c.equivalence;
+  if (c.test == "same") j["tolerance"] = c.tolerance;
+  if (!c.why.empty()) j["why"] = c.why;
+  if (!c.analogue.empty()) j["analogue"] = c.analogue;
+  return j;
+}
+
+namespace {
+// axis -> values; a single value may be written as a string.
+std::map<std::string, std::vector<std::string>> axis_values(const JsonField& j) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [axis, v] : j.members()) out[axis] = v.json().is_string() ? std::vector<std::string>{v.string()} : v.strings();
+  return out;
+}
+
+double ratio_bound(const JsonField& j, const std::string& key, double fallback) {
+  const auto f = j.find(key);
+  if (!f) return fallback;
+  const double v = f->number();
+  if (!(v > 0)) f->fail("a ratio > 0");
+  return v;
+}
+}  // namespace
+
+VerdictCheckEntry parse_verdict_check(const JsonField& j) {
+  VerdictCheckEntry c;
+  const auto test = j.find("test");
+  c.test = test ? test->string() : "better";
+  if (c.test != "better" && c.test != "same" && c.test != "plateau") test->fail("better, same or plateau");
+  if (const auto t = j.find("treatments")) c.treatments = t->strings();
+  if (c.test == "plateau" && c.treatments.size() < 2) {
+    (j.find("treatments") ? *j.find("treatments") : j).fail("at least two treatments, in order, for 'plateau'");
+  }
+  if (const auto w = j.find("where")) c.where = axis_values(*w);
+  if (const auto w = j.find("exclude")) c.exclude = axis_values(*w);
+  c.threshold = ratio_bound(j, "threshold", 1.0);
+  c.equivalence = ratio_bound(j, "equivalence", c.test == "plateau" ? 1.05 : 1.02);
+  c.tolerance = ratio_bound(j, "tolerance", 1.1);
+  if ((c.test == "same" && c.tolerance < 1) || c.equivalence < 1) {
+    j[c.test == "same" ? "tolerance" : "equivalence"].fail("a ratio >= 1 (a band around 1)");
+  }
+  c.why = j.string_or("why", "");
+  c.analogue = j.string_or("analogue", "");
+  return c;
+}
+
 std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, const std::string& binary) {
   // Every read names the binary and the field path (experiments[2].metric.name) on bad input.
   const JsonField doc(listing, binary + " --pairbench_list");
@@ -63,6 +112,9 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
       for (const JsonField& m : secondary->elements()) {
         e.secondary.push_back({m["name"].string(), m["unit"].string(), m["better"].string()});
       }
+    }
+    if (const auto verdict = je.find("verdict")) {
+      for (const JsonField& c : verdict->elements()) e.verdict.push_back(parse_verdict_check(c));
     }
     for (const JsonField& b : je["benchmarks"].elements()) {
       BenchmarkEntry be;
@@ -131,6 +183,8 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
     for (const auto& [axis, values] : e.axes) je["axes"].push_back({{"name", axis}, {"values", values}});
     je["arms"] = nlohmann::json::array();
     for (const auto& a : e.arms) je["arms"].push_back({{"name", a.name}, {"role", a.role}, {"env", a.env}});
+    je["verdict"] = nlohmann::json::array();
+    for (const auto& c : e.verdict) je["verdict"].push_back(verdict_check_to_json(c));
     je["benchmarks"] = nlohmann::json::array();
     for (const auto& b : e.benchmarks) {
       nlohmann::json params = nlohmann::json::object();

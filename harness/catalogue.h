@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/json_field.h"
+
 namespace pairbench::harness {
 
 struct BenchmarkEntry {
@@ -52,6 +54,17 @@ struct SecondaryMetric {
   std::string name, unit, better;
 };
 
+// How an experiment's ratios decide its claim (bench VerdictCheck; the rules: harness/claims.h).
+struct VerdictCheckEntry {
+  std::string test = "better";  // better | same | plateau
+  std::vector<std::string> treatments;  // empty = every treatment; plateau: >= 2, in order
+  std::map<std::string, std::vector<std::string>> where, exclude;  // axis -> values
+  double threshold = 1.0;    // better
+  double equivalence = 1.02;  // better: no meaningful difference within it; plateau: 1.05
+  double tolerance = 1.1;    // same
+  std::string why, analogue;  // analogue: the argument why a CPU experiment tests a GPU claim
+};
+
 struct ExperimentEntry {
   std::string binary;  // absolute path of the bench binary that runs it
   std::string name, claim, question, timing, kind;
@@ -66,8 +79,14 @@ struct ExperimentEntry {
   std::vector<TargetEntry> targets;
   std::vector<LimitEntry> limits;
   std::vector<SecondaryMetric> secondary;
+  std::vector<VerdictCheckEntry> verdict;  // empty = the default check (better, threshold 1)
   std::vector<BenchmarkEntry> benchmarks;
 };
+
+// A check as JSON (the catalogue's and the run file's `verdict` entries), and back; the reader
+// throws JsonFieldError naming the field on a check that cannot be applied.
+nlohmann::json verdict_check_to_json(const VerdictCheckEntry& c);
+VerdictCheckEntry parse_verdict_check(const JsonField& j);
 
 // Parses one binary's listing; throws std::runtime_error naming the binary and field on bad input.
 std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, const std::string& binary);

@@ -77,6 +77,10 @@ PAIRBENCH_EXPERIMENT(alloc_data_loader) {
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
       .secondary = {{.name = "peak_rss_bytes", .unit = "B", .better = Better::kLower},
                     {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .treatments = {"jemalloc", "tcmalloc"},
+                    .threshold = 1.0,
+                    .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the figures but do not decide it"}},
   };
 }
 

@@ -102,6 +102,10 @@ PAIRBENCH_EXPERIMENT(alloc_fragmentation) {
       .metric = {.name = "peak_rss_bytes", .unit = "bytes", .better = Better::kLower},
       .secondary = {{.name = "rss_over_live", .unit = "x", .better = Better::kLower},
                     {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .treatments = {"jemalloc", "tcmalloc"},
+                    .threshold = 1.0,
+                    .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the figures but do not decide it"}},
   };
 }
 

@@ -152,6 +152,17 @@ PAIRBENCH_EXPERIMENT(allreduce) {
       .timing = Timing::kWallClock,
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .secondary = {{.name = "bus_bytes_per_second", .unit = "B/s", .better = Better::kHigher}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .treatments = {"ring"},
+                    .where = {{"device", {"cuda"}}},
+                    .threshold = 1.0},
+                   {.test = VerdictCheck::Test::kBetter,
+                    .treatments = {"ring"},
+                    .where = {{"device", {"cpu"}}, {"participants", {"2"}}},
+                    .exclude = {{"elements", {"4096"}}},
+                    .threshold = 1.0,
+                    .why = "threads analogue: the ring splits the reduction across participants; at 4096 elements barrier latency dominates and is not judged",
+                    .analogue = "threads stand in for GPUs; the ring moves 2(N-1)/N of the data per participant where gather-broadcast funnels all of it through one, on any interconnect"}},
   };
 }
 

@@ -38,6 +38,31 @@ const char* time_relation_name(TimeRelation r) {
   }
 }
 
+const char* test_name(VerdictCheck::Test t) {
+  switch (t) {
+    case VerdictCheck::Test::kSame: return "same";
+    case VerdictCheck::Test::kPlateau: return "plateau";
+    default: return "better";
+  }
+}
+
+// One check as the harness reads it (harness/catalogue.cpp); the defaults resolved here, once.
+nlohmann::json verdict_check_json(const VerdictCheck& c) {
+  nlohmann::json j = {{"test", test_name(c.test)}, {"treatments", c.treatments}, {"where", c.where},
+                      {"exclude", c.exclude}};
+  if (c.test == VerdictCheck::Test::kBetter) {
+    j["threshold"] = c.threshold;
+    j["equivalence"] = c.equivalence > 0 ? c.equivalence : 1.02;
+  } else if (c.test == VerdictCheck::Test::kSame) {
+    j["tolerance"] = c.tolerance;
+  } else {
+    j["equivalence"] = c.equivalence > 0 ? c.equivalence : 1.05;
+  }
+  if (!c.why.empty()) j["why"] = c.why;
+  if (!c.analogue.empty()) j["analogue"] = c.analogue;
+  return j;
+}
+
 nlohmann::json catalogue(const std::string& profile, const char* binary) {
   nlohmann::json out = {{"schema_version", kCatalogueSchemaVersion},
                         {"binary", binary},
@@ -79,6 +104,8 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
     for (const Metric& m : e.secondary) {
       je["secondary"].push_back({{"name", m.name}, {"unit", m.unit}, {"better", better_name(m.better)}});
     }
+    je["verdict"] = nlohmann::json::array();
+    for (const VerdictCheck& c : e.verdict) je["verdict"].push_back(verdict_check_json(c));
     for (const LimitRef& l : e.limits) {
       nlohmann::json also = nlohmann::json::array();
       for (const LimitSource& c : l.also) also.push_back({{"experiment", c.experiment}, {"arm", c.arm}, {"where", c.where}});

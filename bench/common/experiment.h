@@ -110,6 +110,29 @@ struct LimitRef {
   bool own_arms = false;
 };
 
+// How an experiment's ratios decide its claim: one check over some of its grid points and
+// treatments (docs/claims.md). claims.json says which experiments test a claim and how the
+// checks combine; the harness (harness/claims.cpp) applies them and writes the verdict.
+struct VerdictCheck {
+  enum class Test {
+    kBetter,   // held if ci_low > threshold; did not hold if ci_high < threshold or the interval
+               // lies inside [1/equivalence, equivalence] (no meaningful difference)
+    kSame,     // held if the interval lies inside [1/tolerance, tolerance]; did not hold if outside
+    kPlateau,  // `treatments` in order: the last stopped beating an earlier one by `equivalence`
+  };
+  Test test = Test::kBetter;
+  std::vector<std::string> treatments;                    // empty = every treatment (plateau: >= 2, in order)
+  std::map<std::string, std::vector<std::string>> where;  // grid points judged (axis -> values); empty = all
+  std::map<std::string, std::vector<std::string>> exclude;  // grid points not judged
+  double threshold = 1.0;    // kBetter: the ratio the interval must clear
+  double equivalence = 0;    // kBetter: 1.02, kPlateau: 1.05 when 0
+  double tolerance = 1.1;    // kSame
+  std::string why;           // the reason for this rule, shown in docs/claims.md
+  // Set when a CPU experiment stands in for a GPU claim: the argument why it tests the claim.
+  // Its rows and a verdict decided by them alone are labelled as a CPU analogue.
+  std::string analogue;
+};
+
 struct Experiment {
   std::string name;         // "<area>.<experiment>", e.g. "dispatch.sync_vs_async"
   std::string claim;        // id in claims.json, e.g. "C3"; empty for a machine limit
@@ -131,6 +154,9 @@ struct Experiment {
   // whose counts vary run to run. Empty: never.
   std::function<bool(const Arm&, const Point&)> instructions;
   double instructions_gate_threshold = 0;  // relative increase the gate acts on; 0 = its default (1 %)
+  // How this experiment decides its claim; empty = every treatment at every point must be better
+  // than the baseline (kBetter, threshold 1). Only read where claims.json lists the experiment.
+  std::vector<VerdictCheck> verdict;
 };
 
 // The timing mode at one grid point (kByDevice resolved by the point's `device` axis).

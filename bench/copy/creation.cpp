@@ -115,6 +115,8 @@ PAIRBENCH_EXPERIMENT(creation) {
       .limits = {{.experiment = "limits.gpu_copy", .arm = "h2d_pinned", .arms = {"host_then_copy"}},
                  {.experiment = "limits.gpu_copy", .arm = "d2d", .arms = {"on_device"}}},
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .threshold = 1.0}},
   };
 }
 

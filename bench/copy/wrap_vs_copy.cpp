@@ -101,6 +101,8 @@ PAIRBENCH_EXPERIMENT(wrap_vs_copy) {
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
       // Instruction counts gate this experiment too: one thread copies or wraps: deterministic user-space work.
       .instructions = cpu_point,
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .threshold = 1.0}},
   };
 }
 

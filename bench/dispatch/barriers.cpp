@@ -103,6 +103,16 @@ PAIRBENCH_EXPERIMENT(barriers) {
                {.name = "unrelated_us", .quick = {"0", "1000"}, .nightly = {"0", "100", "1000"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+      .verdict = {{.test = VerdictCheck::Test::kSame,
+                    .treatments = {"wait_for"},
+                    .where = {{"unrelated_us", {"0"}}},
+                    .tolerance = 1.25,
+                    .why = "nothing else queued: the two waits should cost the same (within 25 %)"},
+                   {.test = VerdictCheck::Test::kBetter,
+                    .treatments = {"wait_for"},
+                    .exclude = {{"unrelated_us", {"0"}}},
+                    .threshold = 1.0,
+                    .why = "unrelated work queued: waiting for one result should beat waiting for everything"}},
   };
 }
 

@@ -87,6 +87,10 @@ PAIRBENCH_EXPERIMENT(bounded_queue) {
       .metric = {.name = "peak_live_bytes", .unit = "B", .better = Better::kLower},
       .secondary = {{.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
                     {.name = "peak_outstanding_ops", .unit = "ops", .better = Better::kLower}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .treatments = {"bounded", "sync_per_batch"},
+                    .threshold = 1.0,
+                    .why = "decided on peak bytes of queued input tensors: bounding the queue or waiting per minibatch must hold less than the unbounded queue; ns per minibatch is reported beside it"}},
   };
 }
 

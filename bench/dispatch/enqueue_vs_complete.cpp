@@ -103,6 +103,9 @@ PAIRBENCH_EXPERIMENT(enqueue_vs_complete) {
                {.name = "ops", .quick = {"1000"}, .nightly = {"1000", "10000"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .treatments = {"enqueue"},
+                    .threshold = 1.0}},
   };
 }
 

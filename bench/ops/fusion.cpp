@@ -168,6 +168,20 @@ PAIRBENCH_EXPERIMENT(fusion) {
                     {.name = "bytes_moved_per_op", .unit = "B", .better = Better::kLower}},
       // Instruction counts gate this experiment too: one core runs the passes: deterministic; the CUDA points are GPU work.
       .instructions = cpu_point,
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .treatments = {"fused"},
+                    .where = {{"op", {"add_mul"}}},
+                    .threshold = 1.0,
+                    .why = "a memory-bound op: one pass (12 B per element) instead of three (28 B) must be faster"},
+                   {.test = VerdictCheck::Test::kBetter,
+                    .treatments = {"fused"},
+                    .where = {{"device", {"cuda"}}},
+                    .threshold = 1.0},
+                   {.test = VerdictCheck::Test::kSame,
+                    .treatments = {"fused"},
+                    .where = {{"device", {"cpu"}}, {"op", {"sin_cos"}}},
+                    .tolerance = 1.2,
+                    .why = "scalar libm sinf/cosf (~17 ns per element) make the CPU sin_cos compute-bound: fusion still cuts bytes moved but should not change the time (within 20 %)"}},
   };
 }
 

@@ -205,6 +205,14 @@ PAIRBENCH_EXPERIMENT(loader) {
       .secondary = {{.name = "consumer_idle_fraction", .unit = "fraction", .better = Better::kLower},
                     {.name = "bytes_read_per_second", .unit = "B/s", .better = Better::kHigher},
                     {.name = "cpu_cores_used", .unit = "cores", .better = Better::kHigher}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .treatments = {"workers_1"},
+                    .threshold = 1.0,
+                    .why = "one background worker beats loading in the consumer's own thread (samples/s)"},
+                   {.test = VerdictCheck::Test::kPlateau,
+                    .treatments = {"workers_1", "workers_2", "workers_4"},
+                    .equivalence = 1.05,
+                    .why = "past a point more workers stop helping: workers_4 gains at most 5 % over fewer workers"}},
   };
 }
 

@@ -158,6 +158,8 @@ PAIRBENCH_EXPERIMENT(bandwidth_ops) {
       .metric = {.name = "elements_per_second", .unit = "elements/s", .better = Better::kHigher},
       // Instruction counts gate this experiment too: one core: deterministic; the CUDA points are GPU work.
       .instructions = cpu_point,
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .threshold = 1.0}},
   };
 }
 

@@ -49,6 +49,8 @@ PAIRBENCH_EXPERIMENT(blas_kernel) {
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .threshold = 1.0}},
   };
 }
 

@@ -41,6 +41,8 @@ PAIRBENCH_EXPERIMENT(cpu_gemm) {
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .threshold = 1.0}},
   };
 }
 

@@ -39,6 +39,8 @@ PAIRBENCH_EXPERIMENT(cpu_gemm_loops) {
       // Instruction counts gate the two loops (one thread, deterministic); OpenBLAS picks its
       // kernel and thread count at run time, which a simulator's CPU model would change.
       .instructions = [](const Arm& a, const Point&) { return a.name != "openblas"; },
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .threshold = 1.0}},
   };
 }
 

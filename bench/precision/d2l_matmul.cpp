@@ -62,6 +62,8 @@ PAIRBENCH_EXPERIMENT(d2l_matmul) {
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}, .arms = {"cpu_blas"}}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .threshold = 1.0}},
   };
 }
 

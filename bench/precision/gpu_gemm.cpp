@@ -81,6 +81,8 @@ PAIRBENCH_EXPERIMENT(gpu_gemm) {
                             "8192x8192x8192", "4096x4096x1024", "8192x1024x4096"}}},
       .timing = Timing::kCudaEvents,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
+      .verdict = {{.test = VerdictCheck::Test::kBetter,
+                    .threshold = 1.0}},
   };
 }
 
