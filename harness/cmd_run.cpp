@@ -16,6 +16,7 @@
 #include <random>
 #include <set>
 
+#include "harness/claims.h"
 #include "harness/commands.h"
 #include "harness/history.h"
 #include "harness/interrupt.h"
@@ -145,6 +146,10 @@ int cmd_list(const std::string& bench_dir, const std::string& profile, const std
     std::cout << catalogue_to_json(experiments).dump(2) << "\n";
     return kExitOk;
   }
+  if (format == "claims-markdown") {  // docs/claims.md
+    std::cout << claims_markdown(builtin_claims_document(), experiments);
+    return kExitOk;
+  }
   for (const auto& e : experiments) {
     std::cout << e.name << (e.claim.empty() ? "" : " (" + e.claim + ")") << ": " << e.question << "\n";
     std::cout << "  metric " << e.metric << " [" << e.unit << "], " << e.better << " is better; timing " << e.timing
@@ -243,6 +248,11 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
     if (entry.gate_threshold > 0) e["gate_threshold"] = entry.gate_threshold;
     if (entry.instructions_gate_threshold > 0) e["instructions_gate_threshold"] = entry.instructions_gate_threshold;
     e["time_relation"] = entry.time_relation;
+    // The checks that decided its claim travel with the run: its verdicts can be judged again.
+    if (!entry.verdict.empty()) {
+      e["verdict"] = nlohmann::json::array();
+      for (const VerdictCheckEntry& c : entry.verdict) e["verdict"].push_back(verdict_check_to_json(c));
+    }
   }
   nlohmann::json doc;
   doc["context"] = {{"date", started},
@@ -313,6 +323,7 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
                       {"not_run", not_run},
                       {"instructions", instructions},
                       {"experiments", summary}};
+  doc["pairbench"]["claims"] = claims_to_json(judge_claims(builtin_claims(), summary, doc["pairbench"]["environment"]));
   doc["pairbench"]["run_id"] = new_run_id();
   if (outcome.interrupted_by) {
     doc["pairbench"]["interrupted"] = {{"signal", signal_name(outcome.interrupted_by)},
@@ -423,6 +434,7 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
     written = write_run_file(written.empty() ? out : written, doc, /*to_stdout=*/true);
   }
   print_summary(std::cout, pb["experiments"]);
+  print_claims(std::cout, pb["claims"]);
   std::cout << "\nwrote " << (written == "-" ? "the run file to stdout" : written) << " (" << doc["benchmarks"].size()
             << " samples, " << outcome.wall_s << " s)\n";
   if (history_failed) {
@@ -449,11 +461,68 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
 // many machines would otherwise carry every median of every benchmark.
 constexpr int kReportExportRuns = 100;
 
+bool ensure_claims(nlohmann::json& doc, const std::string& bench_dir) {
+  nlohmann::json& pb = doc["pairbench"];
+  if (pb.contains("claims")) return false;
+  bool lacking = false;
+  for (const auto& e : pb["experiments"]) lacking = lacking || !e.contains("verdict");
+  if (lacking) {
+    // Written before experiments carried their checks: this build's declarations supply them.
+    std::map<std::string, const ExperimentEntry*> declared;
+    std::vector<ExperimentEntry> catalogue;
+    try {
+      catalogue = load_catalogue(find_bench_binaries(bench_dir), "quick");
+    } catch (const std::exception& ex) {
+      std::cerr << "pairbench: warning: " << ex.what()
+                << ": experiments of this run file that carry no checks are judged by the default check\n";
+    }
+    for (const auto& entry : catalogue) declared[entry.name] = &entry;
+    for (auto& e : pb["experiments"]) {
+      const auto it = declared.find(e.value("name", ""));
+      if (e.contains("verdict") || it == declared.end() || it->second->verdict.empty()) continue;
+      e["verdict"] = nlohmann::json::array();
+      for (const VerdictCheckEntry& c : it->second->verdict) e["verdict"].push_back(verdict_check_to_json(c));
+    }
+  }
+  pb["claims"] = claims_to_json(judge_claims(builtin_claims(), pb["experiments"], pb["environment"]));
+  return true;
+}
+
+int cmd_summarise(const std::string& run, const std::string& out, const std::string& bench_dir) {
+  nlohmann::json doc = read_run_file(run);
+  ensure_claims(doc, bench_dir);
+  print_claims(std::cout, doc["pairbench"]["claims"]);
+  if (!out.empty()) {
+    write_json_atomically(out, doc);
+    std::cout << "wrote " << out << "\n";
+  }
+  return kExitOk;
+}
+
 int cmd_report(const std::string& run, const std::string& history, const std::string& out_dir, double timeout_s) {
   const std::string script = std::string(PAIRBENCH_SOURCE_DIR) + "/plots/report.py";
   if (!fs::exists(script)) throw UsageError("report: " + script + " not found");
+  // Verdicts are the harness's: a run file written before it judged them is judged here, and the
+  // report reads a copy that has them (plots/ never decides a verdict).
+  std::string run_for_report = run;
+  nlohmann::json doc = read_run_file(run);
+  struct RemoveOnExit {
+    std::string path;
+    ~RemoveOnExit() {
+      std::error_code ec;
+      if (!path.empty()) fs::remove(path, ec);
+    }
+  } judged_copy;
+  if (ensure_claims(doc, default_bench_dir())) {
+    std::string tmp = (fs::temp_directory_path() / "pairbench-report-XXXXXX").string();
+    const int fd = mkstemp(tmp.data());
+    if (fd < 0) throw std::runtime_error("report: cannot create a temporary file in " + fs::temp_directory_path().string());
+    close(fd);
+    judged_copy.path = run_for_report = tmp;
+    write_json_atomically(tmp, doc);
+  }
   // Debian's matplotlib belongs to /usr/bin/python3; another python3 may come first on PATH.
-  std::vector<std::string> argv = {"/usr/bin/python3", script, "--run", run, "-o", out_dir};
+  std::vector<std::string> argv = {"/usr/bin/python3", script, "--run", run_for_report, "-o", out_dir};
   // The cross-machine page reads an export of the history (any back end) from a temporary file;
   // the single-machine trend figures read an SQLite history directly.
   struct RemoveAtExit {

@@ -139,6 +139,14 @@ struct SelftestArgs {
 };
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir);
 
+// Adds `pairbench.claims` to a run file written before the harness judged claims (true when it
+// did): from its experiment summary, with the checks this build's bench binaries in `bench_dir`
+// declare where the file carries none.
+bool ensure_claims(nlohmann::json& doc, const std::string& bench_dir);
+// `pairbench summarise --run F [--out G]`: the claims' verdicts of a run file, printed, and with
+// --out the run file with them written to G.
+int cmd_summarise(const std::string& run, const std::string& out, const std::string& bench_dir);
+
 // Runs plots/report.py with a time limit; exit 3 when it is killed at the limit, 130/143 on SIGINT/SIGTERM.
 int cmd_report(const std::string& run, const std::string& history, const std::string& out_dir, double timeout_s);
 

@@ -105,7 +105,7 @@ std::string json_input_of(const CLI::App& app) {
   if (command == "compare" || command == "gate") return "the run files compared";
   if (command == "baseline") return "the run file stored as baseline";
   if (command == "history") return "the history database or the run files imported";
-  if (command == "report") return "the run file reported";
+  if (command == "report" || command == "summarise") return "the run file reported";
   if (command == "list" || command == "env") return "a bench binary's catalogue or the environment";
   return "a bench binary's output, a calibration cache or a run file (" + command + ")";
 }
@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
 
   auto* list = app.add_subcommand("list", "experiments, arms, grids, claim ids, and whether each arm can run here");
   std::string list_format = "table", list_profile = "quick";
-  list->add_option("--format", list_format)->check(CLI::IsMember({"table", "json"}));
+  list->add_option("--format", list_format, "table, json, or claims-markdown (docs/claims.md)")
+      ->check(CLI::IsMember({"table", "json", "claims-markdown"}));
   list->add_option("--profile", list_profile)->check(CLI::IsMember({"quick", "nightly", "full"}));
   const auto directory = path_is(directory_problem, "DIR");
   list->add_option("--bench-dir", bench_dir, "directory of the bench_* binaries")->check(directory);
@@ -324,13 +325,22 @@ int main(int argc, char** argv) {
   report->add_option("--timeout", report_timeout_s, "seconds before plots/report.py is killed with its process group")
       ->check(finite_in(0.001, 86400.0));
 
+  auto* summarise = app.add_subcommand(
+      "summarise", "the claims' verdicts of a run file (judged here where the file has none); --out: the file with them");
+  std::string summarise_run, summarise_out;
+  summarise->add_option("--run", summarise_run, "run file")->required()->check(input);
+  summarise->add_option("--out", summarise_out, "write the run file with pairbench.claims here (may be --run)")
+      ->check(output);
+  summarise->add_option("--bench-dir", bench_dir, "bench_* binaries whose declared checks judge an old run file")
+      ->check(directory);
+
   if (argc > 1 && argv[1][0] != '-') {
     const std::string command = argv[1];
     bool known = false;
     for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == command;
     if (!known) {
       std::cerr << "pairbench: unknown command '" << command
-                << "' (list, run, env, compare, gate, baseline, history, ab, selftest, report; see --help)\n";
+                << "' (list, run, env, compare, gate, baseline, history, ab, selftest, report, summarise; see --help)\n";
       return kExitUsage;
     }
   }
@@ -378,6 +388,7 @@ int main(int argc, char** argv) {
     if (*ab) return exit_status_after_interrupt(cmd_ab(ab_args, command_line));
     if (*selftest) return exit_status_after_interrupt(cmd_selftest(selftest_args, bench_dir));
     if (*report) return cmd_report(report_run, report_history, report_out, report_timeout_s);
+    if (*summarise) return cmd_summarise(summarise_run, summarise_out, bench_dir);
   } catch (const HistoryBusy& e) {
     // The history's lock stayed held, or its server could not be reached: nothing was changed.
     std::cerr << "pairbench: " << e.what() << "\n";

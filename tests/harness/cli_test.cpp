@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/claims.h"
 #include "harness/process.h"
 #include "harness/run_file.h"
 
@@ -164,6 +165,33 @@ TEST(Cli, CrashingHangingAndWrongArmsLeaveTheOthersIntact) {
   }
   ASSERT_EQ(point["ratios"].size(), 1u);
   EXPECT_EQ(point["ratios"][0]["treatment"], "env_echo");
+  // Every claim judged and printed, in claims.json order; none of their experiments ran here.
+  const auto& claims = doc["pairbench"]["claims"];
+  ASSERT_EQ(claims.size(), builtin_claims().size());
+  EXPECT_EQ(claims[2]["id"], "C3");
+  EXPECT_EQ(claims[2]["verdict"], "not run here");
+  EXPECT_EQ(claims[2]["detail"], "no experiment ran: dispatch.sync_vs_async: not in this run");
+  EXPECT_NE(r.output.find("C3   not run here      no experiment ran"), std::string::npos) << r.output;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, SummariseJudgesARunFileWrittenBeforeVerdicts) {
+  char tmpl[] = "/tmp/pairbench-cli-test-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string out = dir + "/judged.json";
+  const std::string old_run = std::string(FIXTURES_DIR) + "/run_cpu_a.json";
+  ASSERT_FALSE(read_run_file(old_run)["pairbench"].contains("claims"));
+  const ProcessResult r = pairbench({"summarise", "--run", old_run, "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("C17  not testable here no CUDA device"), std::string::npos) << r.output;
+  const nlohmann::json doc = read_run_file(out);  // valid against the schema, claims included
+  ASSERT_EQ(doc["pairbench"]["claims"].size(), builtin_claims().size());
+  EXPECT_EQ(doc["pairbench"]["claims"][16]["verdict"], "not testable here");
+  EXPECT_EQ(doc["benchmarks"], read_run_file(old_run)["benchmarks"]);  // nothing measured is lost
+  // A file that is not a run file: one line naming it, exit 2.
+  const ProcessResult bad = pairbench({"summarise", "--run", std::string(FIXTURES_DIR) + "/bad_run_files/claims_object.json"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("pairbench.claims: expected an array, is an object"), std::string::npos) << bad.output;
   fs::remove_all(dir);
 }
 

@@ -418,7 +418,7 @@ TEST(Report, PythonIsKilledAtItsTimeLimit) {
                     {{"PYTHONDONTWRITEBYTECODE", "1"}}, dir.path);
   ASSERT_EQ(report.wait_exit(60s), 3) << report.output();
   EXPECT_EQ(lines_with(report.output(), "timed out").size(), 1u) << report.output();
-  EXPECT_TRUE(processes_mentioning(run_file).empty());
+  EXPECT_TRUE(processes_mentioning(dir.path).empty());
 }
 
 TEST(Report, SigintKillsPythonAndExits130) {
@@ -427,8 +427,9 @@ TEST(Report, SigintKillsPythonAndExits130) {
   fs::copy_file(std::string(FIXTURES_DIR) + "/run_cpu_a.json", run_file);
   Background report({"report", "--run", run_file, "-o", dir.path + "/report", "--timeout", "120"},
                     {{"PYTHONDONTWRITEBYTECODE", "1"}}, dir.path);
+  // Found by its output folder: report.py reads a copy of the run file with the harness's verdicts.
   ASSERT_TRUE(eventually([&] {
-    for (const auto& p : processes_mentioning(run_file)) {
+    for (const auto& p : processes_mentioning(dir.path)) {
       if (p.find("report.py") != std::string::npos) return true;
     }
     return false;
@@ -436,7 +437,7 @@ TEST(Report, SigintKillsPythonAndExits130) {
   report.send(SIGINT);
   ASSERT_EQ(report.wait_exit(30s), 130) << report.output();
   EXPECT_EQ(lines_with(report.output(), "interrupted by SIGINT").size(), 1u) << report.output();
-  EXPECT_TRUE(processes_mentioning(run_file).empty());
+  EXPECT_TRUE(processes_mentioning(dir.path).empty());
 }
 
 // compare/gate on a partial run: said on its own line, and the gate cannot pass (undecided, exit
