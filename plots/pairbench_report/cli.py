@@ -24,7 +24,8 @@ def _parser():
     p.add_argument("--fleet", metavar="FILE", help="`pairbench history export` file: adds fleet.html, the "
                                                     "cross-machine page (trends per machine, verdicts per machine kind)")
     p.add_argument("--claims", metavar="FILE", default=os.path.normpath(DEFAULT_CLAIMS),
-                   help="claims catalogue (default: harness/claims.json beside this source tree)")
+                   help="claims catalogue: the claims' text and quoted figures (default: harness/claims.json "
+                        "beside this source tree); the verdicts are the run file's")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder (created if missing)")
     return p
 
@@ -54,7 +55,7 @@ def build(args):
     fleet_export = fleet.load_export(args.fleet) if args.fleet else None
     _prepare_outdir(args.out)
     from . import figures  # matplotlib loads only once the inputs are known to be good
-    results = claims_mod.judge_all(catalogue, run)
+    results = claims_mod.stored_results(catalogue, run)  # the harness's verdicts, drawn
     writer = figures.Writer(args.out)
     exp_figs = {}
     for exp in run.experiments:

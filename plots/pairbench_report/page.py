@@ -8,7 +8,7 @@ import re
 import struct
 
 from . import units
-from .claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_RUN, NOT_TESTABLE, RECORDED, point_label
+from .claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_JUDGED, NOT_RUN, NOT_TESTABLE, RECORDED, point_label
 
 CSS = """
 :root { --fg:#1b1b1b; --muted:#5a5a5a; --line:#d8d8d8; --bg:#ffffff; --soft:#f5f6f8; }
@@ -53,7 +53,7 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; border-top: 1
 """
 
 VERDICT_CLASS = {HELD: "v-held", NOT_HELD: "v-did-not-hold", INCONCLUSIVE: "v-inconclusive", NOT_RUN: "v-not-run-here",
-                 NOT_TESTABLE: "v-not-run-here", RECORDED: "v-recorded"}
+                 NOT_TESTABLE: "v-not-run-here", RECORDED: "v-recorded", NOT_JUDGED: "v-inconclusive"}
 
 
 def e(value):
@@ -116,7 +116,8 @@ def claims_section(page, results, run):
              'a CUDA device this machine lacks; a row marked <b>CPU analogue</b> comes from a CPU experiment '
              'standing in for a GPU claim, for the reason given beside it; '
              '<span class="verdict v-recorded">recorded</span>: the claim is about the environment or limits '
-             'and has no ratio. The rules are in <code>harness/claims.json</code>.</p>')
+             'and has no ratio. The verdicts are the harness\'s, as the run file records them (<code>pairbench.claims</code>; '
+             'the rules: <code>docs/claims.md</code>).</p>')
     counts = {}
     for r in results:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1

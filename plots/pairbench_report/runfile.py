@@ -374,6 +374,9 @@ class RunFile:
         for b in doc.get("benchmarks", []):
             self.samples.setdefault(b["name"], []).append(b)
         self.experiment_by_name = {e["name"]: e for e in self.experiments}
+        # The harness's claim verdicts (harness/claims.cpp); None in run files written before it judged them.
+        claims = pb.get("claims")
+        self.claims = [c for c in claims if isinstance(c, dict)] if isinstance(claims, list) else None
 
     def _experiment(self, e):
         exp = {

@@ -24,6 +24,27 @@ def run_report(*args, timeout=120):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+# The harness judges claims (harness/claims.cpp); ctest names the one it built.
+PAIRBENCH = os.environ.get("PAIRBENCH_EXE") or os.path.join(REPO, "build", "bin", "pairbench")
+
+
+def pairbench(*args, timeout=120):
+    """Runs the built harness; returns (exit status, stdout, stderr)."""
+    if not os.access(PAIRBENCH, os.X_OK):
+        raise AssertionError(f"{PAIRBENCH}: no pairbench executable (build it, or set PAIRBENCH_EXE as ctest does)")
+    proc = subprocess.run([PAIRBENCH, *args], capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def judged(testcase, run):
+    """A copy of `run` with the harness's claim verdicts (`pairbench summarise`), as `pairbench
+    report` hands it to report.py: the report draws verdicts, never decides them."""
+    out = os.path.join(tmpdir(testcase), "judged-" + os.path.basename(run))
+    rc, _, stderr = pairbench("summarise", "--run", run, "--out", out)
+    testcase.assertEqual(rc, 0, f"pairbench summarise {run}: {stderr}")
+    return out
+
+
 def tmpdir(testcase):
     d = tempfile.TemporaryDirectory(prefix="pairbench-plots-")
     testcase.addCleanup(d.cleanup)

@@ -39,6 +39,15 @@ def hostile_run(path):
     for n in pb["not_run"]:
         n["name"] = n["name"] + PAYLOAD
         n["reason"] = f"{n['reason']} {ATTR_BREAK}"
+    # The harness's verdicts as the run file stores them: every string drawn from them too.
+    pb["claims"] = [{"id": f"C3{ATTR_BREAK}", "claim": f"claim {PAYLOAD}", "verdict": "held",
+                     "detail": f"why {ATTR_BREAK}", "analogue": True, "experiments": [exp["name"]],
+                     "rows": [{"experiment": exp["name"], "point": f"n:{PAYLOAD}", "treatment": ATTR_BREAK,
+                               "baseline": "b", "ratio": 2.0, "ci_low": 1.5, "ci_high": 2.5, "confidence": 0.95,
+                               "verdict": "held", "why": PAYLOAD, "test": "better",
+                               "analogue": f"argument {PAYLOAD}"}],
+                     "not_run": [], "absent": [f"absent {PAYLOAD}"], "excluded": [f"excluded {ATTR_BREAK}"],
+                     "recorded": [f"recorded {PAYLOAD}"], "details": []}]
     for b in doc["benchmarks"]:
         if b.get("experiment") == old_name:
             b["experiment"] = exp["name"]

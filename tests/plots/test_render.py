@@ -6,7 +6,7 @@ import os
 import re
 import unittest
 
-from helpers import (CPU_RUN_DISPATCH, CPU_RUN_SKIPPED, GPU_RUN, parse_page, run_report, tmpdir)
+from helpers import (CPU_RUN_DISPATCH, CPU_RUN_SKIPPED, GPU_RUN, judged, parse_page, run_report, tmpdir)
 import make_history
 
 FIGURE_NAME = re.compile(r"^fig\d\d-[A-Za-z0-9._-]+\.(png|svg)$")
@@ -15,7 +15,7 @@ FIGURE_NAME = re.compile(r"^fig\d\d-[A-Za-z0-9._-]+\.(png|svg)$")
 class RenderMixin:
     def render(self, run, *extra):
         out = tmpdir(self)
-        rc, stdout, stderr = run_report("--run", run, *extra, "-o", out)
+        rc, stdout, stderr = run_report("--run", judged(self, run), *extra, "-o", out)
         self.assertEqual(rc, 0, f"report.py failed: {stderr}")
         self.assertIn("index.html", stdout)
         text, page = parse_page(os.path.join(out, "index.html"))
