@@ -67,20 +67,6 @@ std::string history_in_use(const std::string& history_arg, const std::string& re
   return history_arg == "none" ? "" : history_arg;
 }
 
-// Each benchmark's run-to-run variance on machine `key`, from its last 30 runs in the history
-// (those with at least 3 runs).
-void add_run_variance(GateOptions& options, History& db, const std::string& key) {
-  int runs = 0;
-  for (const auto& s : db.series(key, "", 30)) {
-    std::vector<std::vector<double>> values;
-    for (const auto& p : s.points) values.push_back(p.values);
-    runs = std::max(runs, static_cast<int>(values.size()));
-    add_history_noise(options, s.benchmark, values);
-  }
-  options.run_variance_source = db.name() + " (" + std::to_string(options.run_variance.size()) +
-                                " benchmarks with 3 or more of the last " + std::to_string(std::min(runs, 30)) + " runs)";
-}
-
 // The same for the current run's machine, from the history the gate's arguments name.
 void add_run_variance_from(GateOptions& options, const std::string& history_arg, const nlohmann::json& current,
                            const std::string& current_path, const std::string& results_dir) {
@@ -141,6 +127,19 @@ void check_history_argument(const std::string& history, const std::string& what)
 }
 
 }  // namespace
+
+// From the last 30 runs of machine `key` (those benchmarks with at least 3 runs).
+void add_run_variance(GateOptions& options, History& db, const std::string& key) {
+  int runs = 0;
+  for (const auto& s : db.series(key, "", 30)) {
+    std::vector<std::vector<double>> values;
+    for (const auto& p : s.points) values.push_back(p.values);
+    runs = std::max(runs, static_cast<int>(values.size()));
+    add_history_noise(options, s.benchmark, values);
+  }
+  options.run_variance_source = db.name() + " (" + std::to_string(options.run_variance.size()) +
+                                " benchmarks with 3 or more of the last " + std::to_string(std::min(runs, 30)) + " runs)";
+}
 
 void check_gate_outputs(const GateArgs& args) {
   try {

@@ -46,53 +46,69 @@ std::unique_ptr<History> open_history_db(const std::string& db, const std::strin
   }
 }
 
+std::vector<Trend> history_trends(History& db, const std::string& machine, const std::string& benchmark, int last_runs) {
+  std::vector<Trend> out;
+  std::vector<std::pair<std::string, std::vector<History::ChangePoint>>> found;
+  for (auto& s : db.series(machine, benchmark, last_runs, /*with_values=*/false)) {
+    Trend t{std::move(s), {}};
+    t.change_points = find_change_points(t.series);
+    std::vector<History::ChangePoint> points;
+    for (const auto& c : t.change_points) points.push_back(c.point);
+    found.emplace_back(t.series.benchmark, std::move(points));
+    out.push_back(std::move(t));
+  }
+  if (!found.empty()) db.store_change_points(machine, found);
+  return out;
+}
+
+namespace {
+
+nlohmann::json trends_json(const std::vector<Trend>& trends) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [s, changes] : trends) {
+    nlohmann::json jcps = nlohmann::json::array();
+    for (const auto& c : changes) {
+      const auto& run = *s.points[c.index].run;
+      jcps.push_back({{"run_id", run.id}, {"started_at", run.started_at}, {"git_sha", run.git_sha},
+                      {"before", c.point.before}, {"after", c.point.after}, {"change", c.point.after / c.point.before - 1}});
+    }
+    nlohmann::json jpoints = nlohmann::json::array();
+    for (const auto& p : s.points) {
+      jpoints.push_back({{"run_id", p.run_id}, {"started_at", p.run->started_at}, {"git_sha", p.run->git_sha},
+                         {"median", p.median}, {"samples", p.samples}});
+    }
+    out.push_back({{"benchmark", s.benchmark}, {"metric", s.metric}, {"unit", s.unit}, {"better", s.better},
+                   {"runs", s.points.size()}, {"points", std::move(jpoints)}, {"change_points", std::move(jcps)}});
+  }
+  return out;
+}
+
+}  // namespace
+
 int cmd_history(const std::string& benchmark, const std::string& db_arg, const std::string& machine_arg,
                 int last_runs, const std::string& format) {
   const auto db = open_history_db(db_arg, "--db", /*must_exist=*/true);
   std::string machine = machine_arg;
   if (machine.empty()) machine = capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint["machine_key"];
-  const auto all = db->series(machine, benchmark, last_runs, /*with_values=*/false);
-  if (all.empty()) {
+  const std::vector<Trend> trends = history_trends(*db, machine, benchmark, last_runs);
+  if (trends.empty()) {
     throw UsageError(benchmark.empty() ? "no history for machine " + machine + " in " + db->name()
                                        : "no history of '" + benchmark + "' for machine " + machine + " in " + db->name());
   }
-  nlohmann::json out = nlohmann::json::array();
-  std::vector<std::pair<std::string, std::vector<History::ChangePoint>>> found;
-  for (const auto& s : all) {
-    std::vector<History::ChangePoint> cps;
-    nlohmann::json jcps = nlohmann::json::array();
-    for (const auto& c : find_change_points(s)) {
-      const auto& p = s.points[c.index];
-      cps.push_back(c.point);
-      jcps.push_back({{"run_id", p.run_id}, {"started_at", p.started_at}, {"git_sha", p.git_sha},
-                      {"before", c.point.before}, {"after", c.point.after}, {"change", c.point.after / c.point.before - 1}});
-    }
-    found.emplace_back(s.benchmark, std::move(cps));
-    nlohmann::json jpoints = nlohmann::json::array();
-    for (const auto& p : s.points) {
-      jpoints.push_back({{"run_id", p.run_id}, {"started_at", p.started_at}, {"git_sha", p.git_sha},
-                         {"median", p.median}, {"samples", p.samples}});
-    }
-    out.push_back({{"benchmark", s.benchmark}, {"metric", s.metric}, {"unit", s.unit}, {"better", s.better},
-                   {"runs", s.points.size()}, {"points", jpoints}, {"change_points", jcps}});
-  }
-  db->store_change_points(machine, found);
   if (format == "json") {
-    std::cout << out.dump(2) << "\n";
+    std::cout << trends_json(trends).dump(2) << "\n";
     return kExitOk;
   }
   std::cout << "history of machine " << machine << " in " << db->name() << "\n";
-  for (const auto& s : out) {
-    const auto& pts = s["points"];
+  for (const auto& [s, changes] : trends) {
     char line[400];
-    std::snprintf(line, sizeof line, "%-64s %4zu runs  first %.4g  last %.4g %s\n",
-                  s["benchmark"].get<std::string>().c_str(), pts.size(), pts.front()["median"].get<double>(),
-                  pts.back()["median"].get<double>(), s["unit"].get<std::string>().c_str());
+    std::snprintf(line, sizeof line, "%-64s %4zu runs  first %.4g  last %.4g %s\n", s.benchmark.c_str(),
+                  s.points.size(), s.points.front().median, s.points.back().median, s.unit.c_str());
     std::cout << line;
-    for (const auto& c : s["change_points"]) {
-      std::snprintf(line, sizeof line, "    change point %s (git %.12s): %.4g -> %.4g (%+.1f%%)\n",
-                    c["started_at"].get<std::string>().c_str(), c["git_sha"].get<std::string>().c_str(),
-                    c["before"].get<double>(), c["after"].get<double>(), 100 * c["change"].get<double>());
+    for (const auto& c : changes) {
+      const auto& run = *s.points[c.index].run;
+      std::snprintf(line, sizeof line, "    change point %s (git %.12s): %.4g -> %.4g (%+.1f%%)\n", run.started_at.c_str(),
+                    run.git_sha.c_str(), c.point.before, c.point.after, 100 * (c.point.after / c.point.before - 1));
       std::cout << line;
     }
   }
@@ -142,14 +158,14 @@ nlohmann::json history_export(History& db, int last_runs) {
     for (const auto& s : db.series(m.machine_key, "", last_runs, /*with_values=*/false)) {
       nlohmann::json points = nlohmann::json::array();
       for (const auto& p : s.points) {
-        points.push_back({{"run_id", uid_or_row(p.run_uid, p.run_id)}, {"started_at", p.started_at},
-                          {"git_sha", p.git_sha}, {"median", p.median}, {"samples", p.samples}});
+        points.push_back({{"run_id", uid_or_row(p.run->run_uid, p.run_id)}, {"started_at", p.run->started_at},
+                          {"git_sha", p.run->git_sha}, {"median", p.median}, {"samples", p.samples}});
       }
       // The same detection as `history`, over the points exported (nothing is written).
       for (const auto& c : find_change_points(s)) {
         const auto& p = s.points[c.index];
         out["change_points"].push_back({{"machine_key", key}, {"benchmark", s.benchmark},
-                                        {"run_id", uid_or_row(p.run_uid, p.run_id)}, {"before", c.point.before},
+                                        {"run_id", uid_or_row(p.run->run_uid, p.run_id)}, {"before", c.point.before},
                                         {"after", c.point.after}});
       }
       out["series"].push_back({{"machine_key", key}, {"benchmark", s.benchmark}, {"metric", s.metric},

@@ -36,52 +36,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Times `history` (per-run medians and change points of every benchmark) and `gate` (one
-// comparison) over a synthetic history of `runs` nightly runs, to check they stay interactive.
-nlohmann::json time_history_and_gate(int runs, int benchmarks, int samples) {
-  char tmpl[] = "/tmp/pairbench-selftest-history-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::string db_path = dir + "/history.sqlite";
-  nlohmann::json doc = {{"context", nlohmann::json::object()}, {"benchmarks", nlohmann::json::array()}};
-  doc["pairbench"] = {{"schema_version", 1}, {"profile", "nightly"}, {"environment", {{"machine_key", "selftest"}}},
-                      {"experiments", {{{"name", "synthetic.x"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", "lower"}}}}};
-  {
-    History db(db_path);
-    for (int r = 0; r < runs; ++r) {
-      doc["benchmarks"] = nlohmann::json::array();
-      for (int b = 0; b < benchmarks; ++b) {
-        for (int i = 0; i < samples; ++i) {
-          doc["benchmarks"].push_back({{"name", "synthetic.x/a/n:" + std::to_string(b)}, {"experiment", "synthetic.x"},
-                                       {"arm", "a"}, {"repetition_index", i}, {"real_time", 1.0},
-                                       {"metric_value", 100.0 + (r >= runs / 2 ? 10 : 0) + (i * 7 + b + r) % 5}});
-        }
-      }
-      char stamp[32];
-      std::snprintf(stamp, sizeof stamp, "2026-01-01T%02d:%02d:%02dZ", r / 3600, (r / 60) % 60, r % 60);
-      doc["pairbench"]["started_at"] = stamp;
-      db.append_run(doc, "synthetic.json");
-    }
-  }
-  const auto t0 = Clock::now();
-  {
-    History db(db_path);
-    std::vector<std::pair<std::string, std::vector<History::ChangePoint>>> found;
-    for (const auto& s : db.series("selftest", "", 0, /*with_values=*/false)) {
-      std::vector<History::ChangePoint> cps;
-      for (const auto& c : find_change_points(s)) cps.push_back(c.point);
-      found.emplace_back(s.benchmark, std::move(cps));
-    }
-    db.store_change_points("selftest", found);
-  }
-  const double history_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  const auto t1 = Clock::now();
-  compare_runs(doc, doc, GateOptions{}, "a", "b");
-  const double gate_s = std::chrono::duration<double>(Clock::now() - t1).count();
-  fs::remove_all(dir);
-  return {{"runs", runs}, {"benchmarks", benchmarks}, {"samples_per_run", samples},
-          {"history_s", history_s}, {"gate_s", gate_s}};
-}
-
 // Process entries of one run file, by benchmark: the time instrument (`benchmarks`) and
 // instruction counts (`pairbench.instructions`).
 struct Pool {
@@ -495,7 +449,18 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
     }
     return count ? sum / static_cast<double>(count) : 0.0;
   };
-  const nlohmann::json speed = time_history_and_gate(1000, 300, 9);
+  // `history` and a gate from the database over 1000 nightly runs x 300 benchmarks (SQLite);
+  // `pairbench history speed` measures any size on either back end.
+  char speed_dir[] = "/tmp/pairbench-selftest-history-XXXXXX";
+  if (!mkdtemp(speed_dir)) throw std::runtime_error("selftest: cannot create a temporary directory");
+  nlohmann::json speed;
+  try {
+    speed = measure_history_speed(std::string(speed_dir) + "/history.sqlite", 1000, 300, 9);
+  } catch (...) {
+    fs::remove_all(speed_dir);
+    throw;
+  }
+  fs::remove_all(speed_dir);
 
   nlohmann::json result;
   result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")},

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include "harness/catalogue.h"
 #include "harness/environment.h"
 #include "harness/gate.h"
+#include "harness/change_points.h"
 #include "harness/history.h"
 #include "harness/run_file.h"
 #include "harness/runner.h"
@@ -88,6 +90,8 @@ int cmd_gate(const std::string& baseline, const std::string& current, const std:
 // commit or without a baseline are named. Exit status the worst: 1 regression > 3 could not be
 // gated > 4 undecided or no baseline > 0.
 int cmd_gate_commit(const std::string& git_sha, const std::string& results_dir, const GateArgs& args);
+// Each benchmark's run-to-run and process noise on machine `key`, from its last 30 runs in `db`.
+void add_run_variance(GateOptions& options, History& db, const std::string& key);
 // `history`: "auto" = results/history.sqlite where it exists (marked there only when it holds
 // the run); a named database stores the run and holds the baseline.
 int cmd_baseline_update(const std::string& run, const std::string& results_dir, const std::string& history);
@@ -95,6 +99,13 @@ int cmd_baseline_update(const std::string& run, const std::string& results_dir, 
 // Opens the history `db` (a path or postgresql:// URL) named by option `what`; UsageError for
 // what is not a history, or (`must_exist`) an SQLite path with nothing there.
 std::unique_ptr<History> open_history_db(const std::string& db, const std::string& what, bool must_exist);
+// What `history` shows for one machine (or one of its benchmarks): per benchmark its per-run
+// medians and the change points found, which are stored. Empty where the machine has no history.
+struct Trend {
+  History::Series series;
+  std::vector<FoundChangePoint> change_points;
+};
+std::vector<Trend> history_trends(History& db, const std::string& machine, const std::string& benchmark, int last_runs);
 int cmd_history(const std::string& benchmark, const std::string& db, const std::string& machine, int last_runs,
                 const std::string& format);
 // `history --machines`: every machine key with its kind, run count, last run and baseline.
@@ -103,6 +114,13 @@ int cmd_history_machines(const std::string& db, const std::string& format);
 // per-machine series of medians (the last `last_runs` runs, 0 = all), each machine's latest
 // claims, and change points found over the exported series.
 nlohmann::json history_export(History& db, int last_runs);
+// Fills `db` (holding no runs) with `runs` synthetic nightly runs of one machine, then times what
+// `history` and `gate` (from the database) do over it. Returns {db, runs, benchmarks,
+// samples_per_run, fill_s, history_s, gate_s, ...}. `progress` is called every 1000 runs stored.
+nlohmann::json measure_history_speed(const std::string& db, int runs, int benchmarks, int samples,
+                                     const std::function<void(int)>& progress = {});
+// `history speed`: measure_history_speed on a new history (`db`, or a temporary SQLite file).
+int cmd_history_speed(const std::string& db, int runs, int benchmarks, int samples, const std::string& out);
 // `history export --out FILE`: history_export written atomically.
 int cmd_history_export(const std::string& db, int last_runs, const std::string& out);
 // `history import RUN.json...`: stores run files in the history (each once, however often

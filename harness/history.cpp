@@ -240,7 +240,18 @@ std::string application_id_text() {
 // PostgreSQL: the identity lives in pairbench_meta. A database with none of it and no tables is
 // made a history; one with other tables, another application_id or a newer schema is refused.
 // Concurrent openers of a new database queue on an advisory lock, so the schema is made once.
+// Whether the database is a pairbench history of this schema version, read without a lock: the
+// common case for every open after the first, which then takes no lock at all.
+bool postgres_schema_current(Connection& c) {
+  if (c.query("SELECT to_regclass('pairbench_meta')")[0].null(0)) return false;
+  const auto rows = c.query("SELECT key, value FROM pairbench_meta WHERE key IN ('application_id', 'schema_version')");
+  std::map<std::string, std::string> meta;
+  for (const auto& r : rows) meta[r.text(0)] = r.text(1);
+  return meta["application_id"] == application_id_text() && meta["schema_version"] == std::to_string(kHistorySchemaVersion);
+}
+
 void open_postgres_schema(Connection& c) {
+  if (postgres_schema_current(c)) return;
   Transaction t(c);
   c.query("SELECT pg_advisory_xact_lock(?)", {static_cast<std::int64_t>(kHistoryApplicationId)});
   const bool has_meta = !c.query("SELECT to_regclass('pairbench_meta')")[0].null(0);
@@ -553,19 +564,25 @@ std::vector<History::Series> History::series(const std::string& machine_key, con
                                              int last_runs, bool with_values) {
   // The machine's runs in time order (the last `last_runs` of them): each point's place.
   std::vector<Value> params = {machine_key};
-  std::string runs_sql = "SELECT id, run_uid, started_at, git_sha FROM runs WHERE machine_key = ?";
+  std::string runs_sql = std::string("SELECT ") + kRunColumns + " FROM runs WHERE machine_key = ?";
   runs_sql += last_runs > 0 ? " ORDER BY started_at DESC, id DESC LIMIT " + std::to_string(last_runs)
                             : " ORDER BY started_at, id";
-  auto runs = db_->query(runs_sql, params);
+  std::vector<std::shared_ptr<const RunInfo>> runs;
+  for (const auto& row : db_->query(runs_sql, params)) runs.push_back(std::make_shared<const RunInfo>(run_info(row)));
   if (last_runs > 0) std::reverse(runs.begin(), runs.end());
   if (runs.empty()) return {};
   std::unordered_map<std::int64_t, std::size_t> order;
-  for (std::size_t i = 0; i < runs.size(); ++i) order[runs[i].integer(0)] = i;
+  std::int64_t lowest = runs.front()->id;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    order[runs[i]->id] = i;
+    lowest = std::min(lowest, runs[i]->id);
+  }
 
-  struct Meta {
-    std::string name, metric, unit, better;
+  struct Building {
+    Series series;
+    std::vector<std::pair<std::size_t, RunPoint>> points;  // (place in time, point)
   };
-  std::unordered_map<std::int64_t, Meta> meta;
+  std::unordered_map<std::int64_t, Building> by_id;
   std::string bench_sql = "SELECT id, name, metric, unit, better FROM benchmarks";
   std::vector<Value> bench_params;
   if (!benchmark.empty()) {
@@ -573,43 +590,37 @@ std::vector<History::Series> History::series(const std::string& machine_key, con
     bench_params.emplace_back(benchmark);
   }
   for (const auto& row : db_->query(bench_sql, bench_params)) {
-    meta[row.integer(0)] = {row.text(1), row.text(2), row.text(3), row.text(4)};
+    by_id[row.integer(0)].series = {row.text(1), row.text(2), row.text(3), row.text(4), {}};
   }
-  if (meta.empty()) return {};
+  if (by_id.empty()) return {};
 
   std::string sql = std::string("SELECT rb.run_id, rb.benchmark_id, rb.median, rb.samples") +
                     (with_values ? ", rb.sample_values" : "") +
                     " FROM run_benchmarks rb JOIN runs r ON r.id = rb.run_id WHERE r.machine_key = ?";
   if (!benchmark.empty()) {
     sql += " AND rb.benchmark_id = ?";
-    params.emplace_back(meta.begin()->first);
+    params.emplace_back(by_id.begin()->first);
   }
   if (last_runs > 0) {
-    sql += " AND r.id >= ?";  // the window's runs, and later ones filtered out below
-    std::int64_t lowest = runs.front().integer(0);
-    for (const auto& r : runs) lowest = std::min(lowest, r.integer(0));
+    sql += " AND r.id >= ?";  // the window's runs, and later ones dropped below
     params.emplace_back(lowest);
   }
-  std::unordered_map<std::int64_t, Series> by_id;
   db_->for_each_row(sql, params, [&](const sql::Row& row) {
     const auto at = order.find(row.integer(0));
     if (at == order.end()) return;
-    const auto m = meta.find(row.integer(1));
-    if (m == meta.end()) return;
-    Series& s = by_id[row.integer(1)];
-    if (s.benchmark.empty()) s = {m->second.name, m->second.metric, m->second.unit, m->second.better, {}};
-    const sql::Row& run = runs[at->second];
-    RunPoint p{run.integer(0), run.text(1), run.text(2), run.text(3), row.real(2),
-               static_cast<int>(row.integer(3)), {}};
+    const auto b = by_id.find(row.integer(1));
+    if (b == by_id.end()) return;
+    RunPoint p{row.integer(0), runs[at->second], row.real(2), static_cast<int>(row.integer(3)), {}};
     if (with_values) p.values = nlohmann::json::parse(row.text(4)).get<std::vector<double>>();
-    s.points.push_back(std::move(p));
+    b->second.points.emplace_back(at->second, std::move(p));
   });
   std::vector<Series> out;
-  out.reserve(by_id.size());
-  for (auto& [id, s] : by_id) {
-    std::sort(s.points.begin(), s.points.end(),
-              [&](const RunPoint& a, const RunPoint& b) { return order.at(a.run_id) < order.at(b.run_id); });
-    out.push_back(std::move(s));
+  for (auto& [id, b] : by_id) {
+    if (b.points.empty()) continue;
+    std::sort(b.points.begin(), b.points.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    b.series.points.reserve(b.points.size());
+    for (auto& [place, p] : b.points) b.series.points.push_back(std::move(p));
+    out.push_back(std::move(b.series));
   }
   std::sort(out.begin(), out.end(), [](const Series& a, const Series& b) { return a.benchmark < b.benchmark; });
   return out;

@@ -86,9 +86,13 @@ class History {
   // Throws HistoryBusy where retrying may help.
   std::int64_t append_run(const nlohmann::json& run_doc, const std::string& run_file, bool* stored_before = nullptr);
 
+  struct RunInfo {
+    std::int64_t id = 0;
+    std::string run_uid, machine_key, machine_kind, started_at, git_sha;
+  };
   struct RunPoint {
     std::int64_t run_id;
-    std::string run_uid, started_at, git_sha;
+    std::shared_ptr<const RunInfo> run;  // its identity, time and commit: one per run, shared by its points
     double median;
     int samples;
     std::vector<double> values;  // the run's samples (one per process); only when asked for
@@ -124,10 +128,6 @@ class History {
   std::int64_t baseline_run(const std::string& machine_key);  // 0 where none
   std::int64_t run_count();
 
-  struct RunInfo {
-    std::int64_t id = 0;
-    std::string run_uid, machine_key, machine_kind, started_at, git_sha;
-  };
   struct Machine {
     std::string machine_key, machine_kind;
     std::int64_t runs = 0;

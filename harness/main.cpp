@@ -266,6 +266,17 @@ int main(int argc, char** argv) {
   history_export->add_option("--last", export_last, "only each machine's last N runs")->check(CLI::Range(1, 1000000));
   history_export->add_option("--out", export_out, "the JSON file to write")->required()->check(output);
 
+  auto* history_speed = history->add_subcommand(
+      "speed", "time `history` and `gate` over a new history filled with synthetic runs (default 10,000 x 300)");
+  std::string speed_db, speed_out;  // no PAIRBENCH_DB default: this fills the database it is given
+  int speed_runs = 10000, speed_benchmarks = 300, speed_samples = 5;
+  history_speed->add_option("--db", speed_db, "a new SQLite path or an empty PostgreSQL database (default: a temporary SQLite file)")
+      ->check(history_path());
+  history_speed->add_option("--runs", speed_runs)->check(CLI::Range(2, 1000000));
+  history_speed->add_option("--benchmarks", speed_benchmarks)->check(CLI::Range(1, 100000));
+  history_speed->add_option("--samples", speed_samples, "samples (processes) per benchmark and run")->check(CLI::Range(1, 1000));
+  history_speed->add_option("--out", speed_out, "also write the figures as JSON")->check(output);
+
   auto* ab = app.add_subcommand("ab", "run two builds interleaved process by process and compare them");
   AbArgs ab_args;
   ab->add_option("--baseline-build", ab_args.baseline_build, "build directory of the baseline (e.g. main)")->required();
@@ -382,6 +393,7 @@ int main(int argc, char** argv) {
     if (*gate) return cmd_gate(gate_baseline, gate_current, results_dir, gate_args);
     if (*baseline_update) return cmd_baseline_update(baseline_run, results_dir, baseline_history);
     if (*history_import) return cmd_history_import(import_files, import_db);
+    if (*history_speed) return cmd_history_speed(speed_db, speed_runs, speed_benchmarks, speed_samples, speed_out);
     if (*history_export) return cmd_history_export(export_db, export_last, export_out);
     if (*history && history_machines) return cmd_history_machines(history_db, history_format);
     if (*history) return cmd_history(history_benchmark, history_db, history_machine, history_last, history_format);

@@ -219,6 +219,28 @@ TEST_P(HistoryCli, ExportHoldsEveryMachineItsSeriesClaimsAndChangePoints) {
   EXPECT_EQ(nlohmann::json::parse(std::ifstream(out))["series"][0]["points"].size(), 3u);
 }
 
+// The suite's speed measurement, small: it fills the history it is given, times `history` and a
+// gate from the database over it (the gate finds the planted 50 % step), and never fills one
+// that already holds runs.
+TEST_P(HistoryCli, SpeedFillsANewHistoryAndTimesHistoryAndGate) {
+  const std::string out = dir() + "/speed.json";
+  ProcessResult r = pairbench({"history", "speed", "--db", db(), "--runs", "40", "--benchmarks", "7", "--samples", "3",
+                               "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto speed = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(speed["runs"], 40);
+  EXPECT_EQ(speed["series"], 7);
+  EXPECT_EQ(speed["gate_outcome"], "regression");
+  EXPECT_GT(speed["history_s"].get<double>(), 0);
+  EXPECT_GT(speed["gate_s"].get<double>(), 0);
+  History h(db());
+  EXPECT_EQ(h.run_count(), 40);
+  EXPECT_EQ(h.change_points().size(), 7u);  // `history` stored each benchmark's step
+  r = pairbench({"history", "speed", "--db", db(), "--runs", "2", "--benchmarks", "1"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("history speed fills"), std::string::npos) << r.output;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryCli, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
                          testing_backends::param_name);
 

@@ -291,7 +291,7 @@ TEST(HistorySqlite, SchemaVersion1IsMigratedKeepingEverySample) {
     ASSERT_EQ(s[0].points.size(), 1u);
     EXPECT_EQ(s[0].points[0].median, 12);
     EXPECT_EQ(s[0].points[0].values, (std::vector<double>{10, 14, 12}));  // repetition order
-    EXPECT_EQ(s[0].points[0].run_uid, "old-1");
+    EXPECT_EQ(s[0].points[0].run->run_uid, "old-1");
     EXPECT_EQ(h.baseline_run("m1"), 1);
     EXPECT_EQ(h.machines().at(0).machine_kind, "Old CPU");
     EXPECT_FALSE(h.run_document(1).has_value());  // stored before documents were kept
@@ -352,7 +352,7 @@ TEST(ChangePoints, FindsTwoSteps) {
 
 TEST(ChangePoints, OfASeriesWithTheSegmentMediansAround) {
   History::Series s{"b", "ns_per_op", "ns", "lower", {}};
-  for (int i = 0; i < 20; ++i) s.points.push_back({100 + i, "", "", "", i < 10 ? 100.0 + (i % 2) : 150.0 + (i % 2), 3, {}});
+  for (int i = 0; i < 20; ++i) s.points.push_back({100 + i, nullptr, i < 10 ? 100.0 + (i % 2) : 150.0 + (i % 2), 3, {}});
   const auto found = find_change_points(s);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].index, 10u);
