@@ -1,10 +1,10 @@
 // alloc.small_objects (C16): small-object churn, 16-512 B uniformly, operator new / sized delete,
 // 4096 live objects per thread, on one thread and on every core; one op = one free + one new.
-#include <thread>
 
 #include "bench/alloc/allocator_arms.h"
 #include "bench/common/exec.h"
 #include "kernels/alloc/host_workloads.h"
+#include "kernels/common/cpus.h"
 
 namespace pairbench::bench::alloc {
 namespace {
@@ -14,7 +14,7 @@ constexpr int kLiveObjectsPerThread = 4096;
 constexpr std::int64_t kOpsPerIteration = std::int64_t{1} << 16;  // per thread
 
 int thread_count(const Point& p) {
-  if (p.get("threads") == "all") return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (p.get("threads") == "all") return kernels::usable_cpus();  // the CPUs this process may run on
   return static_cast<int>(p.get_int("threads"));
 }
 

@@ -1,27 +1,16 @@
 // limits.core_pingpong: this machine's cross-core round-trip latency, the physical floor under
 // any synchronous hand-off between a frontend and a backend thread (C3's sync arm, C18).
-#include <pthread.h>
-#include <sched.h>
-
 #include <atomic>
 #include <thread>
 
 #include "bench/common/exec.h"
 #include "bench/common/experiment.h"
+#include "kernels/common/cpus.h"
 
 namespace pairbench::bench {
 namespace {
 
 enum class Handoff { kSpin, kFutex };
-
-// Pins the calling thread to one CPU where the machine has it; a no-op otherwise.
-void pin_to_cpu(int cpu) {
-  if (cpu >= static_cast<int>(std::thread::hardware_concurrency())) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
 
 // One round trip: main writes 2k+1, the partner answers 2k+2. Spin: both busy-poll the cache line.
 // Futex: both park in std::atomic::wait, so every hand-off is a kernel wake-up.
@@ -46,7 +35,7 @@ void run(benchmark::State& state, const Point& p, Handoff handoff) {
   };
   std::int64_t answered = 0;
   std::thread partner([&] {
-    pin_to_cpu(1);
+    kernels::pin_to_cpu(1);  // the second usable CPU where there is one; unpinned otherwise
     for (std::int64_t k = 0;; ++k) {
       // The partner spins or parks waiting for 2k+1, or for the stop value -1.
       for (std::int64_t seen = flag.load(std::memory_order_acquire);
@@ -59,7 +48,7 @@ void run(benchmark::State& state, const Point& p, Handoff handoff) {
       post(2 * k + 2);
     }
   });
-  pin_to_cpu(0);
+  kernels::pin_to_cpu(0);
   std::int64_t k = 0;
   exec(state, Work{.ops = static_cast<double>(kRoundTrips)}, [&] {
     for (std::int64_t i = 0; i < kRoundTrips; ++i, ++k) {
