@@ -152,8 +152,9 @@ std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& bina
                                             const std::string& profile) {
   std::vector<ExperimentEntry> all;
   for (const std::string& binary : binaries) {
+    // The whole listing: a nightly grid's is past the 64 KiB a failure's output is cut to.
     const ProcessResult r = run_process({binary, "--pairbench_list", "--pairbench_profile=" + profile}, {},
-                                        std::chrono::seconds(60));
+                                        std::chrono::seconds(60), -1, std::size_t{64} << 20);
     if (r.status != ProcessResult::Status::kExited || r.exit_code != 0) {
       throw std::runtime_error(binary + " --pairbench_list: " + r.describe());
     }

@@ -37,7 +37,7 @@ std::string ProcessResult::describe() const {
 
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& extra_env,
-                          std::chrono::duration<double> limit, int cpu) {
+                          std::chrono::duration<double> limit, int cpu, std::size_t keep_output_bytes) {
   using Clock = std::chrono::steady_clock;
   ProcessResult result;
   if (const int sig = interrupt_signal()) {
@@ -139,7 +139,9 @@ ProcessResult run_process(const std::vector<std::string>& argv,
       const ssize_t n = read(pipe_fds[0], buf, sizeof buf);
       if (n > 0) {
         result.output.append(buf, static_cast<std::size_t>(n));
-        if (result.output.size() > (128u << 10)) result.output.erase(0, result.output.size() - (64u << 10));
+        if (result.output.size() > 2 * keep_output_bytes) {
+          result.output.erase(0, result.output.size() - keep_output_bytes);
+        }
       } else if (n == 0) {
         pipe_open = false;
       }
@@ -151,7 +153,7 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   char buf[4096];
   for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) > 0;) result.output.append(buf, static_cast<std::size_t>(n));
   close(pipe_fds[0]);
-  if (result.output.size() > (64u << 10)) result.output.erase(0, result.output.size() - (64u << 10));
+  if (result.output.size() > keep_output_bytes) result.output.erase(0, result.output.size() - keep_output_bytes);
   kill(-pid, SIGKILL);  // leftovers of the group, if any
   untrack_child_group(pid);
 
