@@ -240,20 +240,8 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
   for (const Sample& s : all_samples) {
     if (s.side == side) samples.push_back(s);
   }
-  nlohmann::json summary = summarise(experiments, samples);
-  std::map<std::string, const ExperimentEntry*> by_name;
-  for (const auto& entry : experiments) by_name[entry.name] = &entry;
-  for (auto& e : summary) {
-    const ExperimentEntry& entry = *by_name.at(e["name"].get<std::string>());
-    if (entry.gate_threshold > 0) e["gate_threshold"] = entry.gate_threshold;
-    if (entry.instructions_gate_threshold > 0) e["instructions_gate_threshold"] = entry.instructions_gate_threshold;
-    e["time_relation"] = entry.time_relation;
-    // The checks that decided its claim travel with the run: its verdicts can be judged again.
-    if (!entry.verdict.empty()) {
-      e["verdict"] = nlohmann::json::array();
-      for (const VerdictCheckEntry& c : entry.verdict) e["verdict"].push_back(verdict_check_to_json(c));
-    }
-  }
+  // The typed summary (harness/summary.h), serialised in one place.
+  const nlohmann::json summary = summarise(experiments, samples);
   nlohmann::json doc;
   doc["context"] = {{"date", started},
                     {"host_name", env.fingerprint["hostname"]},

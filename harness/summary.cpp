@@ -48,11 +48,152 @@ std::string combine_verification(const std::vector<const Sample*>& samples) {
   return samples.empty() ? "not_run" : worst;
 }
 
-bool matches(const nlohmann::json& params, const std::map<std::string, std::string>& want) {
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+bool matches(const Params& params, const std::map<std::string, std::string>& want) {
   for (const auto& [k, v] : want) {
-    if (!params.contains(k) || params[k] != v) return false;
+    const auto it = std::find_if(params.begin(), params.end(), [&](const auto& kv) { return kv.first == k; });
+    if (it == params.end() || it->second != v) return false;
   }
   return true;
+}
+
+bool good(const Sample& s) { return s.has_value && (s.verification == "passed" || s.verification == "not_verified"); }
+
+// Secondary counters: each one's median over the processes that report it.
+std::map<std::string, SecondarySummary> secondary_of(const ExperimentEntry& e, const std::vector<const Sample*>& ss) {
+  std::map<std::string, SecondarySummary> out;
+  for (const SecondaryMetric& m : e.secondary) {
+    std::vector<double> vs;
+    for (const Sample* s : ss) {
+      if (s->has_value && s->gbench.contains(m.name) && s->gbench[m.name].is_number()) {
+        vs.push_back(s->gbench[m.name].get<double>());
+      }
+    }
+    if (!vs.empty()) out[m.name] = {stats::median(vs), m.unit, m.better, std::nullopt};
+  }
+  return out;
+}
+
+// Harness overhead: the share of each process's wall time not spent in the reported measurement
+// (process start, environment verification, setup, Google Benchmark's calibration runs). Issue
+// target for environment arms: <= 5 % in the nightly profile.
+std::optional<double> harness_overhead_of(const std::vector<const Sample*>& ss) {
+  std::vector<double> overheads;
+  for (const Sample* s : ss) {
+    if (!s->has_value || s->process_wall_s <= 0 || !s->gbench.contains("iterations")) continue;
+    const std::string unit = s->gbench.value("time_unit", "ns");
+    const double scale = unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : 1e-9;
+    const double measured_s = s->gbench.value("iterations", 0.0) * s->gbench.value("real_time", 0.0) * scale;
+    overheads.push_back(std::clamp(1 - measured_s / s->process_wall_s, 0.0, 1.0));
+  }
+  if (overheads.empty()) return std::nullopt;
+  return stats::median(overheads);
+}
+
+// One arm at one grid point; `values` receives the processes' values that passed.
+ArmSummary summarise_arm(const ExperimentEntry& e, const ArmEntry& arm, const BenchmarkEntry& b,
+                         const std::vector<const Sample*>& ss, std::vector<double>& values) {
+  ArmSummary a;
+  a.arm = arm.name, a.role = arm.role, a.benchmark = b.name, a.unit = e.unit;
+  for (const Sample* s : ss) {
+    if (good(*s)) {
+      values.push_back(process_value(*s));
+    } else if (a.reason.empty()) {
+      a.reason = s->reason;
+    }
+  }
+  a.secondary = secondary_of(e, ss);
+  a.harness_overhead = harness_overhead_of(ss);
+  a.environment_arm = !arm.env.empty();
+  // The label (e.g. which allocator or BLAS kernel was verified) most processes reported.
+  std::map<std::string, int> labels;
+  for (const Sample* s : ss) {
+    if (s->has_value && s->gbench.contains("label") && s->gbench["label"].is_string()) {
+      ++labels[s->gbench["label"].get<std::string>()];
+    }
+  }
+  if (!labels.empty()) {
+    a.label = std::max_element(labels.begin(), labels.end(), [](const auto& x, const auto& y) { return x.second < y.second; })
+                  ->first;
+    a.labels_differ = labels.size() > 1;
+  }
+  a.verification = combine_verification(ss);
+  a.samples = values.size();
+  if (!values.empty()) {
+    a.statistics = ArmStatistics{stats::median(values), *std::min_element(values.begin(), values.end()),
+                                 *std::max_element(values.begin(), values.end()),
+                                 values.size() > 1 ? stats::robust_cv(values) : 0.0};
+  }
+  return a;
+}
+
+// Each treatment against the first arm (the baseline), oriented so that > 1 means better.
+std::vector<RatioSummary> ratios_of(const ExperimentEntry& e, const std::map<std::string, std::vector<double>>& values,
+                                    double confidence) {
+  std::vector<RatioSummary> out;
+  if (e.kind != "comparison" || e.arms.empty() || !values.count(e.arms.front().name)) return out;
+  const auto& base = values.at(e.arms.front().name);
+  const bool lower_better = e.better == "lower";
+  for (std::size_t i = 1; i < e.arms.size(); ++i) {
+    const auto it = values.find(e.arms[i].name);
+    if (it == values.end()) continue;
+    const auto r = lower_better ? stats::ratio_of(base, it->second, confidence) : stats::ratio_of(it->second, base, confidence);
+    const double base_median = stats::median(base), median = stats::median(it->second);
+    out.push_back({e.arms[i].name, r.ratio, r.ci_low, r.ci_high, r.confidence_achieved,
+                   lower_better ? base_median / median : median / base_median});
+  }
+  return out;
+}
+
+// Secondary counters' ratio of medians to the first arm's, > 1 = better by that counter.
+void secondary_ratios(PointSummary& p) {
+  if (p.arms.empty() || p.arms[0].secondary.empty()) return;
+  const auto& base = p.arms[0].secondary;
+  for (std::size_t i = 1; i < p.arms.size(); ++i) {
+    for (auto& [name, m] : p.arms[i].secondary) {
+      const auto it = base.find(name);
+      if (it == base.end()) continue;
+      const double b = it->second.median, t = m.median;
+      if (b > 0 && t > 0) m.ratio = m.better == "higher" ? t / b : b / t;
+    }
+  }
+}
+
+std::vector<TargetResult> targets_of(const ExperimentEntry& e, const Params& params, const std::map<std::string, double>& medians) {
+  std::vector<TargetResult> out;
+  for (const TargetEntry& t : e.targets) {
+    const auto it = medians.find(t.arm);
+    if (!matches(params, t.where) || it == medians.end()) continue;
+    const bool met = e.better == "lower" ? it->second <= t.bound : it->second >= t.bound;
+    out.push_back({t.arm, t.text, t.bound, it->second, met});
+  }
+  return out;
+}
+
+PointSummary summarise_point(const ExperimentEntry& e, const Params& params,
+                             std::map<std::string, std::vector<const Sample*>>& by_benchmark, double confidence) {
+  PointSummary p;
+  p.params = params;
+  std::map<std::string, std::vector<double>> values;  // arm -> good samples
+  std::map<std::string, double> medians;
+  for (const ArmEntry& arm : e.arms) {
+    const BenchmarkEntry* b = nullptr;
+    for (const auto& cand : e.benchmarks) {
+      if (cand.arm == arm.name && cand.params == params) b = &cand;
+    }
+    if (!b) continue;  // the arm does not apply at this point
+    std::vector<double> good_values;
+    p.arms.push_back(summarise_arm(e, arm, *b, by_benchmark[b->name], good_values));
+    if (!good_values.empty()) {
+      medians[arm.name] = p.arms.back().statistics->median;
+      values[arm.name] = std::move(good_values);
+    }
+  }
+  p.ratios = ratios_of(e, values, confidence);
+  secondary_ratios(p);
+  p.targets = targets_of(e, params, medians);
+  return p;
 }
 
 // A measured benchmark that may be the limit: its median in the limit's unit.
@@ -61,28 +202,31 @@ struct LimitCandidate {
   double median = 0;
 };
 
-// The value of `arm` placed against a limit: its deciding metric, or the named secondary counter.
-const nlohmann::json* placed_value(const nlohmann::json& arm, const std::string& counter) {
-  if (counter.empty()) return arm.contains("median") ? &arm : nullptr;
-  if (!arm.contains("secondary") || !arm["secondary"].contains(counter)) return nullptr;
-  const nlohmann::json& v = arm["secondary"][counter];
-  return v.contains("median") && v["median"].is_number() ? &v : nullptr;
+// The value of `arm` placed against a limit: its deciding metric's median, or the named
+// secondary counter's, with that value's direction.
+std::optional<std::pair<double, std::string>> placed_value(const ArmSummary& arm, const std::string& counter,
+                                                           const std::string& metric_better) {
+  if (counter.empty()) {
+    if (!arm.statistics) return std::nullopt;
+    return std::pair{arm.statistics->median, metric_better};
+  }
+  const auto it = arm.secondary.find(counter);
+  if (it == arm.secondary.end()) return std::nullopt;
+  return std::pair{it->second.median, it->second.better};
 }
 
 // Every benchmark of the limit's sources that has a median in this run.
-std::vector<LimitCandidate> external_candidates(const LimitEntry& l, const nlohmann::json& summary) {
+std::vector<LimitCandidate> external_candidates(const LimitEntry& l, const std::vector<ExperimentSummary>& summary) {
   std::vector<LimitSourceEntry> sources = {{l.experiment, l.arm, l.where}};
   sources.insert(sources.end(), l.also.begin(), l.also.end());
   std::vector<LimitCandidate> out;
   for (const LimitSourceEntry& source : sources) {
-    for (const auto& other : summary) {
-      if (other["name"] != source.experiment) continue;
-      for (const auto& p : other["points"]) {
-        if (!matches(p["params"], source.where)) continue;
-        for (const auto& a : p["arms"]) {
-          if ((source.arm.empty() || a["arm"] == source.arm) && a.contains("median")) {
-            out.push_back({a["benchmark"].get<std::string>(), a["median"].get<double>()});
-          }
+    for (const ExperimentSummary& other : summary) {
+      if (other.name != source.experiment) continue;
+      for (const PointSummary& p : other.points) {
+        if (!matches(p.params, source.where)) continue;
+        for (const ArmSummary& a : p.arms) {
+          if ((source.arm.empty() || a.arm == source.arm) && a.statistics) out.push_back({a.benchmark, a.statistics->median});
         }
       }
     }
@@ -95,44 +239,39 @@ std::vector<LimitCandidate> external_candidates(const LimitEntry& l, const nlohm
 // (the limit was not the best this machine can do): flagged, never shown as a plain percentage.
 // The margin is on the medians: 5 %, above the ~4 % run-to-run noise of a bandwidth median on
 // the development VM and far below the 10-40 % by which a wrong limit is exceeded.
-void attach_limits(const std::vector<ExperimentEntry>& experiments, nlohmann::json& summary) {
+void attach_limits(const std::vector<ExperimentEntry>& experiments, std::vector<ExperimentSummary>& summary) {
   for (std::size_t i = 0; i < experiments.size(); ++i) {
     for (const LimitEntry& l : experiments[i].limits) {
       const std::vector<LimitCandidate> external = external_candidates(l, summary);
       if (external.empty()) continue;  // the limit was not run (not selected, or failed)
-      for (auto& p : summary[i]["points"]) {
-        if (!matches(p["params"], l.when)) continue;
+      for (PointSummary& p : summary[i].points) {
+        if (!matches(p.params, l.when)) continue;
         std::vector<LimitCandidate> candidates = external;
         if (l.own_arms) {
-          for (const auto& a : p["arms"]) {
-            if (const nlohmann::json* v = placed_value(a, l.counter)) {
-              candidates.push_back({a["benchmark"].get<std::string>(), (*v)["median"].get<double>()});
-            }
+          for (const ArmSummary& a : p.arms) {
+            if (const auto v = placed_value(a, l.counter, summary[i].better)) candidates.push_back({a.benchmark, v->first});
           }
         }
-        for (auto& a : p["arms"]) {
-          const bool wanted = l.arms.empty() || std::find(l.arms.begin(), l.arms.end(), a["arm"]) != l.arms.end();
-          if (!wanted || a.contains("limit")) continue;
-          const nlohmann::json* ours = placed_value(a, l.counter);
+        for (ArmSummary& a : p.arms) {
+          const bool wanted = l.arms.empty() || std::find(l.arms.begin(), l.arms.end(), a.arm) != l.arms.end();
+          if (!wanted || a.limit) continue;
+          const auto ours = placed_value(a, l.counter, summary[i].better);
           if (!ours) continue;
-          // The direction of what is placed: the deciding metric's, or the counter's own.
-          const std::string better = (l.counter.empty() ? summary[i]["better"] : (*ours)["better"]).get<std::string>();
-          const bool lower_better = better == "lower";
+          const bool lower_better = ours->second == "lower";
           const LimitCandidate& best = *std::max_element(
               candidates.begin(), candidates.end(), [&](const LimitCandidate& x, const LimitCandidate& y) {
                 return lower_better ? x.median > y.median : x.median < y.median;
               });
-          a["limit"] = {{"benchmark", best.benchmark}, {"median", best.median}, {"best_of", candidates.size()}};
-          if (!l.counter.empty()) a["limit"]["counter"] = l.counter;
+          a.limit = LimitPlacement{best.benchmark, best.median, candidates.size(), l.counter};
           // Percent of the limit: for lower-is-better metrics the limit is a floor, so invert.
-          const double m = (*ours)["median"].get<double>();
+          const double m = ours->first;
           const double percent = 100.0 * (lower_better ? best.median / m : m / best.median);
-          a["percent_of_limit"] = percent;
+          a.percent_of_limit = percent;
           if (percent > 100.0 * (1 + kLimitDefectMargin)) {
             char text[320];
             std::snprintf(text, sizeof text, "measured %.0f %% of %s: a limit must be the best this machine can do",
                           percent, best.benchmark.c_str());
-            a["limit_defect"] = text;
+            a.limit_defect = text;
           }
         }
       }
@@ -140,147 +279,98 @@ void attach_limits(const std::vector<ExperimentEntry>& experiments, nlohmann::js
   }
 }
 
+nlohmann::json to_json(const ArmSummary& a) {
+  nlohmann::json j = {{"arm", a.arm}, {"role", a.role}, {"benchmark", a.benchmark}, {"unit", a.unit},
+                      {"verification", a.verification}, {"samples", a.samples}};
+  if (!a.secondary.empty()) {
+    j["secondary"] = nlohmann::json::object();
+    for (const auto& [name, m] : a.secondary) {
+      j["secondary"][name] = {{"median", m.median}, {"unit", m.unit}, {"better", m.better}};
+      if (m.ratio) j["secondary"][name]["ratio"] = *m.ratio;
+    }
+  }
+  if (a.harness_overhead) j["harness_overhead"] = *a.harness_overhead;
+  if (a.environment_arm) j["environment_arm"] = true;
+  if (!a.label.empty()) j["label"] = a.label;
+  if (a.labels_differ) j["labels_differ"] = true;
+  if (!a.reason.empty()) j["reason"] = a.reason;
+  if (a.statistics) {
+    j["median"] = a.statistics->median;
+    j["min"] = a.statistics->min;
+    j["max"] = a.statistics->max;
+    j["cv"] = a.statistics->cv;
+  }
+  if (a.limit) {
+    j["limit"] = {{"benchmark", a.limit->benchmark}, {"median", a.limit->median}, {"best_of", a.limit->best_of}};
+    if (!a.limit->counter.empty()) j["limit"]["counter"] = a.limit->counter;
+  }
+  if (a.percent_of_limit) j["percent_of_limit"] = *a.percent_of_limit;
+  if (!a.limit_defect.empty()) j["limit_defect"] = a.limit_defect;
+  return j;
+}
+
+nlohmann::json to_json(const PointSummary& p) {
+  nlohmann::json j = {{"params", nlohmann::json::object()}, {"arms", nlohmann::json::array()},
+                      {"ratios", nlohmann::json::array()}, {"targets", nlohmann::json::array()}};
+  for (const auto& [k, v] : p.params) j["params"][k] = v;
+  for (const ArmSummary& a : p.arms) j["arms"].push_back(to_json(a));
+  for (const RatioSummary& r : p.ratios) {
+    j["ratios"].push_back({{"treatment", r.treatment}, {"ratio", r.ratio}, {"ci_low", r.ci_low},
+                           {"ci_high", r.ci_high}, {"confidence", r.confidence},
+                           {"ratio_of_medians", r.ratio_of_medians}, {"estimator", "hodges_lehmann_log"}});
+  }
+  for (const TargetResult& t : p.targets) {
+    j["targets"].push_back({{"arm", t.arm}, {"text", t.text}, {"bound", t.bound}, {"median", t.median}, {"met", t.met}});
+  }
+  return j;
+}
+
 }  // namespace
 
-nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
-                         double confidence) {
+nlohmann::json to_json(const ExperimentSummary& e) {
+  nlohmann::json j = {{"name", e.name},     {"question", e.question}, {"claim", e.claim},
+                      {"kind", e.kind},     {"metric", e.metric},     {"unit", e.unit},
+                      {"better", e.better}, {"timing", e.timing},     {"time_relation", e.time_relation},
+                      {"points", nlohmann::json::array()}};
+  if (e.gate_threshold > 0) j["gate_threshold"] = e.gate_threshold;
+  if (e.instructions_gate_threshold > 0) j["instructions_gate_threshold"] = e.instructions_gate_threshold;
+  // The checks that decided its claim travel with the run: its verdicts can be judged again.
+  if (!e.verdict.empty()) {
+    j["verdict"] = nlohmann::json::array();
+    for (const VerdictCheckEntry& c : e.verdict) j["verdict"].push_back(verdict_check_to_json(c));
+  }
+  for (const PointSummary& p : e.points) j["points"].push_back(to_json(p));
+  return j;
+}
+
+std::vector<ExperimentSummary> summarise_experiments(const std::vector<ExperimentEntry>& experiments,
+                                                     const std::vector<Sample>& samples, double confidence) {
   std::map<std::string, std::vector<const Sample*>> by_benchmark;
   for (const Sample& s : samples) {
     if (s.instrument == "time") by_benchmark[s.benchmark].push_back(&s);  // instruction counts are gated, not summarised
   }
-
-  nlohmann::json out = nlohmann::json::array();
+  std::vector<ExperimentSummary> out;
   for (const ExperimentEntry& e : experiments) {
-    nlohmann::json je = {{"name", e.name},     {"question", e.question}, {"claim", e.claim},
-                         {"kind", e.kind},     {"metric", e.metric},     {"unit", e.unit},
-                         {"better", e.better}, {"timing", e.timing},     {"points", nlohmann::json::array()}};
-    // Group benchmarks by grid point (their params), keeping grid order.
-    std::vector<std::vector<std::pair<std::string, std::string>>> points;
+    ExperimentSummary x{e.name,           e.question, e.claim,          e.kind,
+                        e.metric,         e.unit,     e.better,         e.timing,
+                        e.time_relation,  e.gate_threshold, e.instructions_gate_threshold,
+                        e.verdict,        {}};
+    // Grid points in grid order: the distinct params of its benchmarks.
+    std::vector<Params> points;
     for (const auto& b : e.benchmarks) {
       if (std::find(points.begin(), points.end(), b.params) == points.end()) points.push_back(b.params);
     }
-    for (const auto& params : points) {
-      nlohmann::json jp = {{"params", nlohmann::json::object()}, {"arms", nlohmann::json::array()},
-                           {"ratios", nlohmann::json::array()}, {"targets", nlohmann::json::array()}};
-      for (const auto& [k, v] : params) jp["params"][k] = v;
-      std::map<std::string, std::vector<double>> values;  // arm -> good samples
-      std::map<std::string, double> medians;
-      for (const ArmEntry& arm : e.arms) {
-        const BenchmarkEntry* b = nullptr;
-        for (const auto& cand : e.benchmarks) {
-          if (cand.arm == arm.name && cand.params == params) b = &cand;
-        }
-        if (!b) continue;  // the arm does not apply at this point
-        const auto& ss = by_benchmark[b->name];
-        nlohmann::json ja = {{"arm", arm.name}, {"role", arm.role}, {"benchmark", b->name}, {"unit", e.unit}};
-        std::vector<double> good;
-        std::string reason;
-        for (const Sample* s : ss) {
-          if (s->has_value && (s->verification == "passed" || s->verification == "not_verified")) {
-            good.push_back(process_value(*s));
-          } else if (reason.empty()) {
-            reason = s->reason;
-          }
-        }
-        // Secondary counters and the label (e.g. which allocator or BLAS kernel was verified).
-        std::map<std::string, int> labels;
-        nlohmann::json secondary = nlohmann::json::object();
-        for (const SecondaryMetric& m : e.secondary) {
-          std::vector<double> vs;
-          for (const Sample* s : ss) {
-            if (s->has_value && s->gbench.contains(m.name) && s->gbench[m.name].is_number()) {
-              vs.push_back(s->gbench[m.name].get<double>());
-            }
-          }
-          if (!vs.empty()) secondary[m.name] = {{"median", stats::median(vs)}, {"unit", m.unit}, {"better", m.better}};
-        }
-        for (const Sample* s : ss) {
-          if (s->has_value && s->gbench.contains("label") && s->gbench["label"].is_string()) {
-            ++labels[s->gbench["label"].get<std::string>()];
-          }
-        }
-        if (!secondary.empty()) ja["secondary"] = secondary;
-        // Harness overhead: the share of each process's wall time not spent in the reported
-        // measurement (process start, environment verification, setup, Google Benchmark's
-        // calibration runs). Issue target for environment arms: <= 5 % in the nightly profile.
-        std::vector<double> overheads;
-        for (const Sample* s : ss) {
-          if (!s->has_value || s->process_wall_s <= 0 || !s->gbench.contains("iterations")) continue;
-          const std::string unit = s->gbench.value("time_unit", "ns");
-          const double scale = unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : 1e-9;
-          const double measured_s = s->gbench.value("iterations", 0.0) * s->gbench.value("real_time", 0.0) * scale;
-          overheads.push_back(std::clamp(1 - measured_s / s->process_wall_s, 0.0, 1.0));
-        }
-        if (!overheads.empty()) ja["harness_overhead"] = stats::median(overheads);
-        if (!arm.env.empty()) ja["environment_arm"] = true;
-        if (!labels.empty()) {
-          ja["label"] = std::max_element(labels.begin(), labels.end(),
-                                         [](const auto& a, const auto& b) { return a.second < b.second; })->first;
-          if (labels.size() > 1) ja["labels_differ"] = true;
-        }
-        ja["verification"] = combine_verification(ss);
-        ja["samples"] = good.size();
-        if (!reason.empty()) ja["reason"] = reason;
-        if (!good.empty()) {
-          const double m = stats::median(good);
-          ja["median"] = m;
-          ja["min"] = *std::min_element(good.begin(), good.end());
-          ja["max"] = *std::max_element(good.begin(), good.end());
-          ja["cv"] = good.size() > 1 ? stats::robust_cv(good) : 0.0;
-          values[arm.name] = good;
-          medians[arm.name] = m;
-        }
-        jp["arms"].push_back(ja);
-      }
-      // Ratios: oriented so that > 1 means the treatment is better than the baseline.
-      if (e.kind == "comparison" && !e.arms.empty() && values.count(e.arms.front().name)) {
-        const auto& base = values[e.arms.front().name];
-        for (std::size_t i = 1; i < e.arms.size(); ++i) {
-          const auto it = values.find(e.arms[i].name);
-          if (it == values.end()) continue;
-          const bool lower_better = e.better == "lower";
-          const auto r = lower_better ? stats::ratio_of(base, it->second, confidence)
-                                      : stats::ratio_of(it->second, base, confidence);
-          const double of_medians = lower_better ? medians[e.arms.front().name] / medians[e.arms[i].name]
-                                                 : medians[e.arms[i].name] / medians[e.arms.front().name];
-          jp["ratios"].push_back({{"treatment", e.arms[i].name},
-                                  {"ratio", r.ratio},
-                                  {"ci_low", r.ci_low},
-                                  {"ci_high", r.ci_high},
-                                  {"confidence", r.confidence_achieved},
-                                  {"ratio_of_medians", of_medians},
-                                  {"estimator", "hodges_lehmann_log"}});
-        }
-      }
-      // Secondary counters: ratio of medians to the baseline's, > 1 = better by that counter.
-      if (!jp["arms"].empty() && jp["arms"][0].contains("secondary")) {
-        const auto& base = jp["arms"][0]["secondary"];
-        for (std::size_t i = 1; i < jp["arms"].size(); ++i) {
-          auto& a = jp["arms"][i];
-          if (!a.contains("secondary")) continue;
-          for (auto& [name, m] : a["secondary"].items()) {
-            if (!base.contains(name)) continue;
-            const double b = base[name]["median"].get<double>(), t = m["median"].get<double>();
-            if (b > 0 && t > 0) m["ratio"] = m["better"] == "higher" ? t / b : b / t;
-          }
-        }
-      }
-      for (const TargetEntry& t : e.targets) {
-        bool applies = true;
-        for (const auto& [k, v] : t.where) {
-          const auto it = std::find_if(params.begin(), params.end(), [&](const auto& kv) { return kv.first == k; });
-          if (it == params.end() || it->second != v) applies = false;
-        }
-        if (!applies || !medians.count(t.arm)) continue;
-        const double m = medians[t.arm];
-        const bool met = e.better == "lower" ? m <= t.bound : m >= t.bound;
-        jp["targets"].push_back({{"arm", t.arm}, {"text", t.text}, {"bound", t.bound}, {"median", m}, {"met", met}});
-      }
-      je["points"].push_back(jp);
-    }
-    out.push_back(je);
+    for (const Params& params : points) x.points.push_back(summarise_point(e, params, by_benchmark, confidence));
+    out.push_back(std::move(x));
   }
   attach_limits(experiments, out);
+  return out;
+}
+
+nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
+                         double confidence) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ExperimentSummary& e : summarise_experiments(experiments, samples, confidence)) out.push_back(to_json(e));
   return out;
 }
 

@@ -5,6 +5,9 @@
 
 #include <sstream>
 
+#include "harness/claims.h"
+#include "harness/run_file.h"
+
 namespace pairbench::harness {
 namespace {
 
@@ -219,6 +222,86 @@ TEST(Summary, AnArmAboveItsLimitIsFlaggedAsADefect) {
   EXPECT_NE(text.find("DEFECT 122% of limit"), std::string::npos) << text;
   EXPECT_NE(text.find("104% of limit"), std::string::npos) << text;
   EXPECT_EQ(text.find("DEFECT 104%"), std::string::npos) << text;
+}
+
+// The typed summary and its JSON say the same: to_json is the one place it is serialised, and
+// the catalogue's fields (time relation, gate thresholds where set, the declared checks) travel.
+TEST(Summary, TheTypedSummaryIsWhatItsJsonSays) {
+  ExperimentEntry e = experiment("lower");
+  e.time_relation = "proportional";
+  e.gate_threshold = 0.1;
+  e.verdict = {VerdictCheckEntry{}};
+  e.verdict[0].treatments = {"fast"};
+  e.secondary = {{"peak_rss_bytes", "B", "lower"}};
+  std::vector<Sample> samples;
+  for (double v : {100.0, 101.0, 99.0}) {
+    samples.push_back(sample("base", v));
+    samples.back().gbench = {{"peak_rss_bytes", 2e6}, {"label", "glibc"}};
+  }
+  for (double v : {25.0, 26.0, 24.0}) {
+    samples.push_back(sample("fast", v));
+    samples.back().gbench = {{"peak_rss_bytes", 1e6}, {"label", "jemalloc"}};
+  }
+  samples.push_back(sample("broken", 0, "incorrect"));
+  const std::vector<ExperimentSummary> typed = summarise_experiments({e}, samples);
+  ASSERT_EQ(typed.size(), 1u);
+  const PointSummary& p = typed[0].points.at(0);
+  ASSERT_EQ(p.arms.size(), 3u);
+  EXPECT_EQ(p.arms[0].statistics->median, 100.0);
+  EXPECT_EQ(p.arms[0].statistics->min, 99.0);
+  EXPECT_EQ(p.arms[1].label, "jemalloc");
+  EXPECT_EQ(p.arms[1].secondary.at("peak_rss_bytes").ratio, 2.0);  // half the baseline's peak RSS
+  EXPECT_FALSE(p.arms[2].statistics.has_value());
+  EXPECT_EQ(p.arms[2].samples, 0u);
+  ASSERT_EQ(p.ratios.size(), 1u);
+  EXPECT_NEAR(p.ratios[0].ratio, 4.0, 0.1);
+  EXPECT_DOUBLE_EQ(p.ratios[0].ratio_of_medians, 4.0);
+
+  const nlohmann::json j = summarise({e}, samples)[0];
+  EXPECT_EQ(j, to_json(typed[0]));
+  EXPECT_EQ(j["time_relation"], "proportional");
+  EXPECT_EQ(j["gate_threshold"], 0.1);
+  EXPECT_FALSE(j.contains("instructions_gate_threshold"));  // 0: the gate's default, not written
+  EXPECT_EQ(j["verdict"][0]["treatments"], nlohmann::json::array({"fast"}));
+  const nlohmann::json& arm = j["points"][0]["arms"][1];
+  EXPECT_EQ(arm["median"], 25.0);
+  EXPECT_EQ(arm["samples"], 3);
+  EXPECT_EQ(arm["secondary"]["peak_rss_bytes"]["ratio"], 2.0);
+  EXPECT_FALSE(j["points"][0]["arms"][2].contains("median"));  // no sample passed: no figure at all
+  EXPECT_EQ(j["points"][0]["arms"][2]["reason"], "boom");
+  EXPECT_EQ(j["points"][0]["ratios"][0]["estimator"], "hodges_lehmann_log");
+}
+
+// The summary and the claims judged on it form a run file the schema (both validators' file) accepts.
+TEST(Summary, TheSummaryAndItsClaimsValidateAgainstTheRunFileSchema) {
+  ExperimentEntry e = experiment("higher");
+  e.claim = "C11";
+  e.name = "copy.wrap_vs_copy";
+  for (auto& b : e.benchmarks) b.name = "copy.wrap_vs_copy/" + b.arm + "/n:1";
+  e.limits = {{"limits.bw", "memcpy", {{"threads", "1"}}, {}, {}, ""}};
+  e.verdict = {VerdictCheckEntry{}};
+  e.verdict[0].test = "same";
+  e.verdict[0].where = {{"n", {"1"}}};
+  std::vector<Sample> samples;
+  add_limit_samples(samples, "limits.bw/memcpy/threads:1", 40e9);
+  for (const auto& [arm, value] : {std::pair{"base", 10e9}, std::pair{"fast", 48.8e9}}) {
+    for (int i = 0; i < 3; ++i) {
+      samples.push_back(sample(arm, value * (1 + 0.01 * i)));
+      samples.back().benchmark = "copy.wrap_vs_copy/" + std::string(arm) + "/n:1";
+    }
+  }
+  const nlohmann::json summary = summarise({bandwidth_limit(), e}, samples);
+  ASSERT_TRUE(summary[1]["points"][0]["arms"][1].contains("limit_defect"));
+  const nlohmann::json environment = {{"machine_key", "k"}, {"gpu_compute_capability", ""},
+                                      {"gpu_unavailable_reason", "no CUDA device"}};
+  nlohmann::json doc = {{"context", nlohmann::json::object()},
+                        {"benchmarks", nlohmann::json::array()},
+                        {"pairbench", {{"schema_version", 1}, {"environment", environment}, {"experiments", summary}}}};
+  doc["pairbench"]["claims"] = claims_to_json(judge_claims(builtin_claims(), summary, environment));
+  EXPECT_NO_THROW(parse_run_file_text(doc.dump(), "summary")) << doc.dump(1).substr(0, 2000);
+  // ... and the validator does look inside: a claim's verdict it does not know is refused.
+  doc["pairbench"]["claims"][10]["verdict"] = "mostly";
+  EXPECT_THROW(parse_run_file_text(doc.dump(), "summary"), std::exception);
 }
 
 TEST(Summary, FormatsQuantitiesWithSiPrefixes) {
