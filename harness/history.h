@@ -26,7 +26,7 @@ class Connection;
 inline constexpr std::int32_t kHistoryApplicationId = 0x50424831;
 // The schema this pairbench writes (SQLite's PRAGMA user_version, pairbench_meta's
 // schema_version): older ones are migrated on open, a newer one is refused.
-inline constexpr std::int32_t kHistorySchemaVersion = 2;
+inline constexpr std::int32_t kHistorySchemaVersion = 3;
 
 // A database that is not a pairbench history (a FIFO, directory or device; an empty or non-SQLite
 // file; another program's database; a newer schema; a malformed URL). One line: "DB: why".

@@ -97,7 +97,7 @@ class PostgresConnection final : public Connection {
       const std::string fetch = "FETCH FORWARD " + std::to_string(kFetchRows) + " FROM pairbench_rows";
       Row row;
       for (;;) {
-        const Result r = run(fetch, {});
+        const Result r = run(fetch, {}, /*binary=*/true);  // numbers and bytes as they are, not as text
         const int n = PQntuples(r.get());
         for (int i = 0; i < n; ++i) {
           fill(r.get(), i, row);
@@ -119,7 +119,7 @@ class PostgresConnection final : public Connection {
   }
 
  private:
-  Result run(const std::string& statement, const std::vector<Value>& params) {
+  Result run(const std::string& statement, const std::vector<Value>& params, bool binary = false) {
     std::vector<std::string> text(params.size());
     std::vector<const char*> values(params.size(), nullptr);
     std::vector<int> lengths(params.size(), 0), formats(params.size(), 0);
@@ -147,7 +147,7 @@ class PostgresConnection final : public Connection {
     }
     const std::string numbered = numbered_placeholders(statement);
     return check(PQexecParams(conn_, numbered.c_str(), static_cast<int>(params.size()), types.data(), values.data(),
-                              lengths.data(), formats.data(), /*resultFormat=*/0),
+                              lengths.data(), formats.data(), /*resultFormat=*/binary ? 1 : 0),
                  statement);
   }
 
@@ -168,6 +168,41 @@ class PostgresConnection final : public Connection {
     throw std::runtime_error(name_ + ": " + why);
   }
 
+  // A binary-format column: network byte order (PostgreSQL's send functions).
+  static Value binary_value(Oid type, const char* v, int length) {
+    auto be = [&](auto zero) {
+      decltype(zero) x = 0;
+      for (int k = 0; k < static_cast<int>(sizeof x); ++k) x = (x << 8) | static_cast<unsigned char>(v[k]);
+      return x;
+    };
+    switch (type) {
+      case kInt2:
+        return static_cast<std::int64_t>(static_cast<std::int16_t>(be(std::uint16_t{})));
+      case kInt4:
+        return static_cast<std::int64_t>(static_cast<std::int32_t>(be(std::uint32_t{})));
+      case kInt8:
+        return static_cast<std::int64_t>(be(std::uint64_t{}));
+      case kFloat8: {
+        const std::uint64_t bits = be(std::uint64_t{});
+        double d;
+        std::memcpy(&d, &bits, sizeof d);
+        return d;
+      }
+      case kFloat4: {
+        const std::uint32_t bits = be(std::uint32_t{});
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        return static_cast<double>(f);
+      }
+      case kBool:
+        return static_cast<std::int64_t>(v[0] != 0);
+      case kBytea:
+        return Bytes{std::string(v, static_cast<std::size_t>(length))};
+      default:  // text, varchar, name: the bytes as they are
+        return std::string(v, static_cast<std::size_t>(length));
+    }
+  }
+
   static void fill(PGresult* r, int i, Row& row) {
     const int n = PQnfields(r);
     row.columns.resize(n);
@@ -177,6 +212,11 @@ class PostgresConnection final : public Connection {
         continue;
       }
       const char* v = PQgetvalue(r, i, c);
+      if (PQfformat(r, c) == 1) {
+        if (PQftype(r, c) == kNumeric) throw std::runtime_error("numeric columns are not read in binary");
+        row.columns[c] = binary_value(PQftype(r, c), v, PQgetlength(r, i, c));
+        continue;
+      }
       switch (PQftype(r, c)) {
         case kInt2:
         case kInt4:
