@@ -219,6 +219,29 @@ TEST_P(HistoryCli, ExportHoldsEveryMachineItsSeriesClaimsAndChangePoints) {
   EXPECT_EQ(nlohmann::json::parse(std::ifstream(out))["series"][0]["points"].size(), 3u);
 }
 
+// `report --db` exports the history (either back end) for the cross-machine page: fleet.html.
+TEST_P(HistoryCli, ReportDrawsTheCrossMachinePageFromTheDatabase) {
+  std::vector<std::string> args = {"history", "import"};
+  for (const std::string machine : {"box-a", "box-b"}) {
+    for (int i = 0; i < 4; ++i) {
+      const std::string id = machine + "-" + std::to_string(i);
+      args.push_back(write(dir(), id + ".json",
+                           machine_run(id, machine, "1111111aaaa", "2026-01-0" + std::to_string(i + 1) + "T00:00:00Z")));
+    }
+  }
+  args.insert(args.end(), {"--db", db()});
+  ASSERT_EQ(pairbench(args).exit_code, 0);
+  const std::string out = dir() + "/report";
+  const std::string tmp = dir() + "/tmp";
+  fs::create_directories(tmp);
+  const ProcessResult r = run_process({PAIRBENCH_EXE, "report", "--run", args[2], "--db", db(), "-o", out},
+                                      {{"TMPDIR", tmp}}, std::chrono::seconds(240));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out + "/index.html")) << r.output;
+  EXPECT_TRUE(fs::exists(out + "/fleet.html")) << r.output;
+  EXPECT_TRUE(fs::is_empty(tmp)) << "the temporary export was left behind";
+}
+
 // The suite's speed measurement, small: it fills the history it is given, times `history` and a
 // gate from the database over it (the gate finds the planted 50 % step), and never fills one
 // that already holds runs.
