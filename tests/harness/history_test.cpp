@@ -257,6 +257,27 @@ TEST(HistoryPostgres, AnUnreachableServerIsWorthRetryingAndItsPasswordIsNotShown
   History::check_path(url);  // well-formed: judged when opened
 }
 
+// A connection the server drops between runs (a restart, a network cut): the next write fails
+// as worth retrying, stores nothing half-way, and a new connection stores the run.
+TEST(HistoryPostgres, AConnectionLostMidUploadIsWorthRetryingAndStoresNothingHalfWay) {
+  TestDatabase database(Backend::kPostgres);
+  SKIP_UNLESS_AVAILABLE(database);
+  History h(database.db());
+  h.append_run(run_doc("2026-01-01T00:00:00Z", 10), "first.json");
+  ASSERT_EQ(database.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE datname = current_database() AND application_name = 'pairbench'"),
+            "");
+  nlohmann::json doc = run_doc("2026-01-02T00:00:00Z", 20);
+  doc["pairbench"]["run_id"] = "after-the-cut";
+  EXPECT_THROW(h.append_run(doc, "second.json"), HistoryBusy);
+  History again(database.db());
+  EXPECT_EQ(again.run_count(), 1);  // nothing of the second run
+  bool before = true;
+  again.append_run(doc, "second.json", &before);
+  EXPECT_FALSE(before);
+  EXPECT_EQ(again.run_count(), 2);
+}
+
 TEST(HistoryNames, PasswordsAreRedactedAndPathsKept) {
   EXPECT_EQ(redact_db("postgresql://u:pw@h:5432/db"), "postgresql://u:***@h:5432/db");
   EXPECT_EQ(redact_db("postgres://u@h/db?password=pw&sslmode=require"), "postgres://u@h/db?password=***&sslmode=require");
