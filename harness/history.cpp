@@ -247,21 +247,19 @@ struct PackedMedians {
   }
 };
 
-// Version 2 -> 3 on either back end: every stored run's medians packed into its row.
+// Version 2 -> 3 on either back end: every stored run's medians packed into its row, one run at
+// a time (a history of millions of medians is never held at once).
 void pack_run_medians(Connection& c) {
   c.exec(c.dialect() == Dialect::kSqlite ? kSqliteVersion3 : kPostgresVersion3);
-  std::int64_t run = -1;
-  PackedMedians packed;
-  for (const auto& row : c.query("SELECT run_id, benchmark_id, median, samples FROM run_benchmarks "
-                                 "ORDER BY run_id, benchmark_id")) {
-    if (row.integer(0) != run) {
-      if (run >= 0) packed.store(c, run);
-      packed = {};
-      run = row.integer(0);
+  for (const auto& run : c.query("SELECT id FROM runs ORDER BY id")) {
+    PackedMedians packed;
+    for (const auto& row : c.query("SELECT benchmark_id, median, samples FROM run_benchmarks WHERE run_id = ? "
+                                   "ORDER BY benchmark_id",
+                                   {run.integer(0)})) {
+      packed.add(row.integer(0), row.real(1), row.integer(2));
     }
-    packed.add(row.integer(1), row.real(2), row.integer(3));
+    if (!packed.ids.empty()) packed.store(c, run.integer(0));
   }
-  if (run >= 0) packed.store(c, run);
 }
 
 struct Migration {
