@@ -3,8 +3,8 @@
 #include <string>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/timed_region.h"
 #include "kernels/copy/cuda_copy.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/verify.h"
@@ -26,22 +26,12 @@ void run(benchmark::State& state, const Point& p, bool concurrent) {
   mark_verified(state);
   d.poison_destinations();
 
-  kc::cuda::EventSpan span;
-  double total_s = 0;
-  std::int64_t faults = 0;
-  for (auto _ : state) {
-    const std::int64_t f0 = kc::minor_faults();
-    span.begin(d.stream());
-    run_once();
-    span.end(d.stream());
-    const double s = span.elapsed_s();
-    faults += kc::minor_faults() - f0;
-    record_iteration(state, s);
-    total_s += s;
-  }
+  std::int64_t faults = 0, f0 = 0;
+  exec_cuda(
+      state, Work{.bytes = 2.0 * static_cast<double>(bytes)}, d.stream(), [&] { f0 = kc::minor_faults(); }, run_once,
+      [&] { faults += kc::minor_faults() - f0; });  // bytes: one H2D and one D2H
   if (!d.spot_check(seed, kc::fresh_seed())) return fail_verification(state, "a destination differs after timing");
   state.counters["minor_faults_per_op"] = static_cast<double>(faults) / static_cast<double>(state.iterations());  // op: one pair
-  state.counters["bytes_per_second"] = 2.0 * static_cast<double>(bytes) * static_cast<double>(state.iterations()) / total_s;
 }
 
 ArmFn arm(bool concurrent) {

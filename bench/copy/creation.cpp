@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/timed_region.h"
 #include "kernels/copy/cuda_copy.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/verify.h"
@@ -68,26 +68,16 @@ void run(benchmark::State& state, const Point& p, Where where) {
   mark_verified(state);
   t.poison_device();
 
-  kc::cuda::EventSpan span;
-  double total_s = 0;
-  std::int64_t faults = 0;
-  for (auto _ : state) {
-    const std::int64_t f0 = kc::minor_faults();
-    span.begin(t.stream());
-    make();
-    span.end(t.stream());
-    const double s = span.elapsed_s();
-    faults += kc::minor_faults() - f0;
-    record_iteration(state, s);
-    total_s += s;
-  }
+  std::int64_t faults = 0, f0 = 0;
+  exec_cuda(
+      state, Work{.bytes = static_cast<double>(bytes)}, t.stream(), [&] { f0 = kc::minor_faults(); }, make,
+      [&] { faults += kc::minor_faults() - f0; });
   // The timed draws continue the sequence, so only the copy arm has an exact reference left.
   t.download(got);
   std::string why = looks_standard_normal(got);
   if (why.empty() && where == Where::kHostThenCopy) why = same_values(got, t.host_values(), true);
   if (!why.empty()) return fail_verification(state, why + " after timing");
   state.counters["minor_faults_per_op"] = static_cast<double>(faults) / static_cast<double>(state.iterations());  // op: one tensor
-  state.counters["bytes_per_second"] = static_cast<double>(bytes) * static_cast<double>(state.iterations()) / total_s;
 }
 
 ArmFn arm(Where where) {

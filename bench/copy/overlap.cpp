@@ -5,8 +5,8 @@
 #include <string>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/timed_region.h"
 #include "kernels/copy/cuda_copy.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/verify.h"
@@ -64,23 +64,13 @@ void run(benchmark::State& state, const Point& p, Mode mode) {
   mark_verified(state);
   kc::poison(std::as_writable_bytes(pipe.output()));
 
-  kc::cuda::EventSpan span;
-  double total_s = 0;
-  std::int64_t faults = 0;
-  for (auto _ : state) {
-    const std::int64_t f0 = kc::minor_faults();
-    span.begin(pipe.stream());
-    run_once();
-    span.end(pipe.stream());
-    const double s = span.elapsed_s();
-    faults += kc::minor_faults() - f0;
-    record_iteration(state, s);
-    total_s += s;
-  }
+  std::int64_t faults = 0, f0 = 0;
+  exec_cuda(
+      state, Work{.bytes = static_cast<double>(bytes)}, pipe.stream(), [&] { f0 = kc::minor_faults(); }, run_once,
+      [&] { faults += kc::minor_faults() - f0; });
   pipe.synchronize();
   if (const std::string why = check(pipe, f, 4096); !why.empty()) return fail_verification(state, why + " after timing");
   const double iterations = static_cast<double>(state.iterations());
-  state.counters["bytes_per_second"] = static_cast<double>(bytes) * iterations / total_s;
   state.counters["minor_faults_per_op"] = static_cast<double>(faults) / iterations;  // op: one pass over all chunks
   state.counters["streams"] = mode == Mode::kPipelined ? kStreams : 1;
 }

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/timed_region.h"
 #include "kernels/copy/cuda_copy.h"
 #include "kernels/copy/host_buffer.h"
 #include "kernels/copy/verify.h"
@@ -41,22 +41,12 @@ inline void run_transfer(benchmark::State& state, const Point& p, kc::cuda::Dire
   mark_verified(state);
   t.poison_destination();
 
-  kc::cuda::EventSpan span;
-  double total_s = 0;
-  std::int64_t faults = 0;
-  for (auto _ : state) {
-    const std::int64_t f0 = kc::minor_faults();
-    span.begin(t.stream());
-    t.enqueue(copies);
-    span.end(t.stream());
-    const double s = span.elapsed_s();
-    faults += kc::minor_faults() - f0;
-    record_iteration(state, s);
-    total_s += s;
-  }
+  std::int64_t faults = 0, f0 = 0;
+  exec_cuda(
+      state, Work{.bytes = static_cast<double>(bytes) * copies}, t.stream(), [&] { f0 = kc::minor_faults(); },
+      [&] { t.enqueue(copies); }, [&] { faults += kc::minor_faults() - f0; });
   if (!t.spot_check(seed, kc::fresh_seed())) return fail_verification(state, std::string(copy_name) + " differs after timing");
   const double iterations = static_cast<double>(state.iterations());
-  state.counters["bytes_per_second"] = static_cast<double>(bytes) * copies * iterations / total_s;
   state.counters["minor_faults_per_op"] = static_cast<double>(faults) / (iterations * copies);  // op: one copy
   state.counters["copies_per_iteration"] = copies;
 }

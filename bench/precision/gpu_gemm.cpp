@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "bench/common/devices.h"
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/timed_region.h"
 #include "kernels/gemm/cublas_gemm.h"
 
 namespace pairbench::bench {
@@ -39,14 +39,8 @@ void run(benchmark::State& state, const Point& p, ew::Precision precision) {
   state.SetLabel(std::string("cuBLASLt ") + ew::precision_name(precision) + " " + algo.description + "; " + v.text());
   if (!v.check.ok) return fail_verification(state, v.text());
   mark_verified(state);
-  double total_s = 0;
-  for (auto _ : state) {
-    const double seconds = gemm.time_ms(1) * 1e-3;  // CUDA events around one matmul
-    record_iteration(state, seconds);
-    total_s += seconds;
-  }
+  const double total_s = exec_cuda(state, Work{.flop = s.flops()}, gemm.stream(), [&] { gemm.enqueue(); });
   const double iterations = static_cast<double>(state.iterations());
-  state.counters["flop_per_second"] = s.flops() * iterations / total_s;
   // The timed mean against the tuning pass's best: the "within 10 % of the best" check.
   state.counters["fraction_of_tuned_best"] = (algo.chosen_ms * 1e-3) / (total_s / iterations);
 }

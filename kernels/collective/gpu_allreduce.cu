@@ -58,7 +58,7 @@ struct GpuAllReduce::Impl {
   std::vector<cudaStream_t> stream;        // stream[d] on device d
   std::vector<cudaEvent_t> gathered, done;  // per device, recorded on stream[d]; no timing
   cudaEvent_t summed = nullptr;            // device 0, no timing
-  cudaEvent_t start = nullptr, stop = nullptr;  // device 0, timing
+  cudaEvent_t fork = nullptr;              // device 0, no timing: where the other GPUs' streams start
   unsigned blocks = 1;
 #if PAIRBENCH_HAVE_NCCL
   std::vector<ncclComm_t> comms;
@@ -87,8 +87,7 @@ struct GpuAllReduce::Impl {
     }
     cudaSetDevice(0);
     if (summed) cudaEventDestroy(summed);
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
+    if (fork) cudaEventDestroy(fork);
     if (staging) cudaFree(staging);
     cudaGetLastError();
   }
@@ -179,8 +178,7 @@ GpuAllReduce::GpuAllReduce(int participants, std::size_t elements) : impl_(new I
                          static_cast<std::size_t>(participants - 1) * impl_->bytes()));
     }
     PB_CUDA(cudaEventCreateWithFlags(&impl_->summed, cudaEventDisableTiming));
-    PB_CUDA(cudaEventCreate(&impl_->start));
-    PB_CUDA(cudaEventCreate(&impl_->stop));
+    PB_CUDA(cudaEventCreateWithFlags(&impl_->fork, cudaEventDisableTiming));
     int sms = 1;
     PB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     const std::size_t wanted = (elements + kThreads - 1) / kThreads;
@@ -229,29 +227,29 @@ void GpuAllReduce::poison_staging() {
   PB_CUDA(cudaStreamSynchronize(impl_->stream[0]));
 }
 
-double GpuAllReduce::time_ms(Algorithm algorithm, int repeats) {
+void GpuAllReduce::enqueue(Algorithm algorithm) {
   Impl& m = *impl_;
   PB_CUDA(cudaSetDevice(0));
-  PB_CUDA(cudaEventRecord(m.start, m.stream[0]));
+  PB_CUDA(cudaEventRecord(m.fork, m.stream[0]));
   for (int d = 1; d < m.p; ++d) {
     PB_CUDA(cudaSetDevice(d));
-    PB_CUDA(cudaStreamWaitEvent(m.stream[d], m.start, 0));
+    PB_CUDA(cudaStreamWaitEvent(m.stream[d], m.fork, 0));
   }
-  for (int r = 0; r < repeats; ++r) {
-    if (algorithm == Algorithm::kRing) m.enqueue_ring();
-    else m.enqueue_gather_broadcast();
-  }
+  if (algorithm == Algorithm::kRing) m.enqueue_ring();
+  else m.enqueue_gather_broadcast();
   for (int d = 1; d < m.p; ++d) {
     PB_CUDA(cudaSetDevice(d));
     PB_CUDA(cudaEventRecord(m.done[d], m.stream[d]));
   }
   PB_CUDA(cudaSetDevice(0));
   for (int d = 1; d < m.p; ++d) PB_CUDA(cudaStreamWaitEvent(m.stream[0], m.done[d], 0));
-  PB_CUDA(cudaEventRecord(m.stop, m.stream[0]));
-  PB_CUDA(cudaEventSynchronize(m.stop));
-  float ms = 0;
-  PB_CUDA(cudaEventElapsedTime(&ms, m.start, m.stop));
-  return ms;
+}
+
+kernels::cuda::StreamRef GpuAllReduce::stream() const { return {impl_->stream[0]}; }
+
+void GpuAllReduce::synchronize() {
+  PB_CUDA(cudaSetDevice(0));
+  PB_CUDA(cudaStreamSynchronize(impl_->stream[0]));
 }
 
 }  // namespace pairbench::kernels::collective::gpu

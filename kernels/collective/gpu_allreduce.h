@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/collective/thread_allreduce.h"
+#include "kernels/common/cuda_events.h"
 #include "kernels/common/cuda_seam.h"
 #include "kernels/common/device.h"
 
@@ -33,10 +34,12 @@ class GpuAllReduce {
   void upload(int participant, std::span<const float> values) PAIRBENCH_CUDA_ENTRY;  // blocks
   void download(int participant, std::span<float> values) PAIRBENCH_CUDA_ENTRY;      // blocks
   void poison_staging() PAIRBENCH_CUDA_ENTRY;                                         // GPU 0's gather staging = NaN; blocks
-  // CUDA events on GPU 0 around `repeats` all-reduces; the other devices' streams wait for the
-  // start event and GPU 0 waits for their last work before the stop event, so the span covers the
-  // whole collective on every device. Blocks; returns milliseconds.
-  double time_ms(Algorithm algorithm, int repeats) PAIRBENCH_CUDA_ENTRY;
+  // Queues one all-reduce: every GPU's stream forks from GPU 0's stream and joins back into it,
+  // so an event pair on stream() (device 0) spans the whole collective. Returns at once; leaves
+  // device 0 current.
+  void enqueue(Algorithm algorithm) PAIRBENCH_CUDA_ENTRY;
+  kernels::cuda::StreamRef stream() const PAIRBENCH_CUDA_ENTRY;  // GPU 0's stream
+  void synchronize() PAIRBENCH_CUDA_ENTRY;                       // waits for stream(), which has joined every GPU's
 
  private:
   struct Impl;

@@ -225,29 +225,6 @@ unsigned blocks_for(std::size_t n) {
 
 }  // namespace
 
-// ---- EventSpan ----
-EventSpan::EventSpan() {
-  cudaEvent_t b = nullptr, e = nullptr;
-  PB_CUDA(cudaEventCreate(&b));
-  const cudaError_t st = cudaEventCreate(&e);
-  if (st != cudaSuccess) cudaEventDestroy(b);
-  check(st, "cudaEventCreate");
-  begin_ = b;
-  end_ = e;
-}
-EventSpan::~EventSpan() {
-  if (begin_) cudaEventDestroy(static_cast<cudaEvent_t>(begin_));
-  if (end_) cudaEventDestroy(static_cast<cudaEvent_t>(end_));
-}
-void EventSpan::begin(StreamRef s) { PB_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(begin_), as_stream(s))); }
-void EventSpan::end(StreamRef s) { PB_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(end_), as_stream(s))); }
-double EventSpan::elapsed_s() {
-  PB_CUDA(cudaEventSynchronize(static_cast<cudaEvent_t>(end_)));
-  float ms = 0;
-  PB_CUDA(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(begin_), static_cast<cudaEvent_t>(end_)));
-  return static_cast<double>(ms) * 1e-3;
-}
-
 // ---- Transfer ----
 struct Transfer::Impl {
   Impl(std::size_t n, Direction d, HostKind kind)

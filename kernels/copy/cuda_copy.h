@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "kernels/common/cuda_events.h"
 #include "kernels/common/cuda_seam.h"
 #include "kernels/common/not_supported.h"
 
@@ -25,26 +26,8 @@ enum class HostKind {
 };
 enum class Direction { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
-// A stream owned by a workload; only EventSpan looks inside.
-struct StreamRef {
-  void* handle = nullptr;
-};
-
-// Two CUDA events queued around GPU work on one stream: the GPU's clock between them.
-class EventSpan {
- public:
-  EventSpan() PAIRBENCH_CUDA_ENTRY;
-  ~EventSpan() PAIRBENCH_CUDA_ELSE();
-  EventSpan(const EventSpan&) = delete;
-  EventSpan& operator=(const EventSpan&) = delete;
-  void begin(StreamRef stream) PAIRBENCH_CUDA_ENTRY;  // queued; returns at once
-  void end(StreamRef stream) PAIRBENCH_CUDA_ENTRY;    // queued; returns at once
-  double elapsed_s() PAIRBENCH_CUDA_ENTRY;            // blocks until the end event is reached
-
- private:
-  void* begin_ = nullptr;
-  void* end_ = nullptr;
-};
+// A stream owned by a workload, for the one CUDA-event timing loop (bench/common/exec.h).
+using StreamRef = kernels::cuda::StreamRef;
 
 // Whole-buffer copies of `bytes` in one direction. For kDeviceToDevice `host` is ignored (two
 // device buffers). Sources hold the random stream `seed` (verify.h); destinations are compared

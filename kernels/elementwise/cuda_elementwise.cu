@@ -81,12 +81,9 @@ struct DeviceBandwidthOps::Impl {
   void* x = nullptr;
   void* y = nullptr;
   cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
   int sms = 1;
   std::size_t bytes() const { return n * elementwise::storage_bytes(storage); }
   void release() {
-    if (stop) cudaEventDestroy(stop);
-    if (start) cudaEventDestroy(start);
     if (stream) cudaStreamDestroy(stream);
     if (y) cudaFree(y);
     if (x) cudaFree(x);
@@ -122,8 +119,6 @@ DeviceBandwidthOps::DeviceBandwidthOps(Storage storage, std::int64_t elements) :
     PB_CUDA(cudaMalloc(&impl_->x, impl_->bytes()));
     PB_CUDA(cudaMalloc(&impl_->y, impl_->bytes()));
     PB_CUDA(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
-    PB_CUDA(cudaEventCreate(&impl_->start));
-    PB_CUDA(cudaEventCreate(&impl_->stop));
     PB_CUDA(cudaDeviceGetAttribute(&impl_->sms, cudaDevAttrMultiProcessorCount, 0));
   } catch (...) {
     impl_->release();
@@ -160,15 +155,7 @@ void DeviceBandwidthOps::enqueue(const ElementwiseOp& op) {
   }
 }
 
-double DeviceBandwidthOps::time_ms(const ElementwiseOp& op, int launches) {
-  PB_CUDA(cudaEventRecord(impl_->start, impl_->stream));
-  for (int i = 0; i < launches; ++i) enqueue(op);
-  PB_CUDA(cudaEventRecord(impl_->stop, impl_->stream));
-  PB_CUDA(cudaEventSynchronize(impl_->stop));
-  float ms = 0;
-  PB_CUDA(cudaEventElapsedTime(&ms, impl_->start, impl_->stop));
-  return ms;
-}
+kernels::cuda::StreamRef DeviceBandwidthOps::stream() const { return {impl_->stream}; }
 
 void DeviceBandwidthOps::download(std::span<float> y) {
   if (y.size() != impl_->n) throw std::invalid_argument("DeviceBandwidthOps::download: size mismatch");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/common/cuda_events.h"
 #include "kernels/common/cuda_seam.h"
 #include "kernels/elementwise/bandwidth_ops.h"
 
@@ -30,7 +31,7 @@ class DeviceBandwidthOps {
   void upload(std::span<const float> x) PAIRBENCH_CUDA_ENTRY;  // rounds to the storage type on the host, copies; blocks
   void poison_output() PAIRBENCH_CUDA_ENTRY;                   // y = NaN; blocks
   void enqueue(const ElementwiseOp& op) PAIRBENCH_CUDA_ENTRY;  // one launch on the stream; returns at once
-  double time_ms(const ElementwiseOp& op, int launches) PAIRBENCH_CUDA_ENTRY;  // CUDA events around `launches` launches; blocks
+  kernels::cuda::StreamRef stream() const PAIRBENCH_CUDA_ENTRY;  // the object's stream: time it with an EventSpan
   void download(std::span<float> y) PAIRBENCH_CUDA_ENTRY;      // widens y to fp32 on the host; blocks
 
  private:

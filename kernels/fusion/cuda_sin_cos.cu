@@ -61,12 +61,9 @@ struct DeviceSinCos::Impl {
   std::size_t n = 0;
   float *x = nullptr, *y = nullptr, *a = nullptr, *b = nullptr, *out = nullptr;
   cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
   unsigned blocks = 1;
   std::size_t bytes() const { return n * sizeof(float); }
   void release() {
-    if (stop) cudaEventDestroy(stop);
-    if (start) cudaEventDestroy(start);
     if (stream) cudaStreamDestroy(stream);
     for (float* p : {out, b, a, y, x}) {
       if (p) cudaFree(p);
@@ -100,8 +97,6 @@ DeviceSinCos::DeviceSinCos(std::int64_t elements) : impl_(new Impl) {
       PB_CUDA(cudaMalloc(reinterpret_cast<void**>(p), impl_->bytes()));
     }
     PB_CUDA(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
-    PB_CUDA(cudaEventCreate(&impl_->start));
-    PB_CUDA(cudaEventCreate(&impl_->stop));
     int sms = 1;
     PB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     // One resident wave (8 blocks of 256 = 2048 threads per SM) looping grid-stride over the rest.
@@ -134,15 +129,9 @@ void DeviceSinCos::poison() {
   PB_CUDA(cudaStreamSynchronize(impl_->stream));
 }
 
-double DeviceSinCos::time_ms(Op op, Form form, int repeats) {
-  PB_CUDA(cudaEventRecord(impl_->start, impl_->stream));
-  for (int r = 0; r < repeats; ++r) impl_->enqueue(op, form);
-  PB_CUDA(cudaEventRecord(impl_->stop, impl_->stream));
-  PB_CUDA(cudaEventSynchronize(impl_->stop));
-  float ms = 0;
-  PB_CUDA(cudaEventElapsedTime(&ms, impl_->start, impl_->stop));
-  return ms;
-}
+void DeviceSinCos::enqueue(Op op, Form form) { impl_->enqueue(op, form); }
+
+kernels::cuda::StreamRef DeviceSinCos::stream() const { return {impl_->stream}; }
 
 void DeviceSinCos::download(std::span<float> out) {
   if (out.size() != impl_->n) throw std::invalid_argument("DeviceSinCos::download: size mismatch");

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "kernels/common/cuda_events.h"
 #include "kernels/common/cuda_seam.h"
 #include "kernels/fusion/sin_cos.h"
 
@@ -23,9 +24,10 @@ class DeviceSinCos {
 
   void upload(std::span<const float> x, std::span<const float> y) PAIRBENCH_CUDA_ENTRY;  // blocks
   void poison() PAIRBENCH_CUDA_ENTRY;                                                     // a, b, out = NaN; blocks
-  // CUDA events around `repeats` evaluations (3 launches each unfused, 1 fused); blocks.
+  // Queues one evaluation (3 launches unfused, 1 fused) on stream(); returns at once.
   // sinf/cosf are the accurate device functions (no fast-math intrinsics).
-  double time_ms(Op op, Form form, int repeats) PAIRBENCH_CUDA_ENTRY;
+  void enqueue(Op op, Form form) PAIRBENCH_CUDA_ENTRY;
+  kernels::cuda::StreamRef stream() const PAIRBENCH_CUDA_ENTRY;  // the object's stream: time it with an EventSpan
   void download(std::span<float> out) PAIRBENCH_CUDA_ENTRY;  // blocks
 
  private:

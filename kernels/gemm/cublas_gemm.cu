@@ -4,6 +4,7 @@
 #include <cublasLt.h>
 
 #include "kernels/common/cuda_check.cuh"
+#include "kernels/common/cuda_events.h"
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
@@ -148,7 +149,6 @@ struct LtGemm::Impl {
   elementwise::Storage storage;
   cublasLtHandle_t handle = nullptr;
   cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
   void *a = nullptr, *b = nullptr, *c = nullptr, *workspace = nullptr;
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t lay_b = nullptr, lay_a = nullptr, lay_c = nullptr;  // column-major views
@@ -165,8 +165,6 @@ struct LtGemm::Impl {
     if (lay_a) lt().layout_destroy(lay_a);
     if (lay_b) lt().layout_destroy(lay_b);
     if (op) lt().desc_destroy(op);
-    if (stop) cudaEventDestroy(stop);
-    if (start) cudaEventDestroy(start);
     if (stream) cudaStreamDestroy(stream);
     if (workspace) cudaFree(workspace);
     if (c) cudaFree(c);
@@ -179,14 +177,12 @@ struct LtGemm::Impl {
     PB_CHECK(lt().matmul(handle, op, &alpha, b, lay_b, a, lay_a, &beta, c, lay_c, c, lay_c, &with, workspace,
                             kWorkspaceBytes, stream));
   }
-  double time_with(const cublasLtMatmulAlgo_t& with, int launches) {
-    PB_CHECK(cudaEventRecord(start, stream));
+  double time_with(const cublasLtMatmulAlgo_t& with, int launches) {  // ms, on the shared event pair
+    EventSpan span;
+    span.begin({stream});
     for (int i = 0; i < launches; ++i) launch(with);
-    PB_CHECK(cudaEventRecord(stop, stream));
-    PB_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    PB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms;
+    span.end({stream});
+    return span.elapsed_s() * 1e3;
   }
 };
 
@@ -199,8 +195,6 @@ LtGemm::LtGemm(Precision precision, const gemm::GemmShape& shape) : impl_(new Im
     if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0) throw std::invalid_argument("LtGemm: empty shape");
     PB_CHECK(lt().create(&d.handle));
     PB_CHECK(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking));
-    PB_CHECK(cudaEventCreate(&d.start));
-    PB_CHECK(cudaEventCreate(&d.stop));
     PB_CHECK(cudaMalloc(&d.a, d.count(shape.m, shape.k) * d.elem()));
     PB_CHECK(cudaMalloc(&d.b, d.count(shape.k, shape.n) * d.elem()));
     PB_CHECK(cudaMalloc(&d.c, d.count(shape.m, shape.n) * d.elem()));
@@ -299,7 +293,7 @@ GemmAlgoChoice LtGemm::tune(int max_candidates, int launches_per_candidate) {
 
 void LtGemm::enqueue() { impl_->launch(impl_->algo); }
 
-double LtGemm::time_ms(int launches) { return impl_->time_with(impl_->algo, launches); }
+kernels::cuda::StreamRef LtGemm::stream() const { return {impl_->stream}; }
 
 void LtGemm::sync() { PB_CHECK(cudaStreamSynchronize(impl_->stream)); }
 

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "kernels/common/cuda_events.h"
 #include "kernels/common/cuda_seam.h"
 #include "kernels/common/device.h"
 #include "kernels/elementwise/accuracy.h"
@@ -41,7 +42,7 @@ class LtGemm {
   void poison_output() PAIRBENCH_CUDA_ENTRY;                                              // C = NaN; blocks
   GemmAlgoChoice tune(int max_candidates, int launches_per_candidate) PAIRBENCH_CUDA_ENTRY;  // blocks
   void enqueue() PAIRBENCH_CUDA_ENTRY;                  // one matmul with the chosen algorithm; returns at once
-  double time_ms(int launches) PAIRBENCH_CUDA_ENTRY;    // CUDA events around `launches` matmuls; blocks
+  kernels::cuda::StreamRef stream() const PAIRBENCH_CUDA_ENTRY;  // the object's stream: time it with an EventSpan
   void sync() PAIRBENCH_CUDA_ENTRY;                     // waits for the stream
   void download(std::span<float> c) PAIRBENCH_CUDA_ENTRY;  // widens C to fp32 on the host; blocks
 

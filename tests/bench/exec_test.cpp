@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "bench/common/devices.h"
 #include "bench/common/exec.h"
 #include "bench/common/experiment.h"
 #include "bench/common/timed_region.h"
@@ -151,6 +152,71 @@ TEST(Exec, RunsWhereTheDeclarationMatches) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_FALSE(runs[0].error_occurred) << runs[0].error_message;
   EXPECT_EQ(bodies, 4);
+}
+
+TEST(ExecCuda, RefusesCudaEventsInAWallClockExperimentBeforeAnyCudaCall) {
+  int enqueued = 0;
+  benchmark::RegisterBenchmark("exec_test/events_under_wall_clock", [&](benchmark::State& state) {
+    reset_timed_regions(state.max_iterations);
+    declare_timing(Timing::kWallClock);
+    exec_cuda(state, Work{.bytes = 1}, kernels::cuda::StreamRef{}, [&] { ++enqueued; });
+    forget_declared_timing();
+  })->UseManualTime()->Iterations(2);
+  const auto runs = run_one("exec_test/events_under_wall_clock");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs[0].error_occurred);
+  EXPECT_EQ(runs[0].error_message, "failed: the arm timed with cuda_events but its experiment declares wall_clock at this point");
+  EXPECT_EQ(enqueued, 0);
+}
+
+// Where a device is usable: the one event pair times the default stream; the GPU's clock goes to
+// Google Benchmark and the region record, and the rates come from it.
+TEST(ExecCuda, TimesWithTheEventPairWhereADeviceIs) {
+  if (const std::string why = cuda_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+  constexpr std::int64_t kIterations = 5;
+  configure_timed_regions(InstructionCounter::kNone, /*batches=*/1);
+  int enqueued = 0, after = 0;
+  double after_s = 0;
+  benchmark::RegisterBenchmark("exec_test/events", [&](benchmark::State& state) {
+    forget_declared_timing();
+    reset_timed_regions(state.max_iterations);
+    exec_cuda(
+        state, Work{.bytes = 1 << 20}, kernels::cuda::StreamRef{}, [] {}, [&] { ++enqueued; },
+        [&](double s) { ++after, after_s += s; });
+  })->UseManualTime()->Iterations(kIterations);
+  const auto runs = run_one("exec_test/events");
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_FALSE(runs[0].error_occurred) << runs[0].error_message;
+  EXPECT_EQ(enqueued, kIterations);
+  EXPECT_EQ(after, kIterations);
+  EXPECT_NEAR(after_s, runs[0].real_accumulated_time, 1e-12);
+  if (runs[0].real_accumulated_time > 0) {
+    EXPECT_NEAR(runs[0].counters.at("bytes_per_second").value / ((1 << 20) * double{kIterations} / runs[0].real_accumulated_time),
+                1.0, 1e-9);
+  }
+  EXPECT_EQ(timed_region_record()["iterations_recorded"], kIterations);
+}
+
+// Without a usable device the event pair cannot be made: the arm fails loudly, nothing is timed.
+TEST(ExecCuda, ThrowsWithoutADevice) {
+  if (cuda_unavailable_reason().empty()) GTEST_SKIP() << "a CUDA device is usable here";
+  int enqueued = 0;
+  std::string thrown;
+  benchmark::RegisterBenchmark("exec_test/events_without_device", [&](benchmark::State& state) {
+    forget_declared_timing();
+    reset_timed_regions(state.max_iterations);
+    try {
+      exec_cuda(state, Work{.bytes = 1}, kernels::cuda::StreamRef{}, [&] { ++enqueued; });
+    } catch (const std::runtime_error& e) {
+      thrown = e.what();
+      state.SkipWithError(thrown.c_str());
+    }
+  })->UseManualTime()->Iterations(2);
+  const auto runs = run_one("exec_test/events_without_device");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs[0].error_occurred);
+  EXPECT_FALSE(thrown.empty());
+  EXPECT_EQ(enqueued, 0);
 }
 
 }  // namespace
