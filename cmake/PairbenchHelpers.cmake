@@ -33,13 +33,53 @@ function(pairbench_add_library name)
   endif()
 endfunction()
 
-# pairbench_add_bench(NAME SOURCES ... LINK ...): a bench binary build/bin/bench_NAME with the
-# shared pairbench main (catalogue listing, single-benchmark runs, verification status).
+# pairbench_add_bench(NAME SOURCES ... LINK ... [OUTPUT_DIRECTORY DIR]): a bench binary
+# bench_NAME (in build/bin, or DIR) with the shared pairbench main (catalogue listing,
+# single-benchmark runs, verification status).
 function(pairbench_add_bench name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY" "SOURCES;LINK" ${ARGN})
   add_executable(bench_${name} ${ARG_SOURCES})
   target_link_libraries(bench_${name} PRIVATE pairbench_bench_common ${ARG_LINK})
+  if(ARG_OUTPUT_DIRECTORY)
+    set_target_properties(bench_${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  endif()
   set_property(GLOBAL APPEND PROPERTY PAIRBENCH_BENCH_TARGETS bench_${name})
+endfunction()
+
+# pairbench_add_bench_areas(ROOT DIR [OUTPUT_DIRECTORY DIR]): one bench binary bench_<area> per
+# folder ROOT/<area>, built from every .cpp in it (and .cu where nvcc exists), so that a new
+# experiment is one new file and no CMake edit. Globbed with CONFIGURE_DEPENDS: the build
+# re-runs the configure step when a file or folder appears or goes. The kernel libraries an area
+# links are the variable PAIRBENCH_AREA_LINK_<area> (set where the areas are added: one line per
+# area that needs kernels beyond bench/common). A folder named `common` holds shared code, not an area.
+function(pairbench_add_bench_areas)
+  cmake_parse_arguments(ARG "" "ROOT;OUTPUT_DIRECTORY" "" ${ARGN})
+  file(GLOB entries LIST_DIRECTORIES true CONFIGURE_DEPENDS ${ARG_ROOT}/*)
+  list(SORT entries)
+  foreach(dir IN LISTS entries)
+    get_filename_component(area ${dir} NAME)
+    if(NOT IS_DIRECTORY ${dir} OR area STREQUAL "common")
+      continue()
+    endif()
+    if(NOT area MATCHES "^[a-z][a-z0-9_]*$")
+      message(FATAL_ERROR "bench area folder '${dir}': expected a name of a-z, 0-9 and _ "
+                          "(it becomes bench_<area> and the experiments' '<area>.' prefix)")
+    endif()
+    file(GLOB sources CONFIGURE_DEPENDS ${dir}/*.cpp)
+    if(PAIRBENCH_HAVE_CUDA)
+      file(GLOB cuda_sources CONFIGURE_DEPENDS ${dir}/*.cu)
+      list(APPEND sources ${cuda_sources})
+    endif()
+    if(NOT sources)
+      continue()  # an empty area folder (e.g. mid-way through adding one) builds nothing
+    endif()
+    list(SORT sources)
+    set(output)
+    if(ARG_OUTPUT_DIRECTORY)
+      set(output OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+    endif()
+    pairbench_add_bench(${area} SOURCES ${sources} LINK ${PAIRBENCH_AREA_LINK_${area}} ${output})
+  endforeach()
 endfunction()
 
 # pairbench_add_test(NAME SOURCES ... LABELS ... [LINK ...]): a GoogleTest binary under ctest.
