@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 #include <stdexcept>
 
 #include "harness/json_field.h"
@@ -60,6 +61,61 @@ VerdictCheckEntry parse_verdict_check(const JsonField& j) {
   c.why = j.string_or("why", "");
   c.analogue = j.string_or("analogue", "");
   return c;
+}
+
+namespace {
+
+// The declared figure, checked against the experiment it draws: a hint naming an axis, arm or
+// counter the experiment does not have would draw nothing, silently.
+FigureEntry parse_figure(const JsonField& f, const ExperimentEntry& e) {
+  FigureEntry out;
+  const auto one_of = [](const JsonField& field, std::initializer_list<const char*> allowed) {
+    const std::string value = field.string();
+    std::string expected;
+    for (const char* a : allowed) {
+      if (value == a) return value;
+      expected += (expected.empty() ? "" : ", ") + std::string(a);
+    }
+    field.fail("one of " + expected);
+  };
+  out.kind = one_of(f["kind"], {"metric", "accuracy", "scaling", "memory"});
+  out.x_scale = one_of(f["x_scale"], {"auto", "linear", "log"});
+  out.y_scale = one_of(f["y_scale"], {"auto", "linear", "log"});
+  const JsonField x_axis = f["x_axis"];
+  out.x_axis = x_axis.string();
+  if (!out.x_axis.empty() &&
+      std::none_of(e.axes.begin(), e.axes.end(), [&](const auto& a) { return a.first == out.x_axis; })) {
+    std::string axes;
+    for (const auto& [name, values] : e.axes) axes += (axes.empty() ? "" : ", ") + name;
+    x_axis.fail("empty or one of the grid's axes (" + (axes.empty() ? std::string("none") : axes) + ")");
+  }
+  const JsonField counter = f["counter"];
+  out.counter = counter.string();
+  if (out.kind != "metric" && out.kind != "scaling" && out.counter.empty()) {
+    counter.fail("the counter a '" + out.kind + "' figure draws");
+  }
+  out.arm_axis = f.string_or("arm_axis", "");
+  const JsonField arm_values = f["arm_values"];
+  for (const auto& [arm, value] : arm_values.members()) {
+    if (std::none_of(e.arms.begin(), e.arms.end(), [&](const ArmEntry& a) { return a.name == arm; })) {
+      value.fail("a number for one of the experiment's arms (arm '" + arm + "' is not one)");
+    }
+    out.arm_values.emplace_back(arm, value.number());
+  }
+  if (out.kind == "scaling" && out.arm_values.size() != e.arms.size()) {
+    arm_values.fail("a number for every arm of a 'scaling' figure (" + std::to_string(e.arms.size()) + " arms)");
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json figure_to_json(const FigureEntry& figure) {
+  nlohmann::json arm_values = nlohmann::json::object();
+  for (const auto& [arm, value] : figure.arm_values) arm_values[arm] = value;
+  return {{"kind", figure.kind},       {"x_axis", figure.x_axis},   {"x_scale", figure.x_scale},
+          {"y_scale", figure.y_scale}, {"counter", figure.counter}, {"arm_axis", figure.arm_axis},
+          {"arm_values", arm_values}};
 }
 
 std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, const std::string& binary) {
@@ -127,6 +183,7 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
       be.instructions = b.boolean_or("instructions", false);
       e.benchmarks.push_back(std::move(be));
     }
+    if (const auto figure = je.find("figure")) e.figure = parse_figure(*figure, e);
     out.push_back(std::move(e));
   }
   return out;
@@ -180,6 +237,7 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
                          {"metric", {{"name", e.metric}, {"unit", e.unit}, {"better", e.better},
                                      {"time_relation", e.time_relation}}},
                          {"binary", fs::path(e.binary).filename().string()}};
+    if (e.figure) je["figure"] = figure_to_json(*e.figure);
     je["axes"] = nlohmann::json::array();
     for (const auto& [axis, values] : e.axes) je["axes"].push_back({{"name", axis}, {"values", values}});
     je["arms"] = nlohmann::json::array();
@@ -197,6 +255,68 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
     out.push_back(je);
   }
   return out;
+}
+
+namespace {
+
+// A table cell: pipes escaped, line breaks flattened (a question may hold either).
+std::string cell(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : separator) + p;
+  return out;
+}
+
+}  // namespace
+
+std::string catalogue_to_markdown(const std::vector<ExperimentEntry>& experiments, const std::string& profile) {
+  std::string out = "| experiment | claim | question | arms (baseline first) | metric | timing | grid (" +
+                    profile + ") |\n|---|---|---|---|---|---|---|\n";
+  for (const ExperimentEntry& e : experiments) {
+    std::vector<std::string> arms, axes;
+    for (const ArmEntry& a : e.arms) arms.push_back(a.name + (a.env.empty() ? "" : " (env)"));
+    for (const auto& [axis, values] : e.axes) axes.push_back(axis + " " + joined(values, "/"));
+    const std::string claim = e.kind == "limit" ? "limit" : (e.claim.empty() ? "—" : e.claim);
+    out += "| `" + cell(e.name) + "` | " + cell(claim) + " | " + cell(e.question) + " | " + cell(joined(arms, ", ")) +
+           " | `" + cell(e.metric) + "` (" + cell(e.better) + ") | " + cell(e.timing) + " | " +
+           cell(axes.empty() ? "—" : joined(axes, " × ")) + " |\n";
+  }
+  return out;
+}
+
+std::string replace_marked_section(const std::string& document, const std::string& section,
+                                   const std::string& source) {
+  // Whole lines only: a marker quoted inside a sentence is not one.
+  std::vector<std::size_t> begins, ends;
+  std::size_t pos = 0;
+  while (pos < document.size()) {
+    std::size_t eol = document.find('\n', pos);
+    if (eol == std::string::npos) eol = document.size();
+    const std::string line = document.substr(pos, eol - pos);
+    if (line == kTableBeginMarker) begins.push_back(pos);
+    if (line == kTableEndMarker) ends.push_back(pos);
+    pos = eol + 1;
+  }
+  if (begins.size() != 1 || ends.size() != 1 || ends[0] < begins[0]) {
+    throw std::runtime_error(source + ": expected one line " + kTableBeginMarker + " and, after it, one line " +
+                             kTableEndMarker + " around the experiment table; found " +
+                             std::to_string(begins.size()) + " and " + std::to_string(ends.size()));
+  }
+  const std::size_t body = document.find('\n', begins[0]) + 1;
+  return document.substr(0, body) + section + document.substr(ends[0]);
 }
 
 }  // namespace pairbench::harness

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,16 @@ struct VerdictCheckEntry {
   std::string why, analogue;  // analogue: the argument why a CPU experiment tests a GPU claim
 };
 
+// How the report draws the experiment (bench Figure), carried into the run file as declared.
+struct FigureEntry {
+  std::string kind = "metric";  // metric | accuracy | scaling | memory
+  std::string x_axis;           // empty: the one numeric axis that varies
+  std::string x_scale = "auto", y_scale = "auto";  // auto | linear | log
+  std::string counter;          // the counter accuracy, scaling and memory draw
+  std::string arm_axis;         // scaling: what an arm's number counts
+  std::vector<std::pair<std::string, double>> arm_values;  // scaling: arm -> its number
+};
+
 struct ExperimentEntry {
   std::string binary;  // absolute path of the bench binary that runs it
   std::string name, claim, question, timing, kind;
@@ -81,12 +92,16 @@ struct ExperimentEntry {
   std::vector<SecondaryMetric> secondary;
   std::vector<VerdictCheckEntry> verdict;  // empty = the default check (better, threshold 1)
   std::vector<BenchmarkEntry> benchmarks;
+  // Absent from the listings of binaries built before figures were declared (`ab` runs old
+  // builds): the run file then says nothing and the report falls back to its old rules.
+  std::optional<FigureEntry> figure;
 };
 
 // A check as JSON (the catalogue's and the run file's `verdict` entries), and back; the reader
 // throws JsonFieldError naming the field on a check that cannot be applied.
 nlohmann::json verdict_check_to_json(const VerdictCheckEntry& c);
 VerdictCheckEntry parse_verdict_check(const JsonField& j);
+nlohmann::json figure_to_json(const FigureEntry& figure);
 
 // Parses one binary's listing; throws std::runtime_error naming the binary and field on bad input.
 std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, const std::string& binary);
@@ -99,5 +114,20 @@ std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& bina
                                             const std::string& profile);
 
 nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments);
+
+// The experiment table (`pairbench list --format markdown`): experiment, claim, question, arms
+// (baseline first), deciding metric, timing and the profile's grid, one row per experiment in
+// catalogue order. Nothing in it depends on the machine (availability is not shown), so the
+// README's copy stays the same wherever it is generated.
+std::string catalogue_to_markdown(const std::vector<ExperimentEntry>& experiments, const std::string& profile);
+
+// The marker lines around the generated table in README.md.
+inline constexpr const char* kTableBeginMarker = "<!-- pairbench list --format markdown -->";
+inline constexpr const char* kTableEndMarker = "<!-- end pairbench list -->";
+
+// `document` with the lines between the marker lines replaced by `section`; throws
+// std::runtime_error "SOURCE: expected ..." when the markers are missing, repeated or out of order.
+std::string replace_marked_section(const std::string& document, const std::string& section,
+                                   const std::string& source);
 
 }  // namespace pairbench::harness

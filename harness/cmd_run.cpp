@@ -12,9 +12,11 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "harness/claims.h"
 #include "harness/commands.h"
@@ -140,8 +142,51 @@ std::vector<ExperimentEntry> select_experiments(std::vector<ExperimentEntry> all
   return out;
 }
 
-int cmd_list(const std::string& bench_dir, const std::string& profile, const std::string& format) {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw UsageError(path + ": cannot be read");
+  return text.str();
+}
+
+}  // namespace
+
+int cmd_list(const std::string& bench_dir, const std::string& profile, const std::string& format,
+             const std::string& update_file, const std::string& check_file) {
+  if ((!update_file.empty() || !check_file.empty()) && format != "markdown") {
+    throw UsageError(std::string(update_file.empty() ? "--check" : "--update") + ": expected --format markdown");
+  }
   const auto experiments = load_catalogue(find_bench_binaries(bench_dir), profile);
+  if (format == "markdown") {
+    const std::string table = catalogue_to_markdown(experiments, profile);
+    const std::string& file = update_file.empty() ? check_file : update_file;
+    if (file.empty()) {
+      std::cout << table;
+      return kExitOk;
+    }
+    const std::string current = read_text(file);
+    std::string refreshed;
+    try {
+      refreshed = replace_marked_section(current, table, file);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());
+    }
+    const std::string command = "pairbench list --format markdown" +
+                                (profile == "quick" ? std::string() : " --profile " + profile) + " --update " + file;
+    if (!check_file.empty()) {
+      if (refreshed == current) return kExitOk;
+      std::cerr << "pairbench: " << file << ": the experiment table is stale (the bench binaries list other "
+                << "experiments, arms or grids); refresh it with: " << command << "\n";
+      return kExitRegression;
+    }
+    if (refreshed != current) write_text_atomically(file, refreshed);
+    std::cout << file << ": experiment table " << (refreshed == current ? "already current" : "refreshed") << " ("
+              << experiments.size() << " experiments)\n";
+    return kExitOk;
+  }
   if (format == "json") {
     std::cout << catalogue_to_json(experiments).dump(2) << "\n";
     return kExitOk;

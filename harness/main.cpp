@@ -154,9 +154,17 @@ int main(int argc, char** argv) {
 
   auto* list = app.add_subcommand("list", "experiments, arms, grids, claim ids, and whether each arm can run here");
   std::string list_format = "table", list_profile = "quick";
-  list->add_option("--format", list_format, "table, json, or claims-markdown (docs/claims.md)")
-      ->check(CLI::IsMember({"table", "json", "claims-markdown"}));
+  std::string list_update, list_check;
+  list->add_option("--format", list_format,
+                   "table, json, markdown (the README's experiment table) or claims-markdown (docs/claims.md)")
+      ->check(CLI::IsMember({"table", "json", "markdown", "claims-markdown"}));
   list->add_option("--profile", list_profile)->check(CLI::IsMember({"quick", "nightly", "full"}));
+  const auto markdown_file = path_is(regular_file_problem, "FILE");
+  list->add_option("--update", list_update, "with --format markdown: rewrite FILE's experiment table between its markers")
+      ->check(markdown_file);
+  list->add_option("--check", list_check, "with --format markdown: exit 1 when FILE's experiment table is stale")
+      ->check(markdown_file)
+      ->excludes("--update");
   const auto directory = path_is(directory_problem, "DIR");
   list->add_option("--bench-dir", bench_dir, "directory of the bench_* binaries")->check(directory);
 
@@ -372,7 +380,7 @@ int main(int argc, char** argv) {
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   try {
-    if (*list) return cmd_list(bench_dir, list_profile, list_format);
+    if (*list) return cmd_list(bench_dir, list_profile, list_format, list_update, list_check);
     if (*env) return cmd_env(env_format);
     if (*run) {
       run_args.bench_dir = bench_dir;

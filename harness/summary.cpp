@@ -339,6 +339,7 @@ nlohmann::json to_json(const ExperimentSummary& e) {
     j["verdict"] = nlohmann::json::array();
     for (const VerdictCheckEntry& c : e.verdict) j["verdict"].push_back(verdict_check_to_json(c));
   }
+  if (e.figure) j["figure"] = figure_to_json(*e.figure);  // how the report draws it
   for (const PointSummary& p : e.points) j["points"].push_back(to_json(p));
   return j;
 }
@@ -361,6 +362,7 @@ std::vector<ExperimentSummary> summarise_experiments(const std::vector<Experimen
       if (std::find(points.begin(), points.end(), b.params) == points.end()) points.push_back(b.params);
     }
     for (const Params& params : points) x.points.push_back(summarise_point(e, params, by_benchmark, confidence));
+    x.figure = e.figure;
     out.push_back(std::move(x));
   }
   attach_limits(experiments, out);

@@ -113,6 +113,7 @@ struct ExperimentSummary {
   double gate_threshold = 0, instructions_gate_threshold = 0;  // 0: the gate's default (not written)
   std::vector<VerdictCheckEntry> verdict;  // the checks that decide its claim
   std::vector<PointSummary> points;
+  std::optional<FigureEntry> figure;  // how the report draws it, as declared (absent: older binaries)
 };
 
 // The summary of every experiment from the run's samples; `confidence` for ratio intervals.

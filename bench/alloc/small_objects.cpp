@@ -70,6 +70,7 @@ PAIRBENCH_EXPERIMENT(alloc_small_objects) {
                     .treatments = {"jemalloc", "tcmalloc"},
                     .threshold = 1.0,
                     .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the figures but do not decide it"}},
+      .figure = {.kind = FigureKind::kMemory, .counter = "peak_rss_bytes"},
   };
 }
 

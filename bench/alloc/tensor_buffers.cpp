@@ -54,6 +54,7 @@ PAIRBENCH_EXPERIMENT(alloc_tensor_buffers) {
                     .treatments = {"jemalloc", "tcmalloc"},
                     .threshold = 1.0,
                     .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the figures but do not decide it"}},
+      .figure = {.kind = FigureKind::kMemory, .counter = "peak_rss_bytes"},
   };
 }
 

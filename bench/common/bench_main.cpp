@@ -63,6 +63,28 @@ nlohmann::json verdict_check_json(const VerdictCheck& c) {
   return j;
 }
 
+const char* figure_kind_name(FigureKind k) {
+  switch (k) {
+    case FigureKind::kAccuracy: return "accuracy";
+    case FigureKind::kScaling: return "scaling";
+    case FigureKind::kMemory: return "memory";
+    default: return "metric";
+  }
+}
+const char* scale_name(Scale s) {
+  switch (s) {
+    case Scale::kLinear: return "linear";
+    case Scale::kLog: return "log";
+    default: return "auto";
+  }
+}
+
+nlohmann::json figure_json(const Figure& f) {
+  return {{"kind", figure_kind_name(f.kind)}, {"x_axis", f.x_axis},     {"x_scale", scale_name(f.x_scale)},
+          {"y_scale", scale_name(f.y_scale)}, {"counter", f.counter},   {"arm_axis", f.arm_axis},
+          {"arm_values", f.arm_values}};
+}
+
 nlohmann::json catalogue(const std::string& profile, const char* binary) {
   nlohmann::json out = {{"schema_version", kCatalogueSchemaVersion},
                         {"binary", binary},
@@ -78,6 +100,7 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                                      {"better", better_name(e.metric.better)},
                                      {"time_relation", time_relation_name(resolved_time_relation(e.metric))}}},
                          {"kind", e.is_limit ? "limit" : "comparison"},
+                         {"figure", figure_json(e.figure)},
                          {"gate_threshold", e.gate_threshold},
                          {"instructions_gate_threshold", e.instructions_gate_threshold},
                          {"axes", nlohmann::json::array()},

@@ -133,6 +133,36 @@ struct VerdictCheck {
   std::string analogue;
 };
 
+// How the report draws an experiment: plots/ draws what the run file says and guesses nothing
+// from names. Every experiment gets its deciding metric per arm across the grid, with this
+// machine's limit where one applies; a comparison also gets each treatment's ratio to the
+// baseline. The defaults suit most experiments: declare a Figure only to add a kind below, or
+// to pin an axis or a scale.
+enum class FigureKind {
+  kMetric,    // the deciding metric per arm across the grid, nothing more
+  kAccuracy,  // the metric with `counter` (an error, e.g. "rel_error") per arm in a panel under it
+  kScaling,   // also the metric against each arm's number (`arm_values`: worker count) with the
+              // knee marked (the smallest number within 95 % of the best median), and `counter`
+              // (e.g. the consumer's idle fraction) beside it
+  kMemory,    // also the metric against `counter` (peak RSS), one point per arm and grid point
+};
+enum class Scale {
+  kAuto,    // x: log where the grid's values span 8x or more; y: log where medians span more than 8x
+  kLinear,
+  kLog,
+};
+struct Figure {
+  FigureKind kind = FigureKind::kMetric;
+  // The grid axis along x (numeric values). Empty: the one numeric axis that varies, if exactly
+  // one does; else the grid points are categories. The other varying axes become panels or lines.
+  std::string x_axis;
+  Scale x_scale = Scale::kAuto;
+  Scale y_scale = Scale::kAuto;  // the deciding metric's axis (ratios are always on a log axis)
+  std::string counter;           // the counter kAccuracy, kScaling and kMemory draw (see above)
+  std::string arm_axis;          // kScaling: what an arm's number counts, e.g. "worker threads"
+  std::map<std::string, double> arm_values;  // kScaling: arm name -> its number, e.g. {"workers_2", 2}
+};
+
 struct Experiment {
   std::string name;         // "<area>.<experiment>", e.g. "dispatch.sync_vs_async"
   std::string claim;        // id in claims.json, e.g. "C3"; empty for a machine limit
@@ -157,6 +187,7 @@ struct Experiment {
   // How this experiment decides its claim; empty = every treatment at every point must be better
   // than the baseline (kBetter, threshold 1). Only read where claims.json lists the experiment.
   std::vector<VerdictCheck> verdict;
+  Figure figure;  // how the report draws it; the default suits most experiments
 };
 
 // The timing mode at one grid point (kByDevice resolved by the point's `device` axis).

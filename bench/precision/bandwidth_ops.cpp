@@ -154,6 +154,7 @@ PAIRBENCH_EXPERIMENT(bandwidth_ops) {
       .instructions = cpu_point,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .threshold = 1.0}},
+      .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }
 

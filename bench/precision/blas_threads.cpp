@@ -55,6 +55,7 @@ PAIRBENCH_EXPERIMENT(blas_threads) {
       .verdict = {{.test = VerdictCheck::Test::kSame,
                     .tolerance = 1.1,
                     .why = "the claim is that more threads did not help: held if every thread count is within 10 % of one thread"}},
+      .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }
 

@@ -43,6 +43,7 @@ PAIRBENCH_EXPERIMENT(cpu_gemm) {
       .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}}},
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .threshold = 1.0}},
+      .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }
 

@@ -41,6 +41,7 @@ PAIRBENCH_EXPERIMENT(cpu_gemm_loops) {
       .instructions = [](const Arm& a, const Point&) { return a.name != "openblas"; },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .threshold = 1.0}},
+      .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }
 

@@ -64,6 +64,7 @@ PAIRBENCH_EXPERIMENT(d2l_matmul) {
       .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}, .arms = {"cpu_blas"}}},
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .threshold = 1.0}},
+      .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }
 

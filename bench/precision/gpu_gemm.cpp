@@ -77,6 +77,7 @@ PAIRBENCH_EXPERIMENT(gpu_gemm) {
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .threshold = 1.0}},
+      .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }
 

@@ -62,33 +62,35 @@ def build(args):
         figs = []
         notes = page.not_run_notes(exp)
         skipped = ("; not run here: " + "; ".join(f"{r} ({len(v)} arm/point pairs)" for r, v in notes.items())) if notes else ""
+        plan = figures.figure_plan(exp, run)  # the figure the experiment declared (old run files: guessed)
         if exp["kind"] != "limit":
-            f = figures.ratio_figure(exp, writer)
+            f = figures.ratio_figure(exp, writer, plan)
             if f:
                 figs.append({"files": f, "alt": f"ratios of {exp['name']} treatments to the baseline",
                              "caption": page.e(f"Ratio of each treatment to the baseline across the grid "
                                                f"(> 1: treatment better; bars: the interval the run file records){skipped}.")})
-        with_error = exp["name"].startswith("precision.") or exp["metric"] == "flop_per_second"
-        f, error_counter = figures.metric_figure(exp, run, writer, with_error=True)
+        f, error_counter = figures.metric_figure(exp, run, writer, plan)
         if f:
             what = "bandwidth" if exp["unit"] == "B/s" else exp["metric"]
             extra = f", with {error_counter} beside it" if error_counter else (
-                "; no error counter in this run" if with_error else "")
+                "; no error counter in this run" if plan["wants_error"] else "")
             figs.append({"files": f, "alt": f"{what} per arm for {exp['name']}",
                          "caption": page.e(f"{what} per arm (median; whiskers: min to max over processes), with "
                                            f"this machine's limit where the run measured one{extra}{skipped}.")})
-        f, knees = figures.scaling_figure(exp, run, writer)
+        f, knees = figures.scaling_figure(exp, run, writer, plan)
         if f:
-            figs.append({"files": f, "alt": f"{exp['metric']} against worker count for {exp['name']}",
-                         "caption": page.e(f"{exp['metric']} against the number of workers, and the consumer's idle "
-                                           f"time. More workers stop helping at: {'; '.join(knees)} (fewest "
-                                           f"workers within {100 * figures.KNEE_FRACTION:.0f} % of the best "
-                                           f"median){skipped}.")})
-        f = figures.rss_figure(exp, run, writer)
+            axis, counter = plan["scaling"]["arm_axis"], plan["scaling"]["counter"]
+            figs.append({"files": f, "alt": f"{exp['metric']} against {axis} for {exp['name']}",
+                         "caption": page.e(f"{exp['metric']} against the number of {axis}"
+                                           f"{', and ' + counter + ' beside it' if counter else ''}. More {axis} stop "
+                                           f"helping at: {'; '.join(knees)} (fewest {axis} within "
+                                           f"{100 * figures.KNEE_FRACTION:.0f} % of the best median){skipped}.")})
+        f = figures.rss_figure(exp, run, writer, plan)
         if f:
-            figs.append({"files": f, "alt": f"time against peak RSS for {exp['name']}",
-                         "caption": page.e("Time against peak RSS: one point per allocator (colour) and workload "
-                                           "(marker); toward the lower left is better.")})
+            figs.append({"files": f, "alt": f"{exp['metric']} against {plan['memory_counter']} for {exp['name']}",
+                         "caption": page.e(f"{exp['metric']} against {plan['memory_counter']}: one point per arm "
+                                           "(colour) and grid point (marker); better is toward the "
+                                           f"{'lower' if exp['better'] == 'lower' else 'upper'} left.")})
         exp_figs[exp["name"]] = figs
     hist_figs = figures.history_figures(history, run.machine_key(), writer) if history else []
     fleet_summary = fleet.write(args.out, fleet_export, writer) if fleet_export else None

@@ -40,7 +40,6 @@ BASELINE_COLOUR = "#404040"
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
            "#bcbd22", "#7f7f7f"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h"]
-ERROR_COUNTERS = ("rel_error", "relative_error", "max_rel_error", "error", "max_abs_error")
 
 
 def wrap(text, width=80):
@@ -91,11 +90,12 @@ def is_size_axis(axis_name):
     return axis_name == "bytes" or axis_name.endswith("_bytes") or axis_name == "size"
 
 
-def grid_x_axis(ax, axis_name, values):
-    """Ticks at the grid's own values, labelled in their unit; log scale when they span 8x."""
+def grid_x_axis(ax, axis_name, values, scale="auto"):
+    """Ticks at the grid's own values, labelled in their unit; log scale as declared, or (auto)
+    when they span 8x."""
     values = sorted(set(values))
     lo, hi = values[0], values[-1]
-    if lo > 0 and hi / lo >= 8:
+    if log_scale(values, scale):
         ax.set_xscale("log", base=2 if is_size_axis(axis_name) else 10)
         ax.set_xlim(lo / 1.6, hi * 1.6)
     else:
@@ -145,6 +145,74 @@ class Writer:
         return {"png": f"{stem}.png", "svg": f"{stem}.svg"}
 
 
+# ---- what to draw: the experiment's declared figure ---------------------------------------------
+
+def figure_plan(exp, run):
+    """What to draw for `exp`, from the figure its declaration put in the run file (`figure`:
+    kind, x_axis, x_scale, y_scale, counter, arm_axis, arm_values; bench/common/experiment.h):
+    {"declared", "x_axis", "x_scale", "y_scale", "error_counter" (accuracy), "wants_error",
+     "scaling" ({"arm_values", "arm_axis", "counter"}) and "memory_counter"}."""
+    hint = exp.get("figure")
+    if hint is None:
+        return legacy_figure_plan(exp, run)
+    kind, counter = hint["kind"], hint["counter"]
+    plan = {"declared": True, "x_axis": hint["x_axis"], "x_scale": hint["x_scale"], "y_scale": hint["y_scale"],
+            "error_counter": None, "wants_error": kind == "accuracy", "scaling": None, "memory_counter": None}
+    if kind == "accuracy" and counter and _has_counter(exp, run, counter):
+        plan["error_counter"] = counter
+    elif kind == "scaling" and hint["arm_values"]:
+        plan["scaling"] = {"arm_values": dict(hint["arm_values"]), "arm_axis": hint["arm_axis"] or "arm",
+                           "counter": counter}
+    elif kind == "memory" and counter and counter != exp["metric"]:
+        plan["memory_counter"] = counter
+    return plan
+
+
+def _has_counter(exp, run, counter):
+    return any(run.counter_values(a["benchmark"], counter) for p in exp["points"] for a in p["arms"])
+
+
+# Run files written before experiments declared their figure have no `figure`: for those only,
+# the report keeps the rules it used to guess by (counter names, arm names, experiment names).
+ERROR_COUNTERS = ("rel_error", "relative_error", "max_rel_error", "error", "max_abs_error")
+RSS_COUNTERS = ("peak_rss_bytes", "max_rss_bytes", "rss_peak_bytes")
+_WORKERS_ARM = re.compile(r"^workers_(\d+)$")
+
+
+def worker_counts(exp):
+    """Old run files: {arm: worker count} when every arm is named workers_<n>; else None."""
+    order, _ = arm_order(exp)
+    found = {a: _WORKERS_ARM.match(a) for a in order}
+    if not order or not all(found.values()):
+        return None
+    return {a: int(m.group(1)) for a, m in found.items()}
+
+
+def legacy_figure_plan(exp, run):
+    error = next((c for c in ERROR_COUNTERS if _has_counter(exp, run, c)), None)
+    counts = worker_counts(exp)
+    rss = None
+    if exp["metric"] not in RSS_COUNTERS:
+        rss = next((c for c in RSS_COUNTERS if _has_counter(exp, run, c)), None)
+    return {"declared": False, "x_axis": "", "x_scale": "auto", "y_scale": "auto", "error_counter": error,
+            "wants_error": exp["name"].startswith("precision.") or exp["metric"] == "flop_per_second",
+            "scaling": ({"arm_values": counts, "arm_axis": "worker threads", "counter": "consumer_idle_fraction"}
+                        if counts is not None and exp["better"] == "higher" else None),
+            "memory_counter": rss}
+
+
+def log_scale(values, scale, span=8.0, inclusive=True):
+    """Whether an axis over `values` is logarithmic: as declared, or (auto) where they are all
+    positive and span `span` times or more (more than, with inclusive=False). Never with a value <= 0."""
+    values = [v for v in values if v is not None]
+    if not values or min(values) <= 0 or scale == "linear":
+        return False
+    if scale == "log":
+        return True
+    ratio = max(values) / min(values)
+    return ratio >= span if inclusive else ratio > span
+
+
 # ---- helpers over an experiment ---------------------------------------------------------------
 
 def arm_order(exp):
@@ -184,10 +252,13 @@ def varying_axes(exp, points):
     return numeric, other
 
 
-def _layout(exp, points):
-    """How to lay the grid out: ('line', x_axis, panel_axes) when exactly one numeric axis varies,
-    else ('categorical', None, varying axes)."""
+def _layout(exp, points, x_axis=""):
+    """How to lay the grid out: ('line', x_axis, panel_axes) with the declared x axis where it
+    varies among the points, else when exactly one numeric axis varies; else ('categorical', None,
+    varying axes)."""
     numeric, other = varying_axes(exp, points)
+    if x_axis and x_axis in numeric:
+        return "line", x_axis, [a for a in numeric + other if a != x_axis]
     if len(numeric) == 1:
         return "line", numeric[0], other
     return "categorical", None, numeric + other
@@ -245,11 +316,13 @@ def _title(fig, exp, subtitle):
 
 # ---- 1. ratios across the grid -----------------------------------------------------------------
 
-def ratio_figure(exp, writer):
-    """Each treatment's ratio to the baseline with its interval, across the grid; a line at 1."""
+def ratio_figure(exp, writer, plan=None):
+    """Each treatment's ratio to the baseline with its interval, across the grid; a line at 1.
+    `plan` (figure_plan) gives the x axis and its scale; the ratio axis is always logarithmic."""
     pts = [p for p in exp["points"] if any(r["ci_low"] is not None for r in p["ratios"])]
     if not pts:
         return None
+    plan = plan or {"x_axis": "", "x_scale": "auto"}
     colours = arm_colours(exp)
     baseline = next((a["arm"] for p in pts for a in p["arms"] if a["role"] == "baseline"), "baseline")
     confs = sorted({round(100 * r["confidence"]) for p in pts for r in p["ratios"] if r["confidence"]})
@@ -259,7 +332,7 @@ def ratio_figure(exp, writer):
         conf_text = f"{confs[0]}–{confs[-1]}\u00a0% intervals"
     else:
         conf_text = "interval"
-    mode, x_axis, panel_axes = _layout(exp, pts)
+    mode, x_axis, panel_axes = _layout(exp, pts, plan["x_axis"])
     all_vals = [v for p in pts for r in p["ratios"] for v in (r["ratio"], r["ci_low"], r["ci_high"])
                 if v is not None and v > 0] + [1.0]
     lo, hi = min(all_vals) / 1.25, max(all_vals) * 1.25
@@ -280,7 +353,7 @@ def ratio_figure(exp, writer):
     if mode == "line":
         fig, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
         xs_all = [x for s in series.values() for x, _ in s]
-        log_x = min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 8
+        log_x = log_scale(xs_all, plan["x_scale"])
         styles = ["-", "--", ":", "-."]
         sub_keys = sorted({k[1] for k in series})
         for i, (key, rows) in enumerate(sorted(series.items())):
@@ -293,7 +366,7 @@ def ratio_figure(exp, writer):
             ax.errorbar(xs, ys, yerr=err, marker=MARKERS[sub_keys.index(key[1]) % len(MARKERS)], capsize=3,
                         color=colours.get(key[0], PALETTE[0]), ls=styles[sub_keys.index(key[1]) % len(styles)],
                         label=label(name))
-        grid_x_axis(ax, x_axis, xs_all)
+        grid_x_axis(ax, x_axis, xs_all, plan["x_scale"])
         ax.set_yscale("log")
         ax.set_ylim(lo, hi)
         plain_log_axis(ax.yaxis, lo, hi)
@@ -329,32 +402,24 @@ def ratio_figure(exp, writer):
 
 # ---- 2. the deciding metric per arm, with the machine's limit ----------------------------------
 
-def _errors_by_arm(exp, run, pts):
-    counter = None
-    for name in ERROR_COUNTERS:
-        if any(run.counter_values(a["benchmark"], name) for p in pts for a in p["arms"]):
-            counter = name
-            break
-    return counter
-
-
 def drawn_limit(arm):
     """The arm's limit when it is in the deciding metric's unit (a limit placed against a secondary
     counter, e.g. fusion's bytes_per_second, is not drawn on the metric's axis)."""
     return arm["limit"] if arm["limit"] and not arm["limit"].get("counter") else None
 
 
-def metric_figure(exp, run, writer, with_error=False):
+def metric_figure(exp, run, writer, plan=None):
     """Median of the deciding metric per arm (whiskers: min to max over processes) across the grid,
-    with each limit the summary attached drawn as a horizontal line. With `with_error` and an error
-    counter in the run, a panel under each one shows it (accuracy beside speed)."""
+    with each limit the summary attached drawn as a horizontal line. Where the plan (figure_plan)
+    has an error counter, a panel under each one shows it (accuracy beside speed)."""
     pts = [p for p in exp["points"] if any(a["median"] is not None for a in p["arms"])]
     if not pts:
         return None, None
-    error_counter = _errors_by_arm(exp, run, pts) if with_error else None
+    plan = plan or figure_plan(exp, run)
+    error_counter = plan["error_counter"]
     order, roles = arm_order(exp)
     colours = arm_colours(exp)
-    mode, x_axis, panel_axes = _layout(exp, pts)
+    mode, x_axis, panel_axes = _layout(exp, pts, plan["x_axis"])
     if mode == "line":
         panels = []
         for p in pts:
@@ -374,7 +439,7 @@ def metric_figure(exp, run, writer, with_error=False):
     divisor, shown = units.scale_for(unit, values)
     positive = [v for v in values if v > 0]
     meds = [a["median"] for p in pts for a in p["arms"] if a["median"] is not None and a["median"] > 0]
-    log_y = bool(meds) and max(meds) / min(meds) > 8
+    log_y = log_scale(meds, plan["y_scale"], inclusive=False)
     if len(panel_axes) == 1:  # one axis: its values are the labels, its name the axis title
         cat_labels = [param_text(panel_axes[0], p["params"].get(panel_axes[0], "")) for p in pts]
         cat_title = axis_title(panel_axes[0])
@@ -399,7 +464,7 @@ def metric_figure(exp, run, writer, with_error=False):
         present = [n for n in order if any(a["arm"] == n and a["median"] is not None
                                            for p in panel_pts for a in p["arms"])]
         xs_all = [as_number(p["params"][x_axis]) for p in panel_pts] if mode == "line" else []
-        log_x = mode == "line" and min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 8
+        log_x = mode == "line" and log_scale(xs_all, plan["x_scale"])
         entries, err_values, limits = 0, [], {}
         for i, name in enumerate(present):
             if mode == "line":
@@ -461,7 +526,7 @@ def metric_figure(exp, run, writer, with_error=False):
                                    + f": {units.format_value(med, unit)} ({bench})"))
             entries += 1
         if mode == "line":
-            grid_x_axis(ax, x_axis, xs_all)
+            grid_x_axis(ax, x_axis, xs_all, plan["x_scale"])
         elif mode == "categorical":
             categorical_x_axis(ax, cat_labels, cat_title)
         else:
@@ -481,7 +546,7 @@ def metric_figure(exp, run, writer, with_error=False):
             place_legend(ax, entries)
         if eax is not None:
             if mode == "line":
-                grid_x_axis(eax, x_axis, xs_all)
+                grid_x_axis(eax, x_axis, xs_all, plan["x_scale"])
             elif mode == "categorical":
                 categorical_x_axis(eax, cat_labels, cat_title)
             else:
@@ -498,16 +563,12 @@ def metric_figure(exp, run, writer, with_error=False):
     return writer.save(fig, exp["name"] + ("-accuracy" if error_counter else "-metric")), error_counter
 
 
-# ---- 3. allocators: time against peak RSS ------------------------------------------------------
+# ---- 3. memory: the metric against peak RSS (allocators) -----------------------------------------
 
-RSS_COUNTERS = ("peak_rss_bytes", "max_rss_bytes", "rss_peak_bytes")
-
-
-def rss_figure(exp, run, writer):
-    if exp["metric"] in RSS_COUNTERS:
-        return None  # the deciding metric is peak RSS already: the metric figure shows it
-    counter = next((c for c in RSS_COUNTERS if any(run.counter_values(a["benchmark"], c)
-                                                   for p in exp["points"] for a in p["arms"])), None)
+def rss_figure(exp, run, writer, plan=None):
+    """The deciding metric against the plan's memory counter (peak RSS): one point per arm and
+    grid point. None where the plan has no memory counter (the declared figure is not 'memory')."""
+    counter = (plan or figure_plan(exp, run))["memory_counter"]
     if counter is None:
         return None
     order, roles = arm_order(exp)
@@ -548,18 +609,18 @@ def rss_figure(exp, run, writer):
         ax.set_ylim(min(pos) / 1.5, max(pos) * 1.5)
         plain_log_axis(ax.yaxis, min(pos) / 1.5, max(pos) * 1.5)
     better = "lower" if exp["better"] == "lower" else "higher"
-    ax.set_xlabel(f"peak RSS ({xshown}, median over processes); lower is better")
+    ax.set_xlabel(f"{counter} ({xshown}, median over processes); lower is better")
     ax.set_ylabel(f"{units.metric_label(exp['metric'], unit)} ({shown}); {better} is better")
     arm_handles = [Line2D([], [], color=colours[n], marker="o", ls="none", label=label(f"{n} ({roles[n]})"))
                    for n in order if any(a["arm"] == n for a, _, _ in rows)]
     load_handles = [Line2D([], [], color="grey", marker=MARKERS[i % len(MARKERS)], ls="none", label=label(wrap(w, 40)))
                     for i, w in enumerate(workloads)]
     # Two legends: the inner one is a plain artist (not counted by the tight bounding box), so it
-    # stays inside the axes; the allocators go outside on the right.
+    # stays inside the axes; the arms go outside on the right.
     first = ax.legend(handles=load_handles, title="workload (grid point)", loc="best")
     ax.add_artist(first)
-    ax.legend(handles=arm_handles, title="allocator (arm)", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    sub = (f"{exp['name']}: one point per allocator and workload; whiskers: min to max "
+    ax.legend(handles=arm_handles, title="arm", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    sub = (f"{exp['name']}: one point per arm and workload; whiskers: min to max "
            f"over processes; better is toward the {'lower' if better == 'lower' else 'upper'} left")
     ax.set_title(wrap(sub, 90))
     _title(fig, exp, sub)
@@ -568,31 +629,41 @@ def rss_figure(exp, run, writer):
 
 # ---- 3b. worker scaling (C5: where more workers stop helping) ---------------------------------
 
-_WORKERS_ARM = re.compile(r"^workers_(\d+)$")
 KNEE_FRACTION = 0.95  # the knee: fewest workers whose median reaches 95 % of the best median
 
 
-def worker_counts(exp):
-    """{arm: worker count} when every arm is named workers_<n>; else None."""
-    order, _ = arm_order(exp)
-    found = {a: _WORKERS_ARM.match(a) for a in order}
-    if not order or not all(found.values()):
-        return None
-    return {a: int(m.group(1)) for a, m in found.items()}
-
-
-def knee(medians):
-    """medians: {workers: median (higher is better)} -> fewest workers within KNEE_FRACTION of the best."""
+def knee(medians, better="higher"):
+    """medians: {workers: median} -> fewest workers within KNEE_FRACTION of the best."""
+    if better == "lower":
+        best = min(medians.values())
+        return min(w for w, m in medians.items() if m * KNEE_FRACTION <= best)
     best = max(medians.values())
     return min(w for w, m in medians.items() if m >= KNEE_FRACTION * best)
 
 
-def scaling_figure(exp, run, writer, idle_counter="consumer_idle_fraction"):
-    """The deciding metric against the worker count, one line per other grid point, with the knee
-    marked, and the consumer's idle fraction beside it. Returns (files, knees text) or (None, [])."""
-    counts = worker_counts(exp)
-    if counts is None or exp["better"] != "higher":
+def _count_noun(noun, n):
+    """'worker threads' for 2, 'worker thread' for 1 (the arm axis is declared in the plural)."""
+    return noun[:-1] if n == 1 and noun.endswith("s") else noun
+
+
+def _secondary_meta(exp, counter):
+    """(unit, better) the summary recorded for a secondary counter, else ("", "")."""
+    for p in exp["points"]:
+        for a in p["arms"]:
+            meta = a.get("secondary", {}).get(counter)
+            if meta:
+                return meta.get("unit", ""), meta.get("better", "")
+    return "", ""
+
+
+def scaling_figure(exp, run, writer, plan=None):
+    """The deciding metric against each arm's number (the plan's arm_values: worker count), one
+    line per other grid point, with the knee marked, and the plan's counter (the consumer's idle
+    fraction) beside it. Returns (files, knees text) or (None, [])."""
+    scaling = (plan or figure_plan(exp, run))["scaling"]
+    if scaling is None:
         return None, []
+    counts, idle_counter, arm_axis = scaling["arm_values"], scaling["counter"], scaling["arm_axis"]
     lines = {}
     for p in exp["points"]:
         rest = {k: v for k, v in p["params"].items()}
@@ -600,7 +671,9 @@ def scaling_figure(exp, run, writer, idle_counter="consumer_idle_fraction"):
         for a in p["arms"]:
             if a["median"] is None:
                 continue
-            idle = run.counter_median(a["benchmark"], idle_counter)
+            if a["arm"] not in counts:
+                continue
+            idle = run.counter_median(a["benchmark"], idle_counter) if idle_counter else None
             lines.setdefault(key, {})[counts[a["arm"]]] = (a["median"], a["min"], a["max"], idle)
     lines = {k: v for k, v in lines.items() if len(v) >= 2}
     if not lines:
@@ -620,24 +693,30 @@ def scaling_figure(exp, run, writer, idle_counter="consumer_idle_fraction"):
         lo = [m - (pts[w][1] / divisor if pts[w][1] is not None else m) for m, w in zip(med, ws)]
         hi = [(pts[w][2] / divisor if pts[w][2] is not None else m) - m for m, w in zip(med, ws)]
         ax.errorbar(ws, med, yerr=[lo, hi], marker="o", capsize=3, color=colour, label=label(wrap(key, 40)))
-        k = knee({w: pts[w][0] for w in ws})
+        k = knee({w: pts[w][0] for w in ws}, exp["better"])
         ax.plot([k], [pts[k][0] / divisor], marker="*", ms=16, color=colour, ls="none")
-        knees.append(f"{key}: {k} worker{'s' if k != 1 else ''}")
+        knees.append(f"{key}: {_g(k)} {_count_noun(arm_axis, k)}")
         if has_idle:
             idle = [(w, pts[w][3]) for w in ws if pts[w][3] is not None]
-            axes[0][1].plot([w for w, _ in idle], [100 * v for _, v in idle], marker="o", color=colour,
+            scale = 100 if _secondary_meta(exp, idle_counter)[0] == "fraction" else 1
+            axes[0][1].plot([w for w, _ in idle], [scale * v for _, v in idle], marker="o", color=colour,
                             label=label(wrap(key, 40)))
     for a in [ax] + ([axes[0][1]] if has_idle else []):
         a.set_xticks(xs_all)
-        a.set_xlabel("worker threads (arm)")
-    ax.set_ylabel(f"{units.metric_label(exp['metric'], exp['unit'])} ({shown}); higher is better")
-    ax.set_title(wrap(f"median over processes (whiskers: min to max); star: the knee, fewest workers within "
-                      f"{100 * KNEE_FRACTION:.0f} % of the best", 60), fontsize="medium")
+        a.set_xlabel(f"{arm_axis} (arm)")
+    ax.set_ylabel(f"{units.metric_label(exp['metric'], exp['unit'])} ({shown}); {exp['better']} is better")
+    ax.set_title(wrap(f"median over processes (whiskers: min to max); star: the knee, fewest "
+                      f"{_count_noun(arm_axis, 2)} within {100 * KNEE_FRACTION:.0f} % of the best", 60),
+                 fontsize="medium")
     place_legend(ax, len(lines), title="grid point")
     if has_idle:
-        axes[0][1].set_ylabel("consumer idle (% of its time); lower is better")
-        axes[0][1].set_ylim(0, 100)
-        axes[0][1].set_title("time the consumer waited for a batch", fontsize="medium")
+        side = axes[0][1]
+        side_unit, side_better = _secondary_meta(exp, idle_counter)
+        side.set_ylabel(wrap(f"{idle_counter.replace('_', ' ')} ({'% of the time' if side_unit == 'fraction' else side_unit or 'value'})"
+                             + (f"; {side_better} is better" if side_better else ""), 45))
+        if side_unit == "fraction":
+            side.set_ylim(0, 100)
+        side.set_title(f"{idle_counter} (median over processes)", fontsize="medium")
     _title(fig, exp, "")
     return writer.save(fig, exp["name"] + "-scaling"), knees
 

@@ -348,6 +348,18 @@ def _number(parent, key):
     return value if math.isfinite(value) else None
 
 
+def _figure(f):
+    """The experiment's declared figure with every key present; None for run files from before
+    experiments declared one (the report then falls back to its old rules, figures.figure_plan)."""
+    if not isinstance(f, dict):
+        return None
+    values = f.get("arm_values", {})
+    return {"kind": _text(f, "kind", "metric"), "x_axis": _text(f, "x_axis"), "x_scale": _text(f, "x_scale", "auto"),
+            "y_scale": _text(f, "y_scale", "auto"), "counter": _text(f, "counter"), "arm_axis": _text(f, "arm_axis"),
+            "arm_values": {str(k): float(v) for k, v in values.items()
+                           if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}}
+
+
 class RunFile:
     """The content of one run file (checked by load_run; tests build it from hand-made documents).
     Experiments, points, arms and ratios are plain dicts with every key the report reads present."""
@@ -388,6 +400,7 @@ class RunFile:
             "unit": _text(e, "unit"),
             "better": _text(e, "better", "lower"),
             "timing": _text(e, "timing"),
+            "figure": _figure(e.get("figure")),
             "points": [],
         }
         exp["points"] = [self._point(p, exp) for p in e.get("points", [])]
@@ -423,6 +436,9 @@ class RunFile:
                 "percent_of_limit": _number(a, "percent_of_limit"),
                 "limit": None,
                 "synthetic": bool(a.get("synthetic", False)),
+                "secondary": {str(name): {"unit": _text(m, "unit"), "better": _text(m, "better"),
+                                          "median": _number(m, "median")}
+                              for name, m in a.get("secondary", {}).items() if isinstance(m, dict)},
             }
             lim = a.get("limit")
             if lim is not None and _number(lim, "median") is not None:

@@ -50,7 +50,7 @@ class Knee(unittest.TestCase):
         out = tmpdir(self)
         files, knees = figures.scaling_figure(run.experiments[0], run, figures.Writer(out))
         self.assertTrue(os.path.getsize(os.path.join(out, files["png"])) > 0)
-        self.assertEqual(knees, ["device:cpu batch_size:16: 1 worker", "device:cpu batch_size:64: 2 workers"])
+        self.assertEqual(knees, ["device:cpu batch_size:16: 1 worker thread", "device:cpu batch_size:64: 2 worker threads"])
 
 
 if __name__ == "__main__":
