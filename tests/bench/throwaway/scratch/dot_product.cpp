@@ -4,11 +4,11 @@
 // declaration of its binary), then lists, runs, summarises and draws it through pairbench.
 // docs/adding-an-experiment.md walks through this file.
 #include <cstdint>
-#include <random>
 #include <vector>
 
+#include "bench/common/exec.h"
 #include "bench/common/experiment.h"
-#include "bench/common/wall_timer.h"
+#include "kernels/common/rng.h"
 
 namespace pairbench::bench {
 namespace {
@@ -38,26 +38,25 @@ using DotFn = std::int64_t (*)(const std::vector<std::int32_t>&, const std::vect
 ArmFn arm(DotFn dot) {
   return [dot](benchmark::State& state, const Point& p) {
     const auto n = static_cast<std::size_t>(p.get_int("n"));
-    // Fresh random inputs every process; integer sums are exact, so the check is equality.
-    std::mt19937_64 rng{std::random_device{}()};
-    std::uniform_int_distribution<std::int32_t> value(-1000, 1000);
+    // Fresh random inputs every process, in [-1024, 1024); integer sums are exact, so the
+    // check is equality.
+    std::uint64_t state_bits = kernels::fresh_seed();
     std::vector<std::int32_t> x(n), y(n);
-    for (std::size_t i = 0; i < n; ++i) x[i] = value(rng), y[i] = value(rng);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = static_cast<std::int32_t>(kernels::splitmix64_next(state_bits) >> 53) - 1024;
+      y[i] = static_cast<std::int32_t>(kernels::splitmix64_next(state_bits) >> 53) - 1024;
+    }
     std::int64_t reference = 0;
     for (std::size_t i = 0; i < n; ++i) reference += std::int64_t{x[i]} * y[i];
     if (dot(x, y) != reference) return fail_verification(state, "dot product differs from the reference");
     mark_verified(state);
 
-    WallTimer timer(state);
+    // The framework times each iteration and turns the declared work into elements_per_second.
     std::int64_t sink = 0;
-    for (auto _ : state) {
-      timer.start();
+    exec(state, Work{.elements = static_cast<double>(n)}, [&] {
       sink += dot(x, y);
       benchmark::DoNotOptimize(sink);
-      timer.stop();
-    }
-    state.counters["elements_per_second"] =
-        static_cast<double>(n) * static_cast<double>(state.iterations()) / (timer.total_ns() * 1e-9);
+    });
   };
 }
 
