@@ -24,15 +24,6 @@ std::string uid_or_row(const std::string& uid, std::int64_t row) {
 // A machine key for readers of the export: runs from before machine keys have an empty one.
 std::string export_key(const std::string& key) { return key.empty() ? "(no machine key)" : key; }
 
-std::string utc_iso_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 }  // namespace
 
 std::unique_ptr<History> open_history_db(const std::string& db, const std::string& what, bool must_exist) {
@@ -145,7 +136,7 @@ int cmd_history_machines(const std::string& db_arg, const std::string& format) {
 }
 
 nlohmann::json history_export(History& db, int last_runs) {
-  nlohmann::json out = {{"format", "pairbench-history-export/1"}, {"generated_at", utc_iso_now()}};
+  nlohmann::json out = {{"format", "pairbench-history-export/1"}, {"generated_at", utc_stamp("%Y-%m-%dT%H:%M:%SZ")}};
   out["machines"] = nlohmann::json::array();
   out["series"] = nlohmann::json::array();
   out["claims"] = nlohmann::json::array();

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "harness/history_sql.h"
+#include "harness/run_file.h"
 #include "harness/stats.h"
 
 namespace pairbench::harness {
@@ -377,15 +378,6 @@ std::string inflate_text(const std::string& deflated, std::size_t size, const st
     throw std::runtime_error(what + ": stored run document is corrupt");
   }
   return out;
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 // "?, ?, ?" for `n` placeholders; rows of them for multi-row statements.
@@ -768,7 +760,7 @@ std::vector<History::StoredChangePoint> History::change_points() {
 void History::set_baseline(const std::string& machine_key, std::int64_t run_id) {
   db_->query("INSERT INTO baselines(machine_key, run_id, updated_at) VALUES(?,?,?) "
              "ON CONFLICT(machine_key) DO UPDATE SET run_id = excluded.run_id, updated_at = excluded.updated_at",
-             {machine_key, run_id, utc_now()});
+             {machine_key, run_id, utc_stamp("%Y-%m-%dT%H:%M:%SZ")});
 }
 
 std::int64_t History::baseline_run(const std::string& machine_key) {
