@@ -14,6 +14,36 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/build_info.h.in ${PROJECT_BINARY_DIR}/g
 target_include_directories(pairbench_flags INTERFACE ${PROJECT_BINARY_DIR}/generated)
 target_link_libraries(pairbench_flags INTERFACE Threads::Threads)
 
+# pairbench_include_root(VAR PATH): a folder of the build tree holding PATH (a folder of the source
+# tree, e.g. "kernels" or "harness/store") and nothing beside it, as a symbolic link; VAR is set to
+# it. A target whose include path has that root can include "PATH/..." and no other folder of the
+# source tree: which headers a target sees follows what it links, and an include against the flow
+# does not compile.
+function(pairbench_include_root var path)
+  string(REPLACE "/" "-" id "${path}")
+  set(root ${PROJECT_BINARY_DIR}/include-roots/${id})
+  get_filename_component(parent ${root}/${path} DIRECTORY)
+  file(MAKE_DIRECTORY ${parent})
+  if(NOT IS_SYMLINK ${root}/${path})
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${path} ${root}/${path} SYMBOLIC)
+  endif()
+  set(${var} ${root} PARENT_SCOPE)
+endfunction()
+
+# pairbench_add_wing(NAME FOLDER WING SOURCES ... [USES wing libraries ...] [LINK other libraries ...]):
+# a library of the harness built from harness/WING/, whose headers are seen as "harness/WING/x.h"
+# by it and by what links it. USES lists the only harness wings it may depend on
+# (harness/CMakeLists.txt keeps them in one table); LINK anything outside the harness.
+function(pairbench_add_wing name)
+  cmake_parse_arguments(ARG "" "FOLDER" "SOURCES;USES;LINK" ${ARGN})
+  list(TRANSFORM ARG_SOURCES PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/${ARG_FOLDER}/)
+  add_library(${name} STATIC ${ARG_SOURCES})
+  pairbench_include_root(root harness/${ARG_FOLDER})
+  target_include_directories(${name} PUBLIC ${root})
+  target_link_libraries(${name} PUBLIC pairbench_flags ${ARG_USES} ${ARG_LINK})
+  set_property(GLOBAL APPEND PROPERTY PAIRBENCH_HARNESS_WINGS ${name})
+endfunction()
+
 # pairbench_add_library(NAME SOURCES ... [CUDA_SOURCES ...] [LINK ...])
 # CUDA_SOURCES are compiled only where nvcc exists; nothing replaces them elsewhere: the entry
 # points they define are marked in the family's header (kernels/common/cuda_seam.h).
@@ -24,7 +54,8 @@ function(pairbench_add_library name)
     list(APPEND srcs ${ARG_CUDA_SOURCES})
   endif()
   add_library(${name} STATIC ${srcs})
-  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  pairbench_include_root(root kernels)
+  target_include_directories(${name} PUBLIC ${root})
   target_link_libraries(${name} PUBLIC pairbench_flags ${ARG_LINK})
   if(PAIRBENCH_HAVE_CUDA AND ARG_CUDA_SOURCES)
     target_link_libraries(${name} PUBLIC CUDA::cudart_static)
@@ -88,5 +119,6 @@ function(pairbench_add_test name)
   add_executable(${name} ${ARG_SOURCES})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_link_libraries(${name} PRIVATE pairbench_flags GTest::gtest GTest::gtest_main ${ARG_LINK})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})  # tests see the whole tree
   gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
 endfunction()

@@ -46,7 +46,7 @@ const char* test_name(VerdictCheck::Test t) {
   }
 }
 
-// One check as the harness reads it (harness/catalogue.cpp); the defaults resolved here, once.
+// One check as the harness reads it (harness/exec/catalogue.cpp); the defaults resolved here, once.
 nlohmann::json verdict_check_json(const VerdictCheck& c) {
   nlohmann::json j = {{"test", test_name(c.test)}, {"treatments", c.treatments}, {"where", c.where},
                       {"exclude", c.exclude}};

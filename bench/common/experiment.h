@@ -112,7 +112,7 @@ struct LimitRef {
 
 // How an experiment's ratios decide its claim: one check over some of its grid points and
 // treatments (docs/claims.md). claims.json says which experiments test a claim and how the
-// checks combine; the harness (harness/claims.cpp) applies them and writes the verdict.
+// checks combine; the harness (harness/analysis/claims.cpp) applies them and writes the verdict.
 struct VerdictCheck {
   enum class Test {
     kBetter,   // held if ci_low > threshold; did not hold if ci_high < threshold or the interval

@@ -1,6 +1,6 @@
 """The claims of one run file, for drawing: the verdicts the harness judged (`pairbench.claims`,
-written by harness/claims.cpp) beside the claims catalogue's text and quoted figures
-(harness/claims.json). Nothing here decides a verdict; a run file written before the harness judged
+written by harness/analysis/claims.cpp) beside the claims catalogue's text and quoted figures
+(harness/analysis/claims.json). Nothing here decides a verdict; a run file written before the harness judged
 claims shows each as not judged, and `pairbench report` (which judges it first) draws it whole.
 """
 import json

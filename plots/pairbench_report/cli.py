@@ -8,7 +8,7 @@ import sys
 
 from .errors import BadInput
 
-DEFAULT_CLAIMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "claims.json")
+DEFAULT_CLAIMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "analysis", "claims.json")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,7 +24,7 @@ def _parser():
     p.add_argument("--fleet", metavar="FILE", help="`pairbench history export` file: adds fleet.html, the "
                                                     "cross-machine page (trends per machine, verdicts per machine kind)")
     p.add_argument("--claims", metavar="FILE", default=os.path.normpath(DEFAULT_CLAIMS),
-                   help="claims catalogue: the claims' text and quoted figures (default: harness/claims.json "
+                   help="claims catalogue: the claims' text and quoted figures (default: harness/analysis/claims.json "
                         "beside this source tree); the verdicts are the run file's")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder (created if missing)")
     return p

@@ -1,6 +1,6 @@
 """Reads and checks a pairbench run file (Google Benchmark JSON plus a `pairbench` section).
 
-The checks are the harness's (harness/run_file.cpp), against the same schema file
+The checks are the harness's (harness/store/run_file.cpp), against the same schema file
 (results/schema/run-file.schema.json, with python3-jsonschema) and in the same order: the file (a
 regular file within the schema's size limit: a FIFO would block, /dev/urandom never ends), the JSON
 text, the nesting depth, finite numbers (the harness's parser refuses NaN, Infinity and numbers
@@ -46,7 +46,7 @@ def _schema():
     return _schema_cache
 
 
-# ---- wording shared with harness/json_schema.cpp ----------------------------------------------
+# ---- wording shared with harness/store/json_schema.cpp ----------------------------------------------
 
 def quoted(text, max_chars):
     """JSON-quoted (control characters escaped), cut after max_chars with '...' inside the quotes."""
@@ -225,7 +225,7 @@ def _is_broken_text(text):
 
 
 def _check_references(doc, fail):
-    """What the schema cannot say (as harness/run_file.cpp checks it)."""
+    """What the schema cannot say (as harness/store/run_file.cpp checks it)."""
     pb = doc["pairbench"]
     experiment_at = {}
     for i, e in enumerate(pb["experiments"]):
@@ -314,7 +314,7 @@ def as_number(text):
     return value if math.isfinite(value) else None
 
 
-# A median more than 5 % above its limit is a measurement defect (harness/summary.h's
+# A median more than 5 % above its limit is a measurement defect (harness/analysis/summary.h's
 # kLimitDefectMargin): the limit was not the best this machine can do.
 LIMIT_DEFECT_MARGIN = 0.05
 
@@ -386,7 +386,7 @@ class RunFile:
         for b in doc.get("benchmarks", []):
             self.samples.setdefault(b["name"], []).append(b)
         self.experiment_by_name = {e["name"]: e for e in self.experiments}
-        # The harness's claim verdicts (harness/claims.cpp); None in run files written before it judged them.
+        # The harness's claim verdicts (harness/analysis/claims.cpp); None in run files written before it judged them.
         claims = pb.get("claims")
         self.claims = [c for c in claims if isinstance(c, dict)] if isinstance(claims, list) else None
 

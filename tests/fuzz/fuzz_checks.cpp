@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/gate.h"
-#include "harness/run_file.h"
+#include "harness/gate/gate.h"
+#include "harness/store/run_file.h"
 
 namespace pairbench::fuzz {
 namespace {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/catalogue.h"
+#include "harness/exec/catalogue.h"
 
 namespace pairbench::harness {
 namespace {

@@ -1,15 +1,15 @@
-// The claim verdict rules (harness/claims.cpp) on small hand-made summaries with known answers:
+// The claim verdict rules (harness/analysis/claims.cpp) on small hand-made summaries with known answers:
 // better / same / plateau, how points combine, not run here, not testable here without a CUDA
 // device, CPU analogues labelled with their argument, experiments of other claims never counted;
 // and the claims catalogue the harness is built with.
-#include "harness/claims.h"
+#include "harness/analysis/claims.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <sstream>
 
-#include "harness/json_field.h"
+#include "harness/store/json_field.h"
 
 namespace pairbench::harness {
 namespace {

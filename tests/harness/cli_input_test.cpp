@@ -15,13 +15,13 @@
 #include <set>
 #include <sstream>
 
-#include "harness/calibration.h"
-#include "harness/catalogue.h"
-#include "harness/environment.h"
-#include "harness/file_checks.h"
-#include "harness/history.h"
-#include "harness/json_field.h"
-#include "harness/process.h"
+#include "harness/exec/calibration.h"
+#include "harness/exec/catalogue.h"
+#include "harness/exec/environment.h"
+#include "harness/store/file_checks.h"
+#include "harness/store/history.h"
+#include "harness/store/json_field.h"
+#include "harness/exec/process.h"
 
 namespace pairbench::harness {
 namespace {

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/claims.h"
-#include "harness/process.h"
-#include "harness/run_file.h"
+#include "harness/analysis/claims.h"
+#include "harness/exec/process.h"
+#include "harness/store/run_file.h"
 
 namespace pairbench::harness {
 namespace {

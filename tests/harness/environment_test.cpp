@@ -1,5 +1,5 @@
 // Environment fingerprint: the OpenBLAS-kernel warning's decision and the fingerprint's shape.
-#include "harness/environment.h"
+#include "harness/exec/environment.h"
 
 #include <gtest/gtest.h>
 

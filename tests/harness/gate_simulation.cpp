@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/gate.h"
+#include "harness/gate/gate.h"
 
 using namespace pairbench::harness;
 

@@ -1,6 +1,6 @@
 // Gate decisions on synthetic run files with known answers: regression, improvement, noise,
 // too few samples, broken and missing benchmarks, mismatched machines; and the output formats.
-#include "harness/gate.h"
+#include "harness/gate/gate.h"
 
 #include <gtest/gtest.h>
 

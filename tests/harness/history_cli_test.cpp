@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/history.h"
-#include "harness/process.h"
-#include "harness/run_file.h"
+#include "harness/store/history.h"
+#include "harness/exec/process.h"
+#include "harness/store/run_file.h"
 #include "history_backends.h"
 
 namespace pairbench::harness {

@@ -16,8 +16,8 @@
 #include <random>
 #include <thread>
 
-#include "harness/history.h"
-#include "harness/stats.h"
+#include "harness/store/history.h"
+#include "harness/stats/stats.h"
 #include "history_backends.h"
 
 namespace pairbench::harness {

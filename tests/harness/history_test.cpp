@@ -3,7 +3,7 @@
 // concurrent writers from separate processes, baselines, change points, claims and documents,
 // questions across machines, identity checks and migrations. Change-point detection on
 // synthetic series.
-#include "harness/history.h"
+#include "harness/store/history.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -12,8 +12,8 @@
 
 #include <filesystem>
 
-#include "harness/change_points.h"
-#include "harness/stats.h"
+#include "harness/analysis/change_points.h"
+#include "harness/stats/stats.h"
 #include "history_backends.h"
 
 namespace pairbench::harness {

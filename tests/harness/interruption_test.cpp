@@ -22,10 +22,10 @@
 #include <thread>
 #include <vector>
 
-#include "harness/history.h"
-#include "harness/interrupt.h"
-#include "harness/process.h"
-#include "harness/run_file.h"
+#include "harness/store/history.h"
+#include "harness/exec/interrupt.h"
+#include "harness/exec/process.h"
+#include "harness/store/run_file.h"
 
 extern char** environ;
 

@@ -1,7 +1,7 @@
 // The JSON Schema validator behind the run-file reader: each keyword as python3-jsonschema checks
 // it (integers, const and enum equality, which violation is reported), the wording shared with
 // plots/pairbench_report/runfile.py, and refusal of any keyword it does not implement.
-#include "harness/json_schema.h"
+#include "harness/store/json_schema.h"
 
 #include <gtest/gtest.h>
 

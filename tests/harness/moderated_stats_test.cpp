@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "harness/stats.h"
+#include "harness/stats/stats.h"
 
 namespace pairbench::stats {
 namespace {

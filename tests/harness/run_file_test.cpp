@@ -1,7 +1,7 @@
 // Run-file writer and reader: round trip, atomic replacement, and one clear error per bad input,
 // including the table of malformed run files shared with the plot report
 // (tests/fixtures/bad_run_files/expected.tsv, also read by tests/plots/test_bad_run_files.py).
-#include "harness/run_file.h"
+#include "harness/store/run_file.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

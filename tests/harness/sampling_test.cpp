@@ -11,10 +11,10 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "harness/calibration.h"
-#include "harness/instructions.h"
-#include "harness/process.h"
-#include "harness/runner.h"
+#include "harness/exec/calibration.h"
+#include "harness/exec/instructions.h"
+#include "harness/exec/process.h"
+#include "harness/exec/runner.h"
 
 namespace pairbench::harness {
 namespace {

@@ -1,6 +1,6 @@
-// Known-answer, property and simulated-coverage tests for pairbench::stats (harness/stats.h).
+// Known-answer, property and simulated-coverage tests for pairbench::stats (harness/stats/stats.h).
 // Reference values are hand-computed or tabulated; the derivations are in the comments.
-#include "harness/stats.h"
+#include "harness/stats/stats.h"
 
 #include <gtest/gtest.h>
 

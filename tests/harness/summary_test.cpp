@@ -1,12 +1,12 @@
 // Experiment summaries on synthetic samples with known answers: ratio orientation, verdicts.
-#include "harness/summary.h"
+#include "harness/analysis/summary.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "harness/claims.h"
-#include "harness/run_file.h"
+#include "harness/analysis/claims.h"
+#include "harness/store/run_file.h"
 
 namespace pairbench::harness {
 namespace {

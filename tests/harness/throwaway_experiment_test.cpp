@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "harness/process.h"
+#include "harness/exec/process.h"
 
 namespace pairbench::harness {
 namespace {

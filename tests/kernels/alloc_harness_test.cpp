@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "harness/process.h"
+#include "harness/exec/process.h"
 #include "kernels/alloc/allocator_probe.h"
 
 namespace pairbench::harness {

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "harness/process.h"
+#include "harness/exec/process.h"
 #include "kernels/alloc/process_memory.h"
 
 namespace pairbench::kernels::alloc {

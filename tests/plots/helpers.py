@@ -24,7 +24,7 @@ def run_report(*args, timeout=120):
     return proc.returncode, proc.stdout, proc.stderr
 
 
-# The harness judges claims (harness/claims.cpp); ctest names the one it built.
+# The harness judges claims (harness/analysis/claims.cpp); ctest names the one it built.
 PAIRBENCH = os.environ.get("PAIRBENCH_EXE") or os.path.join(REPO, "build", "bin", "pairbench")
 
 

@@ -1,0 +1,86 @@
+// Claim verdicts: each claim of harness/analysis/claims.json judged on one run's experiment summary by the
+// verdict rules its experiments declare (bench VerdictCheck), written as `pairbench.claims`.
+// The rules (docs/claims.md): per grid point `better`, `same` or `plateau`; over points any
+// "did not hold" wins, then all "held", else "inconclusive"; nothing measured: "not run here", or
+// "not testable here" when every arm that could have decided it needs a CUDA device.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace pairbench::harness {
+
+inline constexpr const char kHeld[] = "held";
+inline constexpr const char kNotHeld[] = "did not hold";
+inline constexpr const char kInconclusive[] = "inconclusive";
+inline constexpr const char kNotRunHere[] = "not run here";
+inline constexpr const char kNotTestableHere[] = "not testable here";
+inline constexpr const char kRecorded[] = "recorded";
+
+// An experiment claims.json lists as testing a claim.
+struct ClaimExperiment {
+  std::string name;
+  bool planned = false;  // not implemented yet: "not run here" says so
+};
+
+// One claim of claims.json: what it is about, which experiments test it, how it is decided.
+struct ClaimSpec {
+  std::string id, text;
+  std::string kind = "ratio";  // ratio: the experiments' checks | environment | limits
+  std::vector<ClaimExperiment> experiments;
+  std::string field, absent_reason_field;  // environment: the fingerprint field recorded
+};
+
+// claims.json's claims; throws JsonFieldError naming `source` and the field on bad input.
+std::vector<ClaimSpec> parse_claims(const nlohmann::json& doc, const std::string& source);
+// harness/analysis/claims.json as this pairbench was built with it (embedded at build time).
+const nlohmann::json& builtin_claims_document();
+const std::vector<ClaimSpec>& builtin_claims();
+
+// A treatment at a grid point, judged by one check.
+struct ClaimRow {
+  std::string experiment, point, treatment, baseline;
+  std::optional<double> ratio, ci_low, ci_high, confidence;
+  std::string verdict, why, test;
+  std::string analogue;  // the argument, where the row comes from a CPU analogue of a GPU claim
+};
+
+// A treatment at a grid point that a check selected but that has no ratio, and why.
+struct NotRunRow {
+  std::string experiment, point, treatment, reason;
+};
+
+struct ClaimVerdict {
+  std::string id, claim, kind, verdict;
+  std::string detail;  // one line: why
+  bool analogue = false;  // decided by CPU analogue rows only
+  std::vector<std::string> experiments;  // the experiments claims.json lists for it
+  std::vector<ClaimRow> rows;
+  std::vector<NotRunRow> not_run;
+  std::vector<std::string> absent;    // listed experiments not in this run, with why
+  std::vector<std::string> excluded;  // experiments declaring the claim that do not decide it, with why
+  std::vector<std::string> recorded;  // environment and limits claims: what was recorded
+  std::vector<std::string> details;   // nothing measured: every point's reason
+};
+
+// Every claim judged on `experiments` (pairbench.experiments; each may carry its `verdict`
+// checks, else the default check applies) and `environment` (pairbench.environment). Reads
+// run files of any age: absent optional fields take the run-file reader's defaults.
+std::vector<ClaimVerdict> judge_claims(const std::vector<ClaimSpec>& claims, const nlohmann::json& experiments,
+                                       const nlohmann::json& environment);
+
+nlohmann::json to_json(const ClaimVerdict& v);
+nlohmann::json claims_to_json(const std::vector<ClaimVerdict>& verdicts);  // `pairbench.claims`
+
+// docs/claims.md: each claim of `claims_doc` (claims.json), its source, the experiments that test
+// it and how its verdict is decided, from the checks the `experiments` declare.
+struct ExperimentEntry;
+std::string claims_markdown(const nlohmann::json& claims_doc, const std::vector<ExperimentEntry>& experiments);
+
+// One line per claim of `pairbench.claims`: "C6   held              held at all 12 points measured".
+void print_claims(std::ostream& out, const nlohmann::json& claims);
+
+}  // namespace pairbench::harness

@@ -1,0 +1,466 @@
+// Experiment summaries from samples: medians, Hodges–Lehmann ratios with intervals, targets.
+#include "harness/analysis/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "harness/stats/stats.h"
+
+namespace pairbench::harness {
+
+std::string format_quantity(double value, const std::string& unit) {
+  if (!std::isfinite(value)) return "n/a";
+  char buf[64];
+  if (unit == "ns") {
+    // Times are kept in ns (the metric's unit); shown in the largest unit that keeps >= 1.
+    const char* units[] = {"ns", "us", "ms", "s"};
+    int u = 0;
+    while (std::fabs(value) >= 1000 && u < 3) {
+      value /= 1000;
+      ++u;
+    }
+    std::snprintf(buf, sizeof buf, "%.4g %s", value, units[u]);
+    return buf;
+  }
+  const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
+  int p = 0;
+  while (std::fabs(value) >= 1000 && p < 5) {
+    value /= 1000;
+    ++p;
+  }
+  std::snprintf(buf, sizeof buf, "%.4g %s%s", value, prefixes[p], unit.c_str());
+  return buf;
+}
+
+namespace {
+
+// The worst status wins: one failed repetition makes the arm failed.
+std::string combine_verification(const std::vector<const Sample*>& samples) {
+  static const std::map<std::string, int> kRank = {
+      {"passed", 0}, {"not_verified", 1}, {"not_supported", 2}, {"incorrect", 3}, {"failed", 4}};
+  std::string worst = "passed";
+  for (const Sample* s : samples) {
+    const auto it = kRank.find(s->verification);
+    if (it == kRank.end() || it->second > kRank.at(worst)) worst = it == kRank.end() ? "failed" : s->verification;
+  }
+  return samples.empty() ? "not_run" : worst;
+}
+
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+bool matches(const Params& params, const std::map<std::string, std::string>& want) {
+  for (const auto& [k, v] : want) {
+    const auto it = std::find_if(params.begin(), params.end(), [&](const auto& kv) { return kv.first == k; });
+    if (it == params.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+bool good(const Sample& s) { return s.has_value && (s.verification == "passed" || s.verification == "not_verified"); }
+
+// Secondary counters: each one's median over the processes that report it.
+std::map<std::string, SecondarySummary> secondary_of(const ExperimentEntry& e, const std::vector<const Sample*>& ss) {
+  std::map<std::string, SecondarySummary> out;
+  for (const SecondaryMetric& m : e.secondary) {
+    std::vector<double> vs;
+    for (const Sample* s : ss) {
+      if (s->has_value && s->gbench.contains(m.name) && s->gbench[m.name].is_number()) {
+        vs.push_back(s->gbench[m.name].get<double>());
+      }
+    }
+    if (!vs.empty()) out[m.name] = {stats::median(vs), m.unit, m.better, std::nullopt};
+  }
+  return out;
+}
+
+// Harness overhead: the share of each process's wall time not spent in the reported measurement
+// (process start, environment verification, setup, Google Benchmark's calibration runs). Issue
+// target for environment arms: <= 5 % in the nightly profile.
+std::optional<double> harness_overhead_of(const std::vector<const Sample*>& ss) {
+  std::vector<double> overheads;
+  for (const Sample* s : ss) {
+    if (!s->has_value || s->process_wall_s <= 0 || !s->gbench.contains("iterations")) continue;
+    const std::string unit = s->gbench.value("time_unit", "ns");
+    const double scale = unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : 1e-9;
+    const double measured_s = s->gbench.value("iterations", 0.0) * s->gbench.value("real_time", 0.0) * scale;
+    overheads.push_back(std::clamp(1 - measured_s / s->process_wall_s, 0.0, 1.0));
+  }
+  if (overheads.empty()) return std::nullopt;
+  return stats::median(overheads);
+}
+
+// One arm at one grid point; `values` receives the processes' values that passed.
+ArmSummary summarise_arm(const ExperimentEntry& e, const ArmEntry& arm, const BenchmarkEntry& b,
+                         const std::vector<const Sample*>& ss, std::vector<double>& values) {
+  ArmSummary a;
+  a.arm = arm.name, a.role = arm.role, a.benchmark = b.name, a.unit = e.unit;
+  for (const Sample* s : ss) {
+    if (good(*s)) {
+      values.push_back(process_value(*s));
+    } else if (a.reason.empty()) {
+      a.reason = s->reason;
+    }
+  }
+  a.secondary = secondary_of(e, ss);
+  a.harness_overhead = harness_overhead_of(ss);
+  a.environment_arm = !arm.env.empty();
+  // The label (e.g. which allocator or BLAS kernel was verified) most processes reported.
+  std::map<std::string, int> labels;
+  for (const Sample* s : ss) {
+    if (s->has_value && s->gbench.contains("label") && s->gbench["label"].is_string()) {
+      ++labels[s->gbench["label"].get<std::string>()];
+    }
+  }
+  if (!labels.empty()) {
+    a.label = std::max_element(labels.begin(), labels.end(), [](const auto& x, const auto& y) { return x.second < y.second; })
+                  ->first;
+    a.labels_differ = labels.size() > 1;
+  }
+  a.verification = combine_verification(ss);
+  a.samples = values.size();
+  if (!values.empty()) {
+    a.statistics = ArmStatistics{stats::median(values), *std::min_element(values.begin(), values.end()),
+                                 *std::max_element(values.begin(), values.end()),
+                                 values.size() > 1 ? stats::robust_cv(values) : 0.0};
+  }
+  return a;
+}
+
+// Each treatment against the first arm (the baseline), oriented so that > 1 means better.
+std::vector<RatioSummary> ratios_of(const ExperimentEntry& e, const std::map<std::string, std::vector<double>>& values,
+                                    double confidence) {
+  std::vector<RatioSummary> out;
+  if (e.kind != "comparison" || e.arms.empty() || !values.count(e.arms.front().name)) return out;
+  const auto& base = values.at(e.arms.front().name);
+  const bool lower_better = e.better == "lower";
+  for (std::size_t i = 1; i < e.arms.size(); ++i) {
+    const auto it = values.find(e.arms[i].name);
+    if (it == values.end()) continue;
+    const auto r = lower_better ? stats::ratio_of(base, it->second, confidence) : stats::ratio_of(it->second, base, confidence);
+    const double base_median = stats::median(base), median = stats::median(it->second);
+    out.push_back({e.arms[i].name, r.ratio, r.ci_low, r.ci_high, r.confidence_achieved,
+                   lower_better ? base_median / median : median / base_median});
+  }
+  return out;
+}
+
+// Secondary counters' ratio of medians to the first arm's, > 1 = better by that counter.
+void secondary_ratios(PointSummary& p) {
+  if (p.arms.empty() || p.arms[0].secondary.empty()) return;
+  const auto& base = p.arms[0].secondary;
+  for (std::size_t i = 1; i < p.arms.size(); ++i) {
+    for (auto& [name, m] : p.arms[i].secondary) {
+      const auto it = base.find(name);
+      if (it == base.end()) continue;
+      const double b = it->second.median, t = m.median;
+      if (b > 0 && t > 0) m.ratio = m.better == "higher" ? t / b : b / t;
+    }
+  }
+}
+
+std::vector<TargetResult> targets_of(const ExperimentEntry& e, const Params& params, const std::map<std::string, double>& medians) {
+  std::vector<TargetResult> out;
+  for (const TargetEntry& t : e.targets) {
+    const auto it = medians.find(t.arm);
+    if (!matches(params, t.where) || it == medians.end()) continue;
+    const bool met = e.better == "lower" ? it->second <= t.bound : it->second >= t.bound;
+    out.push_back({t.arm, t.text, t.bound, it->second, met});
+  }
+  return out;
+}
+
+PointSummary summarise_point(const ExperimentEntry& e, const Params& params,
+                             std::map<std::string, std::vector<const Sample*>>& by_benchmark, double confidence) {
+  PointSummary p;
+  p.params = params;
+  std::map<std::string, std::vector<double>> values;  // arm -> good samples
+  std::map<std::string, double> medians;
+  for (const ArmEntry& arm : e.arms) {
+    const BenchmarkEntry* b = nullptr;
+    for (const auto& cand : e.benchmarks) {
+      if (cand.arm == arm.name && cand.params == params) b = &cand;
+    }
+    if (!b) continue;  // the arm does not apply at this point
+    std::vector<double> good_values;
+    p.arms.push_back(summarise_arm(e, arm, *b, by_benchmark[b->name], good_values));
+    if (!good_values.empty()) {
+      medians[arm.name] = p.arms.back().statistics->median;
+      values[arm.name] = std::move(good_values);
+    }
+  }
+  p.ratios = ratios_of(e, values, confidence);
+  secondary_ratios(p);
+  p.targets = targets_of(e, params, medians);
+  return p;
+}
+
+// A measured benchmark that may be the limit: its median in the limit's unit.
+struct LimitCandidate {
+  std::string benchmark;
+  double median = 0;
+};
+
+// The value of `arm` placed against a limit: its deciding metric's median, or the named
+// secondary counter's, with that value's direction.
+std::optional<std::pair<double, std::string>> placed_value(const ArmSummary& arm, const std::string& counter,
+                                                           const std::string& metric_better) {
+  if (counter.empty()) {
+    if (!arm.statistics) return std::nullopt;
+    return std::pair{arm.statistics->median, metric_better};
+  }
+  const auto it = arm.secondary.find(counter);
+  if (it == arm.secondary.end()) return std::nullopt;
+  return std::pair{it->second.median, it->second.better};
+}
+
+// Every benchmark of the limit's sources that has a median in this run.
+std::vector<LimitCandidate> external_candidates(const LimitEntry& l, const std::vector<ExperimentSummary>& summary) {
+  std::vector<LimitSourceEntry> sources = {{l.experiment, l.arm, l.where}};
+  sources.insert(sources.end(), l.also.begin(), l.also.end());
+  std::vector<LimitCandidate> out;
+  for (const LimitSourceEntry& source : sources) {
+    for (const ExperimentSummary& other : summary) {
+      if (other.name != source.experiment) continue;
+      for (const PointSummary& p : other.points) {
+        if (!matches(p.params, source.where)) continue;
+        for (const ArmSummary& a : p.arms) {
+          if ((source.arm.empty() || a.arm == source.arm) && a.statistics) out.push_back({a.benchmark, a.statistics->median});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Second pass: each arm with a LimitRef gets the best candidate's median as its limit, and its own
+// percentage of it. A figure more than kLimitDefectMargin above its limit is a measurement defect
+// (the limit was not the best this machine can do): flagged, never shown as a plain percentage.
+// The margin is on the medians: 5 %, above the ~4 % run-to-run noise of a bandwidth median on
+// the development VM and far below the 10-40 % by which a wrong limit is exceeded.
+void attach_limits(const std::vector<ExperimentEntry>& experiments, std::vector<ExperimentSummary>& summary) {
+  for (std::size_t i = 0; i < experiments.size(); ++i) {
+    for (const LimitEntry& l : experiments[i].limits) {
+      const std::vector<LimitCandidate> external = external_candidates(l, summary);
+      if (external.empty()) continue;  // the limit was not run (not selected, or failed)
+      for (PointSummary& p : summary[i].points) {
+        if (!matches(p.params, l.when)) continue;
+        std::vector<LimitCandidate> candidates = external;
+        if (l.own_arms) {
+          for (const ArmSummary& a : p.arms) {
+            if (const auto v = placed_value(a, l.counter, summary[i].better)) candidates.push_back({a.benchmark, v->first});
+          }
+        }
+        for (ArmSummary& a : p.arms) {
+          const bool wanted = l.arms.empty() || std::find(l.arms.begin(), l.arms.end(), a.arm) != l.arms.end();
+          if (!wanted || a.limit) continue;
+          const auto ours = placed_value(a, l.counter, summary[i].better);
+          if (!ours) continue;
+          const bool lower_better = ours->second == "lower";
+          const LimitCandidate& best = *std::max_element(
+              candidates.begin(), candidates.end(), [&](const LimitCandidate& x, const LimitCandidate& y) {
+                return lower_better ? x.median > y.median : x.median < y.median;
+              });
+          a.limit = LimitPlacement{best.benchmark, best.median, candidates.size(), l.counter};
+          // Percent of the limit: for lower-is-better metrics the limit is a floor, so invert.
+          const double m = ours->first;
+          const double percent = 100.0 * (lower_better ? best.median / m : m / best.median);
+          a.percent_of_limit = percent;
+          if (percent > 100.0 * (1 + kLimitDefectMargin)) {
+            char text[320];
+            std::snprintf(text, sizeof text, "measured %.0f %% of %s: a limit must be the best this machine can do",
+                          percent, best.benchmark.c_str());
+            a.limit_defect = text;
+          }
+        }
+      }
+    }
+  }
+}
+
+nlohmann::json to_json(const ArmSummary& a) {
+  nlohmann::json j = {{"arm", a.arm}, {"role", a.role}, {"benchmark", a.benchmark}, {"unit", a.unit},
+                      {"verification", a.verification}, {"samples", a.samples}};
+  if (!a.secondary.empty()) {
+    j["secondary"] = nlohmann::json::object();
+    for (const auto& [name, m] : a.secondary) {
+      j["secondary"][name] = {{"median", m.median}, {"unit", m.unit}, {"better", m.better}};
+      if (m.ratio) j["secondary"][name]["ratio"] = *m.ratio;
+    }
+  }
+  if (a.harness_overhead) j["harness_overhead"] = *a.harness_overhead;
+  if (a.environment_arm) j["environment_arm"] = true;
+  if (!a.label.empty()) j["label"] = a.label;
+  if (a.labels_differ) j["labels_differ"] = true;
+  if (!a.reason.empty()) j["reason"] = a.reason;
+  if (a.statistics) {
+    j["median"] = a.statistics->median;
+    j["min"] = a.statistics->min;
+    j["max"] = a.statistics->max;
+    j["cv"] = a.statistics->cv;
+  }
+  if (a.limit) {
+    j["limit"] = {{"benchmark", a.limit->benchmark}, {"median", a.limit->median}, {"best_of", a.limit->best_of}};
+    if (!a.limit->counter.empty()) j["limit"]["counter"] = a.limit->counter;
+  }
+  if (a.percent_of_limit) j["percent_of_limit"] = *a.percent_of_limit;
+  if (!a.limit_defect.empty()) j["limit_defect"] = a.limit_defect;
+  return j;
+}
+
+nlohmann::json to_json(const PointSummary& p) {
+  nlohmann::json j = {{"params", nlohmann::json::object()}, {"arms", nlohmann::json::array()},
+                      {"ratios", nlohmann::json::array()}, {"targets", nlohmann::json::array()}};
+  for (const auto& [k, v] : p.params) j["params"][k] = v;
+  for (const ArmSummary& a : p.arms) j["arms"].push_back(to_json(a));
+  for (const RatioSummary& r : p.ratios) {
+    j["ratios"].push_back({{"treatment", r.treatment}, {"ratio", r.ratio}, {"ci_low", r.ci_low},
+                           {"ci_high", r.ci_high}, {"confidence", r.confidence},
+                           {"ratio_of_medians", r.ratio_of_medians}, {"estimator", "hodges_lehmann_log"}});
+  }
+  for (const TargetResult& t : p.targets) {
+    j["targets"].push_back({{"arm", t.arm}, {"text", t.text}, {"bound", t.bound}, {"median", t.median}, {"met", t.met}});
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ExperimentSummary& e) {
+  nlohmann::json j = {{"name", e.name},     {"question", e.question}, {"claim", e.claim},
+                      {"kind", e.kind},     {"metric", e.metric},     {"unit", e.unit},
+                      {"better", e.better}, {"timing", e.timing},     {"time_relation", e.time_relation},
+                      {"points", nlohmann::json::array()}};
+  if (e.gate_threshold > 0) j["gate_threshold"] = e.gate_threshold;
+  if (e.instructions_gate_threshold > 0) j["instructions_gate_threshold"] = e.instructions_gate_threshold;
+  // The checks that decided its claim travel with the run: its verdicts can be judged again.
+  if (!e.verdict.empty()) {
+    j["verdict"] = nlohmann::json::array();
+    for (const VerdictCheckEntry& c : e.verdict) j["verdict"].push_back(verdict_check_to_json(c));
+  }
+  if (e.figure) j["figure"] = figure_to_json(*e.figure);  // how the report draws it
+  for (const PointSummary& p : e.points) j["points"].push_back(to_json(p));
+  return j;
+}
+
+std::vector<ExperimentSummary> summarise_experiments(const std::vector<ExperimentEntry>& experiments,
+                                                     const std::vector<Sample>& samples, double confidence) {
+  std::map<std::string, std::vector<const Sample*>> by_benchmark;
+  for (const Sample& s : samples) {
+    if (s.instrument == "time") by_benchmark[s.benchmark].push_back(&s);  // instruction counts are gated, not summarised
+  }
+  std::vector<ExperimentSummary> out;
+  for (const ExperimentEntry& e : experiments) {
+    ExperimentSummary x{e.name,           e.question, e.claim,          e.kind,
+                        e.metric,         e.unit,     e.better,         e.timing,
+                        e.time_relation,  e.gate_threshold, e.instructions_gate_threshold,
+                        e.verdict,        {}};
+    // Grid points in grid order: the distinct params of its benchmarks.
+    std::vector<Params> points;
+    for (const auto& b : e.benchmarks) {
+      if (std::find(points.begin(), points.end(), b.params) == points.end()) points.push_back(b.params);
+    }
+    for (const Params& params : points) x.points.push_back(summarise_point(e, params, by_benchmark, confidence));
+    x.figure = e.figure;
+    out.push_back(std::move(x));
+  }
+  attach_limits(experiments, out);
+  return out;
+}
+
+nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
+                         double confidence) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ExperimentSummary& e : summarise_experiments(experiments, samples, confidence)) out.push_back(to_json(e));
+  return out;
+}
+
+void print_summary(std::ostream& out, const nlohmann::json& summary) {
+  char line[512];
+  for (const auto& e : summary) {
+    const std::string claim = e["claim"].get<std::string>();
+    out << "\n" << e["name"].get<std::string>() << (claim.empty() ? "" : " (" + claim + ")") << ": "
+        << e["question"].get<std::string>() << "\n";
+    std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3s  %-13s %s\n", "point", "arm",
+                  ("median " + e["metric"].get<std::string>()).c_str(), "cv", "n", "verification",
+                  e["kind"] == "limit" ? "" : "vs baseline (>1: treatment better) [95% CI]");
+    out << line;
+    for (const auto& p : e["points"]) {
+      std::string point;
+      for (const auto& [k, v] : p["params"].items()) point += (point.empty() ? "" : " ") + k + ":" + v.get<std::string>();
+      if (point.empty()) point = "-";
+      bool first = true;
+      for (const auto& a : p["arms"]) {
+        std::string median = "-", cv = "-", ratio;
+        if (a.contains("median")) {
+          median = format_quantity(a["median"].get<double>(), e["unit"].get<std::string>());
+          char c[32];
+          std::snprintf(c, sizeof c, "%.1f%%", 100 * a["cv"].get<double>());
+          cv = c;
+        }
+        for (const auto& r : p["ratios"]) {
+          if (r["treatment"] == a["arm"]) {
+            char c[128];
+            std::snprintf(c, sizeof c, "%.3gx [%.3g, %.3g]", r["ratio"].get<double>(), r["ci_low"].get<double>(),
+                          r["ci_high"].get<double>());
+            ratio = c;
+            // With few samples the 95% level cannot be reached; say what the interval covers.
+            const double level = r["confidence"].get<double>();
+            if (level < 0.949) {
+              std::snprintf(c, sizeof c, " (%.0f%% CI)", 100 * level);
+              ratio += c;
+            }
+          }
+        }
+        if (a.contains("percent_of_limit")) {
+          char c[48];
+          // Above its limit beyond the margin: a measurement defect, never a plain percentage.
+          std::snprintf(c, sizeof c, "%s%.0f%% of limit", a.contains("limit_defect") ? "DEFECT " : "",
+                        a["percent_of_limit"].get<double>());
+          std::string pct = c;
+          if (a["limit"].contains("counter")) pct = a["limit"]["counter"].get<std::string>() + " " + pct;
+          ratio = ratio.empty() ? pct : ratio + "; " + pct;
+        }
+        std::string verification = a["verification"].get<std::string>();
+        if (a.contains("reason") && verification != "passed") ratio = a["reason"].get<std::string>();
+        std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3d  %-13s %s\n", first ? point.c_str() : "",
+                      a["arm"].get<std::string>().c_str(), median.c_str(), cv.c_str(), a["samples"].get<int>(),
+                      verification.c_str(), ratio.c_str());
+        out << line;
+        if (a.contains("secondary")) {
+          std::string extra;
+          for (const auto& [name, m] : a["secondary"].items()) {
+            extra += (extra.empty() ? "" : ", ") + name + " " +
+                     format_quantity(m["median"].get<double>(), m["unit"].get<std::string>());
+            if (m.contains("ratio")) {
+              char c[32];
+              std::snprintf(c, sizeof c, " (%.3gx)", m["ratio"].get<double>());
+              extra += c;
+            }
+          }
+          out << "  " << std::string(35, ' ') << "  " << extra << "\n";
+        }
+        if (a.contains("environment_arm") && a.contains("harness_overhead")) {
+          char c[96];
+          std::snprintf(c, sizeof c, "harness overhead %.0f%% of the process's wall time",
+                        100 * a["harness_overhead"].get<double>());
+          out << "  " << std::string(35, ' ') << "  " << c << "\n";
+        }
+        if (a.contains("label")) {
+          // The label's first fields say what was verified in effect; the run file has all of it.
+          std::string label = a["label"].get<std::string>();
+          if (label.size() > 90) label = label.substr(0, 87) + "...";
+          out << "  " << std::string(35, ' ') << "  [" << label << "]\n";
+        }
+        first = false;
+      }
+      for (const auto& t : p["targets"]) {
+        out << "    target " << (t["met"].get<bool>() ? "met:    " : "MISSED: ") << t["text"].get<std::string>()
+            << " (median " << format_quantity(t["median"].get<double>(), e["unit"].get<std::string>()) << ")\n";
+      }
+    }
+  }
+}
+
+}  // namespace pairbench::harness

@@ -1,0 +1,560 @@
+// `pairbench selftest`: the gate measured as users meet it, with real benchmarks of this suite on
+// this machine.
+//   1. A run X of the selected benchmarks (2n processes each, n = the profile's processes per
+//      benchmark), then, later, a run Y interleaving four sides: A' (the same build again) and
+//      the same build with 2, 5 and 10 % of real work planted inside every timed region (2n each).
+//      Instruction counts the same way: 3 counting processes in X, 2 per side in Y, the planted
+//      work there an exact number of work loops per region (2/5/10 % of X's count).
+//   2. Gates are drawn from these processes as users would meet them: baseline n processes of X,
+//      current n processes of A' (A/A) or of a planted side, many times over; each draw is a
+//      whole gate over every selected benchmark (Holm over all of them).
+//   3. Reported per instrument: whole-gate A/A false-regression rate, detection rate of each
+//      planted change (by noise band), seconds of processes per decision; and Google Benchmark's
+//      compare.py rule (two-sided U test, p < 0.05, no correction) on the same draws.
+// `--pairing-study` instead measures `ab`'s duet pairing against sequential interleaving.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "harness/cli/commands.h"
+#include "harness/analysis/change_points.h"
+#include "harness/store/history.h"
+#include "harness/exec/interrupt.h"
+#include "harness/store/run_file.h"
+#include "harness/stats/stats.h"
+#include "pairbench/build_info.h"
+
+namespace pairbench::harness {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Process entries of one run file, by benchmark: the time instrument (`benchmarks`) and
+// instruction counts (`pairbench.instructions`).
+struct Pool {
+  std::map<std::string, std::vector<nlohmann::json>> time, instructions;
+};
+
+Pool pool_of(const nlohmann::json& doc) {
+  Pool p;
+  for (const auto& b : doc["benchmarks"]) p.time[b["name"]].push_back(b);
+  for (const auto& b : doc["pairbench"].value("instructions", nlohmann::json::array())) {
+    p.instructions[b["name"]].push_back(b);
+  }
+  return p;
+}
+
+double entry_value(const nlohmann::json& b) {
+  const auto batches = b.value("metric_batches", std::vector<double>{});
+  return batches.size() >= 3 ? stats::median(batches) : b["metric_value"].get<double>();
+}
+
+// A run file holding n processes of each benchmark drawn without replacement from `doc`.
+nlohmann::json draw(const nlohmann::json& doc, const Pool& pool, int n, int instruction_n, std::mt19937_64& rng) {
+  nlohmann::json out = doc;
+  out["benchmarks"] = nlohmann::json::array();
+  out["pairbench"]["instructions"] = nlohmann::json::array();
+  out["pairbench"].erase("ab_run_id");
+  for (const auto* by : {&pool.time, &pool.instructions}) {
+    const int k = by == &pool.time ? n : instruction_n;
+    auto& target = by == &pool.time ? out["benchmarks"] : out["pairbench"]["instructions"];
+    for (const auto& [name, entries] : *by) {
+      std::vector<std::size_t> idx(entries.size());
+      std::iota(idx.begin(), idx.end(), 0);
+      std::shuffle(idx.begin(), idx.end(), rng);
+      for (int i = 0; i < std::min<int>(k, static_cast<int>(idx.size())); ++i) {
+        nlohmann::json e = entries[idx[static_cast<std::size_t>(i)]];
+        e.erase("duet_pair");
+        target.push_back(std::move(e));
+      }
+    }
+  }
+  return out;
+}
+
+struct Tally {
+  int gates = 0, gates_with_regression = 0, gates_passed = 0;
+  long regressions = 0, decisions = 0, undecided = 0, unchanged = 0;
+  long compare_py_flags = 0;                 // compare.py's rule, same draws
+  std::map<std::string, std::pair<long, long>> by_band;  // noise band -> (caught, decisions)
+  std::map<std::string, long> regressions_by_benchmark;
+};
+
+std::string noise_band(double cv) {
+  if (cv <= 0.03) return "noise <= 3%";
+  if (cv <= 0.10) return "noise 3-10%";
+  return "noise > 10%";
+}
+
+double rate(long a, long b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0; }
+
+nlohmann::json tally_json(const Tally& t) {
+  nlohmann::json bands = nlohmann::json::object();
+  for (const auto& [band, cd] : t.by_band) {
+    bands[band] = {{"caught", cd.first}, {"decisions", cd.second}, {"rate", rate(cd.first, cd.second)}};
+  }
+  std::vector<std::pair<long, std::string>> worst;
+  for (const auto& [name, count] : t.regressions_by_benchmark) worst.emplace_back(count, name);
+  std::sort(worst.rbegin(), worst.rend());
+  nlohmann::json top = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, worst.size()); ++i) {
+    top.push_back({{"benchmark", worst[i].second}, {"regressions", worst[i].first}});
+  }
+  return {{"gates", t.gates},
+          {"gates_with_a_regression", t.gates_with_regression},
+          {"gate_regression_rate", rate(t.gates_with_regression, t.gates)},
+          {"gates_passed", t.gates_passed},
+          {"regression_verdicts", t.regressions},
+          {"benchmark_decisions", t.decisions},
+          {"regression_rate", rate(t.regressions, t.decisions)},
+          {"undecided_rate", rate(t.undecided, t.decisions)},
+          {"unchanged_rate", rate(t.unchanged, t.decisions)},
+          {"by_noise", bands},
+          {"most_regressions", top},
+          {"compare_py_flags", t.compare_py_flags},
+          {"compare_py_flag_rate", rate(t.compare_py_flags, t.decisions)}};
+}
+
+// Google Benchmark compare.py's rule on the same two run files: a two-sided U test on the
+// process values at p < 0.05, uncorrected, counted as a slowdown flag when the median moved the
+// worse way. Returns the number of benchmarks flagged.
+int compare_py_flags(const nlohmann::json& base, const nlohmann::json& cur) {
+  std::map<std::string, std::string> better;
+  for (const auto& e : cur["pairbench"]["experiments"]) better[e["name"]] = e["better"];
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> values;
+  std::map<std::string, std::string> experiment;
+  for (const auto* doc : {&base, &cur}) {
+    for (const auto& b : (*doc)["benchmarks"]) {
+      auto& pair = values[b["name"]];
+      (doc == &base ? pair.first : pair.second).push_back(entry_value(b));
+      experiment[b["name"]] = b["experiment"];
+    }
+  }
+  int flags = 0;
+  for (const auto& [name, pair] : values) {
+    if (pair.first.size() < 2 || pair.second.size() < 2) continue;
+    const bool higher = better[experiment[name]] == "higher";
+    const bool worse = higher ? stats::median(pair.second) < stats::median(pair.first)
+                              : stats::median(pair.second) > stats::median(pair.first);
+    flags += worse && stats::mann_whitney_p_two_sided(pair.first, pair.second) < 0.05;
+  }
+  return flags;
+}
+
+// The gate as a whole, both instruments: a benchmark is caught when either instrument calls it a
+// regression; a gate failed when any benchmark was.
+void tally_combined(Tally& t, const GateReport& report) {
+  ++t.gates;
+  std::map<std::string, bool> caught;
+  for (const auto& v : report.rows) {
+    if (v.baseline_samples == 0 || v.current_samples == 0) continue;
+    caught[v.benchmark] = caught[v.benchmark] || v.verdict == "regression";
+  }
+  bool any = false;
+  for (const auto& [name, c] : caught) {
+    ++t.decisions;
+    t.regressions += c;
+    any = any || c;
+    if (c) ++t.regressions_by_benchmark[name];
+  }
+  t.gates_with_regression += any;
+  t.gates_passed += !any && !report.undecided();
+}
+
+void tally_gate(Tally& t, const GateReport& report, const std::string& instrument, const std::map<std::string, double>& noise) {
+  ++t.gates;
+  bool regressed = false, all_decided = true;
+  for (const auto& v : report.rows) {
+    if (v.instrument != instrument || v.baseline_samples == 0 || v.current_samples == 0) continue;
+    ++t.decisions;
+    const bool regression = v.verdict == "regression";
+    t.regressions += regression;
+    t.undecided += v.verdict == "undecided";
+    t.unchanged += v.verdict == "unchanged";
+    regressed = regressed || regression;
+    all_decided = all_decided && (v.verdict == "unchanged" || v.verdict == "improvement");
+    if (regression) ++t.regressions_by_benchmark[v.benchmark];
+    const auto it = noise.find(v.benchmark);
+    auto& band = t.by_band[instrument == "time" ? noise_band(it == noise.end() ? 0 : it->second) : "instructions"];
+    band.first += regression;
+    ++band.second;
+  }
+  t.gates_with_regression += regressed;
+  t.gates_passed += !regressed && all_decided;
+}
+
+// `ab` of a build against itself, and against itself with 5 % planted work, in both pairings:
+// the noise of the comparison (median standard error of the log change), whole-gate A/A false
+// regressions and the planted change's detection, per pairing.
+int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& experiments, const RunOptions& profile,
+                  const Environment& env) {
+  GateOptions gate = args.gate.options;
+  gate.force = true;
+  gate.undecided = "pass";
+  nlohmann::json result;
+  result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")}, {"cpu_count", env.fingerprint.value("cpu_count", 0)}};
+  result["processes_per_side"] = profile.repetitions;
+  std::printf("\npairbench selftest --pairing-study: %d processes per side, on %s\n", profile.repetitions,
+              env.fingerprint.value("cpu_model", "").c_str());
+  for (const std::string pairing : {"sequential", "duet"}) {
+    for (const bool planted : {false, true}) {
+      RunOptions o = profile;
+      o.progress_tty = false;
+      o.instruction_processes = 0;
+      o.pairing = pairing;
+      std::vector<Side> sides = {Side{"A", experiments, {}, {}, {}}, Side{planted ? "A+5%" : "A'", experiments, {}, {}, {}}};
+      if (planted) {
+        for (const auto& e : experiments) {
+          for (const auto& b : e.benchmarks) sides[1].benchmark_env[b.name]["PAIRBENCH_INJECT_SLOWDOWN_PCT"] = "5";
+        }
+      }
+      std::cerr << "selftest: ab " << pairing << (planted ? ", 5 % planted" : ", A/A") << "\n";
+      const auto t0 = Clock::now();
+      const AbResult r = run_ab(sides, {env, env}, o, "selftest --pairing-study");
+      if (interrupt_signal()) break;  // a cut-short pair of runs says nothing; what is done is written below
+      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      const GateReport report = compare_runs(r.baseline, r.candidate, gate, "A", sides[1].name);
+      std::vector<double> se;
+      for (const auto& v : report.rows) {
+        if (v.instrument == "time" && v.se > 0 && std::isfinite(v.se)) se.push_back(v.se);
+      }
+      const std::string key = std::string(planted ? "planted_5pct" : "aa");
+      result[pairing][key] = {{"regressions", report.count("regression")},
+                              {"unchanged", report.count("unchanged")},
+                              {"undecided", report.count("undecided")},
+                              {"benchmarks", report.rows.size()},
+                              {"median_se_of_log_change", se.empty() ? 0.0 : stats::median(se)},
+                              {"wall_s", wall},
+                              {"headline", report.headline()}};
+      std::printf("  %-10s %-12s %s; median SE of the change %.2f%%; %.0f s\n", pairing.c_str(),
+                  planted ? "planted 5%:" : "A/A:", report.headline().c_str(), se.empty() ? 0.0 : 100 * stats::median(se),
+                  wall);
+    }
+  }
+  if (interrupt_signal()) result["interrupted"] = signal_name(interrupt_signal());
+  if (!args.out.empty()) {
+    write_json_atomically(args.out, result);
+    std::printf("wrote %s\n", args.out.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
+  RunArgs run_args;
+  run_args.profile = args.profile;
+  run_args.repetitions = args.repetitions;
+  run_args.min_time_s = args.min_time_s;
+  const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
+  const RunOptions profile = run_options(run_args, env.fingerprint.value("machine_key", ""));
+  const int n = profile.repetitions;
+  const int ni = std::max(2, args.instruction_processes);
+  const std::vector<int> levels = {2, 5, 10};
+  const std::string dir = args.runs_dir.empty() ? "results/selftest" : args.runs_dir;
+  const auto start = Clock::now();
+  auto run_path = [&](const std::string& name) { return dir + "/" + name + ".json"; };
+
+  if (!args.from_runs) {
+    const auto experiments = select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
+                                                args.experiments.empty() ? "dispatch,alloc,copy,data,ops,precision"
+                                                                         : args.experiments,
+                                                args.arms);
+    if (args.pairing_study) return pairing_study(args, experiments, profile, env);
+    check_writable(run_path("A1"));
+    RunOptions o = profile;
+    o.progress_tty = false;
+    o.repetitions = 2 * n;
+    o.instruction_processes = ni;
+    o.pairing = "sequential";
+    // Runs A1..A4: the same build, one run after another, as nights would be (each also what a
+    // history holds); the first one's instruction counts size the planted work.
+    nlohmann::json first;
+    for (int k = 1; k <= args.baseline_runs; ++k) {
+      std::cerr << "selftest: run A" << k << " of " << args.baseline_runs << ", " << o.repetitions
+                << " processes per benchmark\n";
+      const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
+      const RunOutcome r = run_sides({Side{"A", experiments, {}, {}, {}}}, o);
+      nlohmann::json doc = build_run_doc(experiments, r.samples, o, r, env, started, "selftest A" + std::to_string(k), 0);
+      write_json_atomically(run_path("A" + std::to_string(k)), doc);
+      if (r.interrupted_by) return interrupted_exit_status();  // kept, marked partial; no analysis of part of a run
+      if (k == 1) first = doc;
+    }
+    // Run Y: A' and the planted sides, interleaved. Time: work worth L % of each region's time.
+    // Instructions: L % of A1's count per iteration, as whole work loops of the known size.
+    const Pool p1 = pool_of(first);
+    std::vector<Side> sides = {Side{"A'", experiments, {}, {}, {}}};
+    for (int level : levels) {
+      Side side{"planted" + std::to_string(level), experiments, {}, {}, {}};
+      for (const auto& e : experiments) {
+        for (const auto& b : e.benchmarks) side.benchmark_env[b.name]["PAIRBENCH_INJECT_SLOWDOWN_PCT"] = std::to_string(level);
+      }
+      for (const auto& [name, entries] : p1.instructions) {
+        std::vector<double> counts;
+        for (const auto& e : entries) counts.push_back(e["instructions_per_iteration"].get<double>());
+        char v[64];
+        std::snprintf(v, sizeof v, "%.6f", level / 100.0 * stats::median(counts) / kInjectedInstructionsPerLoop);
+        side.instruction_env[name]["PAIRBENCH_INJECT_LOOPS"] = v;
+      }
+      sides.push_back(std::move(side));
+    }
+    std::cerr << "selftest: run Y, " << o.repetitions << " processes per benchmark and side: A' and planted 2/5/10 %\n";
+    const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
+    const RunOutcome y = run_sides(sides, o);
+    for (std::size_t side = 0; side < sides.size(); ++side) {
+      nlohmann::json doc = build_run_doc(experiments, y.samples, o, y, env, started, "selftest Y", static_cast<int>(side));
+      write_json_atomically(run_path(side == 0 ? "Y-A'" : "Y-" + sides[side].name), doc);
+    }
+    if (y.interrupted_by) return interrupted_exit_status();
+  }
+
+  // --- Analysis, from the run files (--from re-reads them) ------------------------------------
+  std::vector<nlohmann::json> a_runs;
+  for (int k = 1;; ++k) {
+    if (!fs::exists(run_path("A" + std::to_string(k)))) break;
+    a_runs.push_back(read_run_file(run_path("A" + std::to_string(k))));
+  }
+  if (a_runs.size() < 2) throw UsageError(dir + ": needs runs A1 and A2 (run pairbench selftest without --from first)");
+  a_runs.push_back(read_run_file(run_path("Y-A'")));  // A' is one more run of the same build
+  std::map<int, nlohmann::json> planted;
+  for (int level : levels) planted[level] = read_run_file(run_path("Y-planted" + std::to_string(level)));
+  std::vector<Pool> a_pools;
+  for (const auto& d : a_runs) a_pools.push_back(pool_of(d));
+
+  // History, as a nightly gate would have it: every run of the same build.
+  GateOptions gate = args.gate.options;
+  gate.force = true;
+  gate.undecided = "pass";
+  std::map<std::string, std::vector<std::vector<double>>> per_run;
+  for (const Pool& p : a_pools) {
+    for (const auto& [name, entries] : p.time) {
+      std::vector<double> v;
+      for (const auto& e : entries) v.push_back(entry_value(e));
+      per_run[name].push_back(v);
+    }
+  }
+  for (const auto& [name, runs] : per_run) add_history_noise(gate, name, runs);
+  gate.run_variance_source = "the selftest's " + std::to_string(a_runs.size()) + " runs of the same build";
+  GateOptions same_run = gate;  // two sides of one run: their processes' noise only
+  same_run.run_variance.clear();
+  same_run.run_variance_runs.clear();
+  GateOptions no_history = gate;
+  no_history.run_variance.clear();
+  no_history.run_variance_runs.clear();
+  no_history.process_variance_history.clear();
+  no_history.run_variance_source.clear();
+
+  // Noise per benchmark (process to process, from A1) and run to run: the bands.
+  std::map<std::string, double> noise;
+  for (const auto& [name, entries] : a_pools[0].time) {
+    std::vector<double> v;
+    for (const auto& e : entries) v.push_back(std::log(entry_value(e)));
+    noise[name] = v.size() > 1 ? stats::kMadToSigma * stats::mad(v) : 0;
+  }
+  std::vector<double> noises, run_noises;
+  for (const auto& [name, cv] : noise) noises.push_back(cv);
+  for (const auto& [name, v] : gate.run_variance) run_noises.push_back(std::sqrt(v));
+
+  std::mt19937_64 rng(args.seed ? args.seed : 20261124);
+  std::map<std::string, std::map<std::string, Tally>> tallies;  // instrument -> kind -> tally
+  Tally aa_without_history;
+  const std::size_t runs = a_runs.size();
+  for (int d = 0; d < args.trials; ++d) {
+    // Two different runs of the same build, n processes of each.
+    const std::size_t i = rng() % runs, j = (i + 1 + rng() % (runs - 1)) % runs;
+    const auto base = draw(a_runs[i], a_pools[i], n, ni, rng), cur = draw(a_runs[j], a_pools[j], n, ni, rng);
+    const GateReport report = compare_runs(base, cur, gate, "A", "A'");
+    for (const char* instrument : {"time", "instructions"}) tally_gate(tallies[instrument]["aa"], report, instrument, noise);
+    tally_combined(tallies["whole gate"]["aa"], report);
+    tally_gate(aa_without_history, compare_runs(base, cur, no_history, "A", "A'"), "time", noise);
+    tallies["time"]["aa"].compare_py_flags += compare_py_flags(base, cur);
+  }
+  for (int level : levels) {
+    const Pool pp = pool_of(planted[level]);
+    const std::string kind = "planted_" + std::to_string(level) + "pct";
+    for (int d = 0; d < std::max(1, args.trials / 2); ++d) {
+      const std::size_t i = rng() % (runs - 1);  // a baseline run: any A run but A' (same run as the planted side)
+      const auto base = draw(a_runs[i], a_pools[i], n, ni, rng), cur = draw(planted[level], pp, n, ni, rng);
+      const GateReport report = compare_runs(base, cur, gate, "A", kind);
+      for (const char* instrument : {"time", "instructions"}) tally_gate(tallies[instrument][kind], report, instrument, noise);
+      tally_combined(tallies["whole gate"][kind], report);
+      tallies["time"][kind].compare_py_flags += compare_py_flags(base, cur);
+      // The same planted side against A' of its own run (what `pairbench ab` compares): no day
+      // between them, so no run-to-run noise; this is where time can decide small changes.
+      const auto same = draw(a_runs.back(), a_pools.back(), n, ni, rng);
+      tally_gate(tallies["time, same run"][kind], compare_runs(same, cur, same_run, "A'", kind), "time", noise);
+    }
+  }
+
+  // What was planted, as measured: per level, the median over benchmarks of the planted side's
+  // median against A' (same run; time oriented so + = worse), and the same for instruction counts.
+  std::map<std::string, std::string> better_of;
+  for (const auto& e : a_runs.back()["pairbench"]["experiments"]) better_of[e["name"]] = e["better"];
+  nlohmann::json realised = nlohmann::json::object();
+  for (int level : levels) {
+    const Pool pp = pool_of(planted[level]);
+    for (const bool instructions : {false, true}) {
+      const auto& a_by = instructions ? a_pools.back().instructions : a_pools.back().time;
+      const auto& p_by = instructions ? pp.instructions : pp.time;
+      std::vector<double> changes;
+      for (const auto& [name, entries] : p_by) {
+        const auto it = a_by.find(name);
+        if (it == a_by.end() || entries.empty() || it->second.empty()) continue;
+        std::vector<double> a, p;
+        for (const auto& e : it->second) a.push_back(instructions ? e["instructions_per_iteration"].get<double>() : entry_value(e));
+        for (const auto& e : entries) p.push_back(instructions ? e["instructions_per_iteration"].get<double>() : entry_value(e));
+        double ratio = stats::median(p) / stats::median(a);
+        if (!instructions && better_of[entries[0]["experiment"]] == "higher") ratio = 1 / ratio;
+        changes.push_back(ratio - 1);
+      }
+      if (!changes.empty()) {
+        realised[instructions ? "instructions" : "time"]["planted " + std::to_string(level) + "%"] = {
+            {"median", stats::median(changes)}, {"q25", stats::quantile(changes, 0.25)}, {"q75", stats::quantile(changes, 0.75)}};
+      }
+    }
+  }
+  // Instruction counts: their spread within a run (the processes of one run) and from run to run
+  // (the medians of the same-build runs), per benchmark, as a CV.
+  std::vector<double> count_cv_within, count_cv_runs;
+  std::map<std::string, std::vector<double>> count_medians;
+  for (const Pool& p : a_pools) {
+    for (const auto& [name, entries] : p.instructions) {
+      std::vector<double> c;
+      for (const auto& e : entries) c.push_back(e["instructions_per_iteration"].get<double>());
+      if (c.size() >= 2) count_cv_within.push_back(stats::cv(c));
+      count_medians[name].push_back(stats::median(c));
+    }
+  }
+  for (const auto& [name, medians] : count_medians) {
+    if (medians.size() >= 2) count_cv_runs.push_back(stats::cv(medians));
+  }
+  auto share_at_most = [](const std::vector<double>& v, double bound) {
+    return v.empty() ? 0.0 : static_cast<double>(std::count_if(v.begin(), v.end(), [&](double x) { return x <= bound; })) /
+                                 static_cast<double>(v.size());
+  };
+  auto mean_wall = [](const std::vector<Pool>& pools, bool instructions) {
+    double sum = 0;
+    long count = 0;
+    for (const Pool& p : pools) {
+      for (const auto& [name, entries] : instructions ? p.instructions : p.time) {
+        for (const auto& e : entries) sum += e.value("process_wall_s", 0.0), ++count;
+      }
+    }
+    return count ? sum / static_cast<double>(count) : 0.0;
+  };
+  // `history` and a gate from the database over 1000 nightly runs x 300 benchmarks (SQLite);
+  // `pairbench history speed` measures any size on either back end.
+  char speed_dir[] = "/tmp/pairbench-selftest-history-XXXXXX";
+  if (!mkdtemp(speed_dir)) throw std::runtime_error("selftest: cannot create a temporary directory");
+  nlohmann::json speed;
+  try {
+    speed = measure_history_speed(std::string(speed_dir) + "/history.sqlite", 1000, 300, 9);
+  } catch (...) {
+    fs::remove_all(speed_dir);
+    throw;
+  }
+  fs::remove_all(speed_dir);
+
+  nlohmann::json result;
+  result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")},
+                       {"cpu_count", env.fingerprint.value("cpu_count", 0)},
+                       {"machine_key", env.fingerprint.value("machine_key", "")}};
+  result["runs"] = {{"directory", dir}, {"same_build_runs", runs}, {"planted_levels_pct", levels}};
+  result["profile"] = args.profile;
+  result["processes_per_side"] = n;
+  result["instruction_processes_per_side"] = ni;
+  result["benchmarks"] = noise.size();
+  result["draws"] = {{"aa", args.trials}, {"planted", std::max(1, args.trials / 2)}};
+  result["gate"] = {{"threshold", gate.threshold}, {"instructions_threshold", gate.instructions_threshold},
+                    {"alpha", gate.alpha}, {"correction", gate.correction}, {"moderation", gate.moderation},
+                    {"run_variance_source", gate.run_variance_source}};
+  result["instruction_counter"] = a_runs[0]["pairbench"]["sampling"].value("instruction_counter", "none");
+  result["time_noise"] = {{"process_to_process_median", noises.empty() ? 0.0 : stats::median(noises)},
+                          {"run_to_run_median", run_noises.empty() ? 0.0 : stats::median(run_noises)},
+                          {"run_to_run_q75", run_noises.empty() ? 0.0 : stats::quantile(run_noises, 0.75)}};
+  for (const auto& [instrument, by_kind] : tallies) {
+    for (const auto& [kind, t] : by_kind) result["results"][instrument][kind] = tally_json(t);
+  }
+  result["results"]["time"]["aa_without_run_to_run_noise"] = tally_json(aa_without_history);
+  result["planted_as_measured"] = realised;
+  result["instruction_count_cv"] = {
+      {"run_to_run_median", count_cv_runs.empty() ? 0.0 : stats::median(count_cv_runs)},
+      {"run_to_run_max", count_cv_runs.empty() ? 0.0 : *std::max_element(count_cv_runs.begin(), count_cv_runs.end())},
+      {"run_to_run_share_at_most_0_5pct", share_at_most(count_cv_runs, 0.005)},
+      {"within_run_median", count_cv_within.empty() ? 0.0 : stats::median(count_cv_within)},
+      {"benchmarks", count_cv_runs.size()}};
+  result["seconds_per_decision"] = {{"time", 2 * n * mean_wall(a_pools, false)},
+                                    {"instructions", 2 * ni * mean_wall(a_pools, true)}};
+  result["history_and_gate_speed"] = speed;
+  result["analysis_wall_s"] = std::chrono::duration<double>(Clock::now() - start).count();
+  result["note"] =
+      "Gates are drawn from real processes: for A/A, n processes of one run and n of another run of the same "
+      "build (runs A1.. and Y's A'); for detection, a baseline run against Y's planted side. Draws share "
+      "processes, so the rates are resampling estimates from these runs.";
+
+  std::printf("\npairbench selftest: %s profile, %d processes per side (%d counting), %zu benchmarks, %zu runs of "
+              "the same build, on %s\n",
+              args.profile.c_str(), n, ni, noise.size(), runs, env.fingerprint.value("cpu_model", "").c_str());
+  std::printf("  time noise: process to process %.1f%% (median robust SD), run to run %.1f%% (median; 75th pct %.1f%%)\n",
+              100 * result["time_noise"]["process_to_process_median"].get<double>(),
+              100 * result["time_noise"]["run_to_run_median"].get<double>(),
+              100 * result["time_noise"]["run_to_run_q75"].get<double>());
+  for (const auto& [instrument, by_kind] : tallies) {
+    const Tally none;
+    const Tally& aa = by_kind.count("aa") ? by_kind.at("aa") : none;
+    if (aa.gates == 0) {
+      std::printf("  %s (A/A: see --pairing-study):\n", instrument.c_str());
+    } else {
+      std::printf("  %s: A/A gates with a false regression: %d of %d (%.1f%%, goal <= 1%%); passed outright %d\n",
+                  instrument.c_str(), aa.gates_with_regression, aa.gates, 100 * rate(aa.gates_with_regression, aa.gates),
+                  aa.gates_passed);
+    }
+    if (instrument == "time") {
+      std::printf("    without the run-to-run noise from history: %d of %d (%.1f%%)\n",
+                  aa_without_history.gates_with_regression, aa_without_history.gates,
+                  100 * rate(aa_without_history.gates_with_regression, aa_without_history.gates));
+    }
+    for (int level : levels) {
+      const std::string kind = "planted_" + std::to_string(level) + "pct";
+      if (!by_kind.count(kind)) continue;
+      const Tally& t = by_kind.at(kind);
+      std::printf("    planted %2d%%: caught %.1f%% of decisions", level, 100 * rate(t.regressions, t.decisions));
+      for (const auto& [band, cd] : t.by_band) {
+        if (instrument.rfind("time", 0) == 0) std::printf("; %s %.1f%%", band.c_str(), 100 * rate(cd.first, cd.second));
+      }
+      if (instrument == "whole gate") std::printf(" (of %ld benchmarks per gate)", t.gates ? t.decisions / t.gates : 0);
+      if (instrument == "time") std::printf("; compare.py %.1f%%", 100 * rate(t.compare_py_flags, t.decisions));
+      std::printf("\n");
+    }
+    if (instrument == "time") {
+      std::printf("    compare.py rule on A/A: %.2f false flags per gate\n", rate(aa.compare_py_flags, aa.gates));
+    }
+  }
+  for (const auto& [instrument, by_side] : realised.items()) {
+    std::printf("  planted, as measured (%s):", instrument.c_str());
+    for (const auto& [side, q] : by_side.items()) std::printf(" %s %+.1f%%;", side.c_str(), 100 * q["median"].get<double>());
+    std::printf("\n");
+  }
+  std::printf("  instruction counts: run-to-run CV median %.4f%%, max %.3f%%; %.0f%% of %zu benchmarks at <= 0.5%%\n",
+              100 * result["instruction_count_cv"]["run_to_run_median"].get<double>(),
+              100 * result["instruction_count_cv"]["run_to_run_max"].get<double>(),
+              100 * share_at_most(count_cv_runs, 0.005), count_cv_runs.size());
+  std::printf("  seconds of processes per decision: time %.2f s, instructions %.2f s\n",
+              result["seconds_per_decision"]["time"].get<double>(), result["seconds_per_decision"]["instructions"].get<double>());
+  std::printf("  history over %d runs x %d benchmarks: %.2f s; gate: %.3f s\n", speed["runs"].get<int>(),
+              speed["benchmarks"].get<int>(), speed["history_s"].get<double>(), speed["gate_s"].get<double>());
+  if (!args.out.empty()) {
+    write_json_atomically(args.out, result);
+    std::printf("wrote %s (run files in %s)\n", args.out.c_str(), dir.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace pairbench::harness

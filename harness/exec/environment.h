@@ -1,0 +1,29 @@
+// The environment fingerprint of a run and its sanity warnings (`pairbench env`): what machine,
+// build and libraries produced the numbers, and what on this machine silently skews them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/store/run_file.h"  // kComparableFields
+
+namespace pairbench::harness {
+
+struct Environment {
+  nlohmann::json fingerprint;         // flat-ish object, SI units; see environment.cpp
+  std::vector<std::string> warnings;  // one line each
+  nlohmann::json to_json() const;     // fingerprint + "warnings"
+};
+
+// Reads /proc, /sys, the OpenBLAS it links and the CUDA runtime. `source_dir` is where to ask git.
+Environment capture_environment(const std::string& source_dir);
+
+// The OpenBLAS kernel this process selected (openblas_get_corename), e.g. "Prescott", "SkylakeX".
+std::string openblas_core_name();
+
+// Whether `core` is an OpenBLAS kernel older than what a CPU with these flags can run.
+// Returns the kernel the CPU should use ("SkylakeX", "Haswell") or "" when `core` is fine.
+std::string better_openblas_core(const std::string& core, const std::vector<std::string>& cpu_flags);
+
+}  // namespace pairbench::harness

@@ -1,0 +1,565 @@
+// Scheduling and running bench processes: calibration, fixed-iteration time processes (alone or
+// in duet pairs), instruction-counting processes; collecting their Google Benchmark JSON and
+// timed-region records. SIGINT/SIGTERM stop it between processes (harness/exec/interrupt.h).
+#include "harness/exec/runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "harness/exec/interrupt.h"
+#include "harness/exec/process.h"
+#include "harness/store/run_file.h"
+#include "harness/stats/stats.h"
+#include "kernels/common/cpus.h"
+#include "kernels/common/scratch.h"
+
+namespace pairbench::harness {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum class Kind { kCalibrate, kTime, kInstructions };
+
+struct Job {
+  const ExperimentEntry* experiment;
+  const BenchmarkEntry* benchmark;
+  int repetition = 0;
+  int side = 0;
+  Kind kind = Kind::kTime;
+  std::int64_t iterations = 0;  // 0 = Google Benchmark's ramp (calibration)
+  int cpu = -1;
+  int pair = -1;
+};
+
+std::string verification_from_error(const std::string& message) {
+  for (const char* status : {"not_supported", "incorrect", "failed"}) {
+    if (message.rfind(std::string(status) + ":", 0) == 0) return status;
+  }
+  return "failed";
+}
+
+std::string strip_status(const std::string& message) {
+  const auto colon = message.find(": ");
+  return colon == std::string::npos ? message : message.substr(colon + 2);
+}
+
+std::string format_duration(double s) {
+  char buf[32];
+  const long total = static_cast<long>(s + 0.5);
+  std::snprintf(buf, sizeof buf, "%ld:%02ld", total / 60, total % 60);
+  return buf;
+}
+
+// The last non-empty line of a process's output: usually the reason it died.
+std::string last_line(const std::string& output) {
+  std::istringstream in(output);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.rfind("==", 0) != 0) last = line;  // skip valgrind's "==pid==" chatter
+  }
+  return last.size() > 200 ? last.substr(0, 200) : last;
+}
+
+std::optional<nlohmann::json> read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string fmt_g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);  // Google Benchmark 1.7.1 takes "0.05", not "0.05s"
+  return buf;
+}
+
+// Everything the jobs share: options, sides, the run's temporary directory, the instruction counter.
+struct Context {
+  const std::vector<Side>& sides;
+  const RunOptions& options;
+  std::string tmp_dir;  // the run's; each process gets its own TMPDIR inside it
+  InstructionCounterChoice counter;
+  std::atomic<int> next_file{0};
+};
+
+std::map<std::string, std::string> job_env(const Context& ctx, const Job& job) {
+  const Side& side = ctx.sides[static_cast<std::size_t>(job.side)];
+  std::map<std::string, std::string> env = side.extra_env;
+  const auto& per_benchmark = job.kind == Kind::kInstructions ? side.instruction_env : side.benchmark_env;
+  if (const auto it = per_benchmark.find(job.benchmark->name); it != per_benchmark.end()) {
+    for (const auto& [k, v] : it->second) env[k] = v;
+  }
+  for (const auto& arm : job.experiment->arms) {
+    if (arm.name == job.benchmark->arm) {
+      for (const auto& [k, v] : arm.env) env[k] = v;
+    }
+  }
+  return env;
+}
+
+Sample failed_sample(const Job& job, const std::string& reason) {
+  Sample s;
+  s.benchmark = job.benchmark->name;
+  s.experiment = job.experiment->name;
+  s.arm = job.benchmark->arm;
+  s.repetition = job.repetition;
+  s.verification = "failed";
+  s.reason = reason;
+  return s;
+}
+
+// Runs one process and turns what it left behind into a sample (also for calibration, whose
+// sample carries the record in `gbench["pairbench_record"]` and is not kept). Nothing when
+// pairbench was interrupted while it ran (or before it started): that process measured nothing.
+std::optional<Sample> run_job(Context& ctx, const Job& job) {
+  const int id = ctx.next_file++;
+  const std::string stem = ctx.tmp_dir + "/p" + std::to_string(id);
+  const std::string out_path = stem + ".json", record_path = stem + ".record.json", count_path = stem + ".callgrind";
+  // The process's own TMPDIR (kernels/common/scratch.h's TempDir honours it): removed below with
+  // whatever is in it, so a process killed at its time limit or by a crash leaks nothing.
+  const std::string process_tmp = stem + ".tmp";
+  std::error_code ec;
+  if (!fs::create_directory(process_tmp, ec)) {
+    return failed_sample(job, "cannot create its temporary directory " + process_tmp + ": " +
+                                  (ec ? ec.message() : "it exists already"));
+  }
+  std::vector<std::string> argv;
+  if (job.kind == Kind::kInstructions) argv = instruction_counter_prefix(ctx.counter, count_path);
+  for (const std::string& a : {job.experiment->binary, "--pairbench_profile=" + ctx.options.profile,
+                               "--pairbench_only=" + job.benchmark->name, "--benchmark_out=" + out_path,
+                               std::string("--benchmark_out_format=json"), std::string("--benchmark_repetitions=1"),
+                               "--pairbench_record=" + record_path}) {
+    argv.push_back(a);
+  }
+  if (job.kind == Kind::kCalibrate) {
+    // A short ramp is enough to learn the time per iteration; each ramp step re-runs the set-up.
+    argv.push_back("--benchmark_min_time=" +
+                   fmt_g(std::max(0.002, 0.25 * ctx.options.plan.batches * ctx.options.plan.sample_time_s)));
+  } else {
+    argv.push_back("--pairbench_iterations=" + std::to_string(job.iterations));
+  }
+  if (job.kind == Kind::kTime) argv.push_back("--pairbench_batches=" + std::to_string(ctx.options.plan.batches));
+  if (job.kind == Kind::kInstructions) argv.push_back("--pairbench_count_instructions=" + ctx.counter.name);
+
+  // The simulator runs the timed regions ~50x slower: give it room.
+  const double limit = job.kind == Kind::kInstructions ? 10 * ctx.options.timeout_s : ctx.options.timeout_s;
+  auto env = job_env(ctx, job);
+  env["TMPDIR"] = process_tmp;
+  const ProcessResult pr = run_process(argv, env, std::chrono::duration<double>(limit), job.cpu);
+  const auto gbench = read_json(out_path);
+  const auto record = read_json(record_path);
+  const auto callgrind_total = job.kind == Kind::kInstructions && ctx.counter.name == "callgrind"
+                                   ? read_callgrind_total(count_path)
+                                   : std::nullopt;
+  for (const auto& p : {out_path, record_path, count_path}) fs::remove(p, ec);
+  fs::remove_all(process_tmp, ec);
+  if (pr.status == ProcessResult::Status::kInterrupted) return std::nullopt;
+
+  Sample s;
+  if (pr.status == ProcessResult::Status::kExited && gbench) {
+    s = sample_from_gbench(*gbench, *job.experiment, *job.benchmark, job.repetition);
+  } else {
+    std::string reason = pr.describe();
+    if (const std::string tail = last_line(pr.output); !tail.empty() && pr.status != ProcessResult::Status::kTimedOut) {
+      reason += ": " + tail;
+    }
+    s = failed_sample(job, reason);
+  }
+  s.process_wall_s = pr.wall_s;
+  s.side = job.side;
+  s.pair = job.pair;
+  s.cpu = job.cpu;
+  s.iterations = job.iterations;
+  if (!s.has_value || (s.verification != "passed" && s.verification != "not_verified")) return s;
+
+  if (job.kind == Kind::kCalibrate) {
+    if (record) s.gbench["pairbench_record"] = *record;
+    return s;
+  }
+  if (!record) {
+    return failed_sample(job, "the process wrote no timed-region record (--pairbench_record)");
+  }
+  s.measured_s = record->value("measured_s", 0.0);
+  s.iterations = record->value("iterations_recorded", std::int64_t{0});
+  if (job.kind == Kind::kTime) {
+    add_batches(s, *record, *job.experiment);
+    return s;
+  }
+  // Instructions per iteration, in place of the metric.
+  std::optional<double> total;
+  if (ctx.counter.name == "callgrind" && callgrind_total) total = static_cast<double>(*callgrind_total);
+  if (ctx.counter.name == "perf" && record->contains("instructions")) total = (*record)["instructions"].get<double>();
+  s.instrument = "instructions";
+  s.batches.clear();
+  const auto counted = record->value("counted_regions", std::int64_t{0});  // the first region is left out
+  if (!total || counted <= 0 || *total <= 0) {
+    Sample f = failed_sample(job, ctx.counter.name + " gave no instruction count" +
+                                      (record->contains("instruction_error")
+                                           ? ": " + (*record)["instruction_error"].get<std::string>()
+                                           : std::string()));
+    f.instrument = "instructions";
+    f.process_wall_s = pr.wall_s;
+    f.side = job.side;
+    return f;
+  }
+  s.metric_value = *total / static_cast<double>(counted);
+  return s;
+}
+
+struct Calibrated {
+  std::map<std::string, std::int64_t> time_iterations, instruction_iterations;
+  int calibrated = 0;
+  double wall_s = 0;
+};
+
+// Fixed iteration counts for every runnable benchmark: from the cache, or from one calibration
+// process (Google Benchmark's ramp to the profile's measured time per process) that is not kept.
+Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, CalibrationCache& cache) {
+  Calibrated out;
+  const auto start = Clock::now();
+  std::map<std::string, const Job*> first;  // one job per benchmark name (side 0's binary first)
+  for (const Job& j : runnable) first.emplace(j.benchmark->name, &j);
+  std::vector<const Job*> missing;
+  for (const auto& [name, job] : first) {
+    if (ctx.options.recalibrate || !cache.find(name)) missing.push_back(job);
+  }
+  int done = 0;
+  for (const Job* j : missing) {
+    Job c = *j;
+    c.kind = Kind::kCalibrate;
+    c.repetition = -1;
+    const std::optional<Sample> result = run_job(ctx, c);
+    if (!result) break;  // interrupted: the timed loop launches nothing either
+    const Sample& s = *result;
+    ++done;
+    if (ctx.options.progress_tty) {
+      std::cerr << "\r\033[Kcalibrating " << done << "/" << missing.size() << " " << c.benchmark->name << std::flush;
+    }
+    if (!s.has_value || !s.gbench.contains("pairbench_record")) continue;  // the timed processes will report why
+    const auto& rec = s.gbench["pairbench_record"];
+    const double n = rec.value("iterations_recorded", 0.0);
+    const double measured = rec.value("measured_s", 0.0), wall = rec.value("loop_wall_s", 0.0);
+    if (n <= 0 || measured <= 0) continue;
+    cache.put(c.benchmark->name, {measured / n, (n > 1 ? wall / (n - 1) : wall / n), utc_stamp("%Y-%m-%dT%H:%M:%SZ")});
+    ++out.calibrated;
+  }
+  if (ctx.options.progress_tty && !missing.empty()) std::cerr << "\r\033[K";
+  if (!missing.empty()) {
+    std::cerr << "pairbench: calibrated " << out.calibrated << " of " << missing.size() << " benchmarks ("
+              << std::fixed;
+    std::cerr.precision(1);
+    std::cerr << std::chrono::duration<double>(Clock::now() - start).count() << " s); cache "
+              << (cache.path().empty() ? "in memory" : cache.path()) << "\n";
+    std::cerr.unsetf(std::ios::fixed);
+  }
+  for (const auto& [name, job] : first) {
+    const Calibration* c = cache.find(name);
+    // Uncalibrated (the calibration process failed): the timed processes will say why.
+    const Calibration fallback{1e-3, 1e-3, ""};
+    const std::int64_t n = planned_iterations(c ? *c : fallback, ctx.options.plan);
+    out.time_iterations[name] = n;
+    out.instruction_iterations[name] = instruction_iterations(c ? *c : fallback, n);
+  }
+  out.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return out;
+}
+
+}  // namespace
+
+Sample sample_from_gbench(const nlohmann::json& out, const ExperimentEntry& e, const BenchmarkEntry& b,
+                          int repetition) {
+  Sample s;
+  s.benchmark = b.name;
+  s.experiment = e.name;
+  s.arm = b.arm;
+  s.repetition = repetition;
+  const nlohmann::json* run = nullptr;
+  if (out.contains("benchmarks")) {
+    for (const auto& entry : out["benchmarks"]) {
+      if (entry.value("run_type", "iteration") == "iteration") run = &entry;
+    }
+  }
+  if (!run) {
+    s.verification = "failed";
+    s.reason = "no result in the benchmark's JSON output";
+    return s;
+  }
+  if (run->value("error_occurred", false)) {
+    const std::string message = run->value("error_message", "");
+    s.verification = verification_from_error(message);
+    s.reason = strip_status(message);
+    return s;
+  }
+  s.gbench = *run;
+  if (!run->contains(e.metric) || !(*run)[e.metric].is_number()) {
+    s.verification = "failed";
+    s.reason = "benchmark did not report its metric '" + e.metric + "'";
+    return s;
+  }
+  s.metric_value = (*run)[e.metric].get<double>();
+  s.has_value = std::isfinite(s.metric_value) && s.metric_value > 0;
+  if (!s.has_value) {
+    s.verification = "failed";
+    s.reason = "metric '" + e.metric + "' is not a positive number";
+    return s;
+  }
+  s.verification = run->value("verified", 0.0) == 1.0 ? "passed" : "not_verified";
+  return s;
+}
+
+void add_batches(Sample& s, const nlohmann::json& record, const ExperimentEntry& e) {
+  s.batches.clear();
+  if (e.time_relation == "none" || !s.has_value) return;
+  const auto iterations = record.value("batch_iterations", std::vector<double>{});
+  const auto seconds = record.value("batch_seconds", std::vector<double>{});
+  const double total_n = record.value("iterations_recorded", 0.0), total_s = record.value("measured_s", 0.0);
+  if (iterations.size() != seconds.size() || iterations.size() < 2 || total_n <= 0 || total_s <= 0) return;
+  const double mean_per_iteration = total_s / total_n;
+  for (std::size_t k = 0; k < iterations.size(); ++k) {
+    if (!(iterations[k] > 0) || !(seconds[k] > 0)) continue;
+    const double per_iteration = seconds[k] / iterations[k];
+    s.batches.push_back(e.time_relation == "proportional" ? s.metric_value * per_iteration / mean_per_iteration
+                                                          : s.metric_value * mean_per_iteration / per_iteration);
+  }
+}
+
+RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options) {
+  return run_sides({Side{"", experiments, {}, {}, {}}}, options);
+}
+
+RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) {
+  RunOutcome outcome;
+  outcome.seed = options.seed ? options.seed
+                              : static_cast<std::uint64_t>(Clock::now().time_since_epoch().count()) ^ getpid();
+  std::mt19937_64 rng(outcome.seed);
+
+  // Arms that cannot run here are recorded once and never launched.
+  std::vector<Job> runnable;
+  for (std::size_t side = 0; side < sides.size(); ++side) {
+    for (const auto& e : sides[side].experiments) {
+      for (const auto& b : e.benchmarks) {
+        if (b.available) {
+          runnable.push_back({&e, &b, 0, static_cast<int>(side)});
+        } else {
+          Sample s;
+          s.benchmark = b.name;
+          s.experiment = e.name;
+          s.arm = b.arm;
+          s.verification = "not_supported";
+          s.reason = b.reason;
+          s.side = static_cast<int>(side);
+          outcome.samples.push_back(s);
+        }
+      }
+    }
+  }
+
+  // Under $TMPDIR (or /tmp); removed with everything in it on every way out of this function.
+  const kernels::TempDir run_tmp("pairbench-run");
+  Context ctx{sides, options, run_tmp.path().string(), {}};
+  const bool any_instructions = options.instruction_processes > 0 &&
+                                std::any_of(runnable.begin(), runnable.end(), [](const Job& j) { return j.benchmark->instructions; });
+  if (any_instructions) {
+    ctx.counter = choose_instruction_counter(options.instruction_counter);
+  } else {
+    ctx.counter.reason = options.instruction_processes > 0 ? "no selected experiment declares instruction counts meaningful"
+                                                           : "not requested (--instruction-processes 0)";
+  }
+  outcome.instruction_counter = ctx.counter;
+
+  const auto start = Clock::now();
+  CalibrationCache cache(options.calibration_path);
+  if (!cache.load_problem().empty()) std::cerr << "pairbench: warning: " << cache.load_problem() << "\n";
+  const Calibrated cal = calibrate(ctx, runnable, cache);
+  outcome.calibrated = cal.calibrated;
+  outcome.calibration_wall_s = cal.wall_s;
+  outcome.iterations = cal.time_iterations;
+
+  // Duet pairs: the same benchmark on both sides, started together on two cores.
+  std::vector<int> cpus = kernels::usable_cpu_list();
+  outcome.pairing = options.pairing == "duet" && sides.size() == 2 && cpus.size() >= 2 ? "duet" : "sequential";
+  if (options.pairing == "duet" && sides.size() == 2 && outcome.pairing != "duet") {
+    std::cerr << "pairbench: warning: duet pairing needs two sides and two usable CPUs; running sequentially\n";
+  }
+  if (outcome.pairing == "duet") outcome.duet_cpus = {cpus[0], cpus[1]};
+
+  // Blocked randomisation: each round runs every benchmark once, in a fresh random order, so that
+  // drift over the run spreads evenly over the arms instead of favouring whichever ran first.
+  // A unit is what runs at once: one process, or a duet pair.
+  std::vector<std::vector<Job>> units;
+  std::vector<std::vector<Job>> round_units;
+  if (outcome.pairing == "duet") {
+    std::map<std::string, const Job*> other;
+    for (const Job& j : runnable) {
+      if (j.side == 1) other.emplace(j.benchmark->name, &j);
+    }
+    std::set<std::string> paired;
+    for (const Job& j : runnable) {
+      if (j.side != 0) continue;
+      if (const auto it = other.find(j.benchmark->name); it != other.end()) {
+        round_units.push_back({j, *it->second});
+        paired.insert(j.benchmark->name);
+      } else {
+        round_units.push_back({j});
+      }
+    }
+    for (const Job& j : runnable) {
+      if (j.side == 1 && !paired.count(j.benchmark->name)) round_units.push_back({j});
+    }
+  } else {
+    for (const Job& j : runnable) round_units.push_back({j});
+  }
+  int pair_id = 0;
+  for (int r = 0; r < options.repetitions; ++r) {
+    std::vector<std::vector<Job>> round = round_units;
+    std::shuffle(round.begin(), round.end(), rng);
+    for (auto& unit : round) {
+      for (std::size_t k = 0; k < unit.size(); ++k) {
+        Job& j = unit[k];
+        j.repetition = r;
+        j.kind = Kind::kTime;
+        j.iterations = cal.time_iterations.at(j.benchmark->name);
+        if (unit.size() == 2) {
+          // Swap cores every round: a core's own quirks hit both sides equally often.
+          j.cpu = outcome.duet_cpus[(k + static_cast<std::size_t>(r)) % 2];
+          j.pair = pair_id;
+        }
+      }
+      if (unit.size() == 2) ++pair_id;
+      units.push_back(unit);
+    }
+  }
+  // Instruction counts do not depend on what else runs: after the timed rounds, one at a time.
+  if (!ctx.counter.name.empty()) {
+    for (int r = 0; r < options.instruction_processes; ++r) {
+      for (const Job& base : runnable) {
+        if (!base.benchmark->instructions) continue;
+        const Calibration* c = cache.find(base.benchmark->name);
+        if (ctx.counter.name == "callgrind" && c && c->measured_s_per_iteration > kMaxSimulatedIterationS) {
+          if (r == 0) {
+            Sample s;
+            s.benchmark = base.benchmark->name;
+            s.experiment = base.experiment->name;
+            s.arm = base.benchmark->arm;
+            s.side = base.side;
+            s.instrument = "instructions";
+            s.verification = "not_supported";
+            char why[160];
+            std::snprintf(why, sizeof why, "one iteration takes %.0f ms natively: too slow to simulate (limit %.0f ms)",
+                          1e3 * c->measured_s_per_iteration, 1e3 * kMaxSimulatedIterationS);
+            s.reason = why;
+            outcome.samples.push_back(s);
+          }
+          continue;
+        }
+        Job j = base;
+        j.kind = Kind::kInstructions;
+        j.repetition = r;
+        j.iterations = cal.instruction_iterations.at(j.benchmark->name);
+        units.push_back({j});
+      }
+    }
+  }
+
+  std::size_t total_processes = 0, done_processes = 0;
+  for (const auto& u : units) total_processes += u.size();
+  const auto timed_start = Clock::now();
+  int sequence = 0;
+  for (const auto& unit : units) {
+    if (interrupt_signal()) break;  // launch nothing more; what finished is kept
+    std::vector<std::optional<Sample>> results(unit.size());
+    const double unit_start = std::chrono::duration<double>(Clock::now() - timed_start).count();
+    if (unit.size() == 1) {
+      results[0] = run_job(ctx, unit[0]);
+    } else {
+      std::vector<std::thread> threads;
+      for (std::size_t k = 0; k < unit.size(); ++k) {
+        threads.emplace_back([&, k] { results[k] = run_job(ctx, unit[k]); });
+      }
+      for (auto& t : threads) t.join();
+    }
+    for (std::size_t k = 0; k < unit.size(); ++k) {
+      if (!results[k]) continue;  // killed by the interrupt: measured nothing
+      Sample& s = *results[k];
+      const Job& job = unit[k];
+      s.sequence = sequence;
+      s.start_s = unit_start;
+      if (job.kind == Kind::kInstructions) s.instrument = "instructions";
+      const bool bad = s.verification == "failed" || s.verification == "incorrect";
+      if (bad) ++outcome.failed_processes;
+      ++done_processes;
+      const double elapsed = std::chrono::duration<double>(Clock::now() - timed_start).count();
+      const double eta = elapsed / static_cast<double>(done_processes) *
+                         static_cast<double>(total_processes - done_processes);
+      char head[64];
+      std::snprintf(head, sizeof head, "[%zu/%zu]", done_processes, total_processes);
+      std::string what = s.has_value && !bad ? s.verification : s.verification + ": " + s.reason;
+      if (job.kind == Kind::kInstructions) what = "instructions " + what;
+      if (sides.size() > 1) what = sides[static_cast<std::size_t>(job.side)].name + " " + what;
+      if (options.progress_tty) {
+        if (bad) std::cerr << "\r\033[K" << job.benchmark->name << " rep " << job.repetition << ": " << what << "\n";
+        std::string line = std::string(head) + " " + job.benchmark->name;
+        if (line.size() > 90) line = line.substr(0, 87) + "...";
+        std::cerr << "\r\033[K" << line << "  ETA " << format_duration(eta) << std::flush;
+      } else {
+        std::cerr << head << " " << job.benchmark->name << " rep " << job.repetition << ": " << what << " ("
+                  << std::fixed;
+        std::cerr.precision(2);
+        std::cerr << s.process_wall_s << " s) ETA " << format_duration(eta) << "\n";
+        std::cerr.unsetf(std::ios::fixed);
+      }
+      outcome.samples.push_back(std::move(s));
+    }
+    ++sequence;
+  }
+  if (options.progress_tty) std::cerr << "\r\033[K";
+  outcome.completed_processes = done_processes;
+  outcome.planned_processes = total_processes;
+  if (done_processes < total_processes) outcome.interrupted_by = interrupt_signal();
+
+  // A benchmark now 3x faster or slower than its calibration keeps its iteration count (a new
+  // count would change the work measured, and with it the baseline comparison) and is named.
+  std::map<std::string, std::vector<double>> observed;
+  for (const Sample& s : outcome.samples) {
+    if (s.instrument == "time" && s.has_value && s.iterations > 0 && s.measured_s > 0) {
+      observed[s.benchmark].push_back(s.measured_s / static_cast<double>(s.iterations));
+    }
+  }
+  for (const auto& [name, values] : observed) {
+    const Calibration* c = cache.find(name);
+    if (c && calibration_drifted(*c, stats::median(values))) {
+      outcome.drifted.push_back(name);
+      std::cerr << "pairbench: " << name << " runs " << std::fixed;
+      std::cerr.precision(1);
+      std::cerr << stats::median(values) / c->measured_s_per_iteration
+                << "x its calibrated time per iteration; its iteration count stays (--recalibrate to renew it)\n";
+      std::cerr.unsetf(std::ios::fixed);
+    }
+  }
+  if (const std::string problem = cache.save(); !problem.empty()) {
+    std::cerr << "pairbench: warning: calibration cache not saved: " << problem << "\n";
+  }
+  outcome.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return outcome;
+}
+
+}  // namespace pairbench::harness

@@ -1,0 +1,82 @@
+// `pairbench run`: every arm of every grid point, in randomised interleaved order, each
+// repetition in its own bench process running a calibrated, fixed number of iterations split into
+// in-process samples; a time limit per process; progress on stderr. Where an experiment declares
+// instruction counts meaningful, a few more processes count them (perf or callgrind).
+// Temporaries: one run directory under $TMPDIR (or /tmp), removed on every way out of the run;
+// each bench process gets its own TMPDIR inside it, removed with whatever the process left there
+// (a process killed at its time limit cannot clean up after itself).
+// On SIGINT/SIGTERM (harness/exec/interrupt.h) nothing more is launched, the running processes are
+// killed, and the samples finished so far come back with `interrupted_by` set.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/exec/calibration.h"
+#include "harness/exec/catalogue.h"
+#include "harness/exec/instructions.h"
+#include "harness/store/sample.h"
+
+namespace pairbench::harness {
+
+struct RunOptions {
+  std::string profile = "quick";
+  int repetitions = 5;             // processes per benchmark: the unit of independence
+  SamplingPlan plan;               // in-process samples per process and their length
+  int instruction_processes = 0;   // per benchmark whose experiment declares instruction counts meaningful
+  std::string instruction_counter; // perf | callgrind | none | "" = detect
+  double timeout_s = 60;           // a process running longer is killed and reported failed
+  std::uint64_t seed = 0;          // order shuffle; 0 = from the clock (recorded in the run file)
+  bool progress_tty = false;       // one updating line instead of a line per process
+  std::string calibration_path;    // the per-machine iteration cache; "" = calibrate for this run only
+  bool recalibrate = false;        // ignore the cache's entries (and rewrite them)
+  // With two sides (`ab`): sequential (one process at a time, sides interleaved) or duet (the
+  // two sides' processes of a benchmark at the same time, each pinned to its own core, cores
+  // swapped every round, so machine-wide noise hits both alike).
+  std::string pairing = "sequential";
+};
+
+struct RunOutcome {
+  std::vector<Sample> samples;     // time and instruction samples, calibration processes excluded
+  int failed_processes = 0;        // crashed, hung, incorrect or failed samples
+  std::uint64_t seed = 0;
+  double wall_s = 0;
+  int calibrated = 0;              // benchmarks calibrated in this run (cache misses)
+  double calibration_wall_s = 0;
+  InstructionCounterChoice instruction_counter;
+  std::string pairing = "sequential";  // what ran: duet falls back to sequential on one CPU
+  std::vector<int> duet_cpus;
+  std::map<std::string, std::int64_t> iterations;  // per benchmark, the fixed count used
+  std::vector<std::string> drifted;  // benchmarks 3x off their calibration (their counts were kept)
+  int interrupted_by = 0;            // SIGINT / SIGTERM that stopped the run early; 0 = ran to the end
+  std::size_t completed_processes = 0, planned_processes = 0;  // timed and instruction processes
+};
+
+RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options);
+
+// Several builds (or environments) in one run: every benchmark of every side, interleaved process
+// by process in one randomised order, so drift over the run cannot read as a difference between
+// sides. Samples carry their side's index. `extra_env` is added to every process of that side;
+// `benchmark_env` to that benchmark's processes only (the self-test's planted work).
+struct Side {
+  std::string name;
+  std::vector<ExperimentEntry> experiments;
+  std::map<std::string, std::string> extra_env;
+  std::map<std::string, std::map<std::string, std::string>> benchmark_env;
+  // Added to that benchmark's instruction-counting processes only (the self-test plants an exact
+  // number of work loops there, where a share of the region's time would mean nothing).
+  std::map<std::string, std::map<std::string, std::string>> instruction_env;
+};
+RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options);
+
+// Turns one bench process's Google Benchmark JSON into a sample for `benchmark`.
+Sample sample_from_gbench(const nlohmann::json& gbench_output, const ExperimentEntry& e,
+                          const BenchmarkEntry& b, int repetition);
+
+// Adds the in-process samples from the process's timed-region record (bench --pairbench_record):
+// each batch's mean time per iteration, against the process's, scales its overall metric.
+void add_batches(Sample& s, const nlohmann::json& record, const ExperimentEntry& e);
+
+}  // namespace pairbench::harness

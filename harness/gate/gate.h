@@ -1,0 +1,126 @@
+// Comparing two runs benchmark by benchmark and deciding regressions (`pairbench compare`,
+// `gate`, `ab`). Three outcomes: regression (exit 1), undecided (exit 4, or pass by policy) and
+// pass. The decision procedure and why it was chosen are in docs/gate.md; in short, per
+// benchmark and instrument:
+//   time: one value per process (the median of its in-process samples), logs, a 20 % trimmed
+//     mean per side (Yuen), the variance pooled with the benchmark's own process noise from
+//     history where known, else moderated by an empirical-Bayes prior fitted over every
+//     benchmark in the gate (limma), plus the run-to-run variance from history (Satterthwaite
+//     degrees of freedom), a one-sided t test for "slower", Holm across every benchmark
+//     compared (false regressions controlled for the whole gate), and a 90 % interval;
+//     regression: significant and the interval reaches the threshold; unchanged: the interval
+//     lies inside +-threshold; otherwise undecided, with why and what would decide it.
+//     Duet runs of `ab` (both sides at once) are compared pair by pair.
+//   instructions: counts are near-deterministic, so no test: unchanged / regression /
+//     improvement by the threshold (1 % default), undecided when the processes of a side
+//     disagree by more than half the threshold.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/stats/stats.h"
+
+namespace pairbench::harness {
+
+struct GateOptions {
+  double threshold = 0.05;               // relative slowdown that counts (time); experiments may set their own
+  double instructions_threshold = 0.01;  // relative increase in instructions per iteration that counts
+  double alpha = 0.01;                   // whole-gate false-regression level (Holm) or FDR (BH)
+  std::string correction = "holm";       // holm | bh
+  double interval_level = 0.90;          // of the change intervals: "unchanged" is two one-sided 5 % tests
+  bool force = false;                    // compare runs from different machines or builds anyway
+  std::string undecided = "fail";        // what an undecided gate exits with: fail (4) | pass (0)
+  std::string moderation = "eb";         // eb (empirical-Bayes noise prior, quiet benchmarks exempt) | none
+  // Run-to-run variance of each benchmark's log value (what moves a whole run's level: the
+  // machine's state that day), from this machine's history; two runs' difference carries it twice.
+  // Not applied to the two halves of one `ab` run. Benchmarks absent: unknown, taken as 0.
+  std::map<std::string, double> run_variance;
+  // How many runs each estimate came from: its degrees of freedom are runs - 1, and the change's
+  // degrees of freedom combine both variance parts (Welch-Satterthwaite). A benchmark absent here
+  // has its run variance taken as exact.
+  std::map<std::string, int> run_variance_runs;
+  // Each benchmark's process-to-process variance of the log value within a run, pooled over the
+  // same history (Yuen's scale, and its degrees of freedom): four processes cannot see that a
+  // benchmark is bimodal across processes, thirty runs of them can. Where known, it is the prior
+  // of that benchmark's variance in place of the gate-wide one. Not for `ab`'s duet pairs.
+  std::map<std::string, std::pair<double, double>> process_variance_history;
+  std::string run_variance_source;       // e.g. "results/history.sqlite, last 30 runs"
+  double trim = 0.2;                     // Yuen's trimming fraction per side
+};
+
+struct BenchmarkVerdict {
+  std::string benchmark, experiment, metric, unit, better;
+  std::string instrument = "time";  // time | instructions
+  int baseline_samples = 0, current_samples = 0;  // processes
+  double baseline_median = 0, current_median = 0;
+  // Relative change of current vs baseline, oriented so that + is worse (time up, throughput
+  // down, more instructions), with its interval.
+  double slowdown = 0, slowdown_low = 0, slowdown_high = 0;
+  double t = 0, df = 0;             // moderated trimmed t and its degrees of freedom
+  double se = 0;                    // standard error of the log change
+  double p_value = 1, p_adjusted = 1;  // one-sided, for "slower"
+  double noise_cv = 0;              // process-to-process robust CV, the larger side
+  double inprocess_cv = 0;          // median robust CV of the in-process samples, 0 when none
+  double threshold = 0.05;
+  bool paired = false;              // duet pairs compared pair by pair
+  double run_noise = -1;            // run-to-run SD of the log value used, -1 = unknown
+  int processes_needed = 0;         // per side, for undecided rows: an estimate of what would decide it
+  // regression | improvement | unchanged | undecided | broken | missing | new
+  std::string verdict;
+  std::string note;
+};
+
+struct GateReport {
+  std::vector<BenchmarkVerdict> rows;
+  std::vector<std::string> fingerprint_differences;  // "cpu_model: 'A' vs 'B'"
+  bool forced = false;
+  // Runs cut short by SIGINT/SIGTERM (`pairbench.interrupted`): "current run interrupted by
+  // SIGINT after 5 of 40 processes". A partial run cannot pass: the gate is at best undecided.
+  std::vector<std::string> partial_runs;
+  GateOptions options;
+  std::string baseline_label, current_label;
+  stats::VariancePrior prior;  // the time instrument's prior, over every time-following metric
+  int count(const std::string& verdict) const;
+  bool failed() const { return count("regression") + count("broken") > 0; }
+  bool undecided() const { return count("undecided") > 0 || !partial_runs.empty(); }
+  // "regression" | "undecided" | "pass"
+  std::string outcome() const;
+  // 0 pass; 1 regression or broken; 4 undecided under --undecided fail.
+  int exit_status() const;
+  // `N regressions, M undecided, K unchanged (+ I improvements, B broken, W new, X missing)`
+  std::string headline() const;
+};
+
+inline constexpr int kGateExitUndecided = 4;
+
+// The run-to-run variance of a benchmark's log value from its history, one vector of process
+// values per run: the variance of the runs' trimmed means beyond what their own process noise
+// explains (method of moments, floored at 0). Needs 3 runs; returns -1 with fewer.
+double run_level_variance(const std::vector<std::vector<double>>& runs);
+
+// What a history says about one benchmark's noise, from one vector of process values per run.
+struct HistoryNoise {
+  double run_variance = -1;      // run_level_variance(); -1 with fewer than 3 runs
+  int runs = 0;                  // runs with at least 2 processes
+  double process_variance = -1;  // pooled within-run variance of the logs (Yuen's scale); -1 = unknown
+  double process_df = 0;         // its degrees of freedom
+};
+HistoryNoise history_noise(const std::vector<std::vector<double>>& runs, double trim = 0.2);
+
+// Fills options.run_variance, run_variance_runs and process_variance_history for one benchmark.
+void add_history_noise(GateOptions& options, const std::string& benchmark, const std::vector<std::vector<double>>& runs);
+
+// Throws std::invalid_argument (exit 2) when fingerprints differ and !options.force, and for a
+// metric value that is not finite and > 0 (naming the benchmark).
+GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,
+                        const std::string& baseline_label, const std::string& current_label);
+
+void print_gate_table(std::ostream& out, const GateReport& report);
+std::string gate_markdown(const GateReport& report);
+std::string gate_junit(const GateReport& report);
+nlohmann::json gate_json(const GateReport& report);
+
+}  // namespace pairbench::harness

@@ -1,0 +1,839 @@
+// The history's schema, migrations and queries, written once for both back ends (history_sql.h).
+#include "harness/store/history.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "harness/store/history_sql.h"
+#include "harness/store/run_file.h"
+#include "harness/stats/stats.h"
+
+namespace pairbench::harness {
+namespace {
+
+using sql::Bytes;
+using sql::Connection;
+using sql::Dialect;
+using sql::Transaction;
+using sql::Value;
+
+// --- schema --------------------------------------------------------------------------------------
+// Version 1: the first schema (SQLite only; one row per sample). Version 2: one row per run and
+// benchmark with its median, sample count and samples (so that `history` over 10,000 runs reads
+// medians, never raw samples), benchmarks named once, the run's identity, machine kind and
+// claims, and the whole run file (deflated) for gating from the database. On SQLite, `samples`
+// stays readable as a view: plots/ reads it. Version 3: each run's medians packed in one row as
+// well (benchmark ids, medians and sample counts as little-endian arrays), so that `history`
+// over 10,000 runs x 300 benchmarks reads 10,000 rows, not 3 million.
+
+constexpr const char* kSqliteVersion1 = R"sql(
+CREATE TABLE IF NOT EXISTS runs(
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL,        -- ISO-8601 UTC
+  git_sha TEXT NOT NULL,
+  machine_key TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,       -- JSON
+  run_file TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS samples(
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  benchmark TEXT NOT NULL,
+  experiment TEXT NOT NULL,
+  arm TEXT NOT NULL,
+  repetition INTEGER NOT NULL,
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL,
+  value REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS baselines(
+  machine_key TEXT PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  updated_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS change_points(
+  benchmark TEXT NOT NULL,
+  machine_key TEXT NOT NULL,
+  run_id INTEGER NOT NULL,
+  before REAL NOT NULL,
+  after REAL NOT NULL,
+  PRIMARY KEY(benchmark, machine_key, run_id));
+CREATE INDEX IF NOT EXISTS samples_by_benchmark ON samples(benchmark, run_id);
+CREATE INDEX IF NOT EXISTS runs_by_machine ON runs(machine_key, started_at);
+)sql";
+
+constexpr const char* kSqliteVersion2 = R"sql(
+CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uid ON runs(run_uid);
+ALTER TABLE runs ADD COLUMN machine_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN claims TEXT;     -- the run's pairbench.claims (JSON); NULL where it had none
+CREATE INDEX runs_by_commit ON runs(git_sha);
+CREATE TABLE benchmarks(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  experiment TEXT NOT NULL,
+  arm TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL);
+CREATE TABLE run_benchmarks(
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  benchmark_id INTEGER NOT NULL REFERENCES benchmarks(id),
+  median REAL NOT NULL,
+  samples INTEGER NOT NULL,
+  sample_values TEXT NOT NULL,     -- JSON array, one value per process, in repetition order
+  PRIMARY KEY(run_id, benchmark_id)) WITHOUT ROWID;
+CREATE INDEX run_benchmarks_by_benchmark ON run_benchmarks(benchmark_id, run_id);
+CREATE TABLE run_documents(
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+  size INTEGER NOT NULL,           -- bytes of the JSON before deflating
+  document BLOB NOT NULL);
+)sql";
+
+constexpr const char* kSqliteSamplesView = R"sql(
+CREATE VIEW samples AS
+  SELECT rb.run_id AS run_id, b.name AS benchmark, b.experiment AS experiment, b.arm AS arm,
+         CAST(j.key AS INTEGER) AS repetition, b.metric AS metric, b.unit AS unit, b.better AS better,
+         j.value AS value
+  FROM run_benchmarks rb JOIN benchmarks b ON b.id = rb.benchmark_id, json_each(rb.sample_values) j;
+)sql";
+
+constexpr const char* kSqliteVersion3 = R"sql(
+CREATE TABLE run_medians(
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+  benchmark_ids BLOB NOT NULL,     -- int32 little-endian, ascending
+  medians BLOB NOT NULL,           -- float64 little-endian, one per benchmark id
+  samples BLOB NOT NULL);          -- int32 little-endian, one per benchmark id
+)sql";
+
+constexpr const char* kPostgresVersion3 = R"sql(
+CREATE TABLE run_medians(
+  run_id BIGINT PRIMARY KEY REFERENCES runs(id),
+  benchmark_ids BYTEA NOT NULL,
+  medians BYTEA NOT NULL,
+  samples BYTEA NOT NULL);
+)sql";
+
+constexpr const char* kPostgresVersion1 = R"sql(
+CREATE TABLE runs(
+  id BIGSERIAL PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  git_sha TEXT NOT NULL,
+  machine_key TEXT NOT NULL,
+  profile TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  run_file TEXT NOT NULL);
+CREATE TABLE baselines(
+  machine_key TEXT PRIMARY KEY,
+  run_id BIGINT NOT NULL REFERENCES runs(id),
+  updated_at TEXT NOT NULL);
+CREATE TABLE change_points(
+  benchmark TEXT NOT NULL,
+  machine_key TEXT NOT NULL,
+  run_id BIGINT NOT NULL,
+  before DOUBLE PRECISION NOT NULL,
+  after DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY(benchmark, machine_key, run_id));
+CREATE INDEX runs_by_machine ON runs(machine_key, started_at);
+)sql";
+
+constexpr const char* kPostgresVersion2 = R"sql(
+ALTER TABLE runs ADD COLUMN run_uid TEXT;
+CREATE UNIQUE INDEX runs_by_uid ON runs(run_uid);
+ALTER TABLE runs ADD COLUMN machine_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN claims TEXT;
+CREATE INDEX runs_by_commit ON runs(git_sha);
+CREATE TABLE benchmarks(
+  id BIGSERIAL PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  experiment TEXT NOT NULL,
+  arm TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL);
+CREATE TABLE run_benchmarks(
+  run_id BIGINT NOT NULL REFERENCES runs(id),
+  benchmark_id BIGINT NOT NULL REFERENCES benchmarks(id),
+  median DOUBLE PRECISION NOT NULL,
+  samples INTEGER NOT NULL,
+  sample_values TEXT NOT NULL,
+  PRIMARY KEY(run_id, benchmark_id));
+CREATE INDEX run_benchmarks_by_benchmark ON run_benchmarks(benchmark_id, run_id);
+CREATE TABLE run_documents(
+  run_id BIGINT PRIMARY KEY REFERENCES runs(id),
+  size BIGINT NOT NULL,
+  document BYTEA NOT NULL);
+)sql";
+
+// A number in a JSON array, shortest text that reads back exactly (nlohmann's dump does this).
+std::string values_json(const std::vector<double>& values) { return nlohmann::json(values).dump(); }
+
+std::string machine_kind_of_fingerprint(const std::string& fingerprint_json) {
+  const auto env = nlohmann::json::parse(fingerprint_json, nullptr, /*allow_exceptions=*/false);
+  return env.is_object() ? machine_kind(env) : "";
+}
+
+// SQLite version 1 -> 2: the samples become one row per run and benchmark (values kept in
+// repetition order, medians computed here: SQLite has no median), and `samples` a view of them.
+void sqlite_samples_to_run_benchmarks(Connection& c) {
+  bool has_uid = false;
+  for (const auto& row : c.query("PRAGMA table_info(runs)")) has_uid = has_uid || row.text(1) == "run_uid";
+  if (!has_uid) c.exec("ALTER TABLE runs ADD COLUMN run_uid TEXT");  // histories from before run identities
+  c.exec(kSqliteVersion2);
+  for (const auto& row : c.query("SELECT id, fingerprint FROM runs")) {
+    c.query("UPDATE runs SET machine_kind = ? WHERE id = ?",
+            {machine_kind_of_fingerprint(row.text(1)), row.integer(0)});
+  }
+  c.exec(R"sql(INSERT OR IGNORE INTO benchmarks(name, experiment, arm, metric, unit, better)
+               SELECT benchmark, min(experiment), min(arm), min(metric), min(unit), min(better)
+               FROM samples GROUP BY benchmark)sql");
+  std::int64_t run = -1, bench = -1;
+  std::vector<double> values;
+  auto flush = [&] {
+    if (values.empty()) return;
+    c.query("INSERT INTO run_benchmarks(run_id, benchmark_id, median, samples, sample_values) VALUES(?,?,?,?,?)",
+            {run, bench, stats::median(values), static_cast<std::int64_t>(values.size()), values_json(values)});
+    values.clear();
+  };
+  for (const auto& row : c.query("SELECT s.run_id, b.id, s.value FROM samples s JOIN benchmarks b ON b.name = s.benchmark "
+                                 "ORDER BY s.run_id, b.id, s.repetition, s.rowid")) {
+    if (row.integer(0) != run || row.integer(1) != bench) {
+      flush();
+      run = row.integer(0);
+      bench = row.integer(1);
+    }
+    values.push_back(row.real(2));
+  }
+  flush();
+  c.exec("DROP TABLE samples");
+  c.exec(kSqliteSamplesView);
+}
+
+// Little-endian packing of the per-run arrays (the formats run_medians documents).
+static_assert(std::endian::native == std::endian::little, "run_medians packs host-order values: little-endian hosts");
+
+template <typename T>
+Bytes pack(const std::vector<T>& values) {
+  Bytes b;
+  b.data.resize(values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(b.data.data(), values.data(), b.data.size());
+  return b;
+}
+
+template <typename T>
+std::vector<T> unpack(const std::string& bytes) {
+  std::vector<T> out(bytes.size() / sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  return out;
+}
+
+struct PackedMedians {
+  std::vector<std::int32_t> ids;
+  std::vector<double> medians;
+  std::vector<std::int32_t> samples;
+  void add(std::int64_t id, double median, std::int64_t n) {
+    ids.push_back(static_cast<std::int32_t>(id));
+    medians.push_back(median);
+    samples.push_back(static_cast<std::int32_t>(n));
+  }
+  void store(Connection& c, std::int64_t run_id) const {
+    c.query("INSERT INTO run_medians(run_id, benchmark_ids, medians, samples) VALUES(?,?,?,?)",
+            {run_id, pack(ids), pack(medians), pack(samples)});
+  }
+};
+
+// Version 2 -> 3 on either back end: every stored run's medians packed into its row, one run at
+// a time (a history of millions of medians is never held at once).
+void pack_run_medians(Connection& c) {
+  c.exec(c.dialect() == Dialect::kSqlite ? kSqliteVersion3 : kPostgresVersion3);
+  for (const auto& run : c.query("SELECT id FROM runs ORDER BY id")) {
+    PackedMedians packed;
+    for (const auto& row : c.query("SELECT benchmark_id, median, samples FROM run_benchmarks WHERE run_id = ? "
+                                   "ORDER BY benchmark_id",
+                                   {run.integer(0)})) {
+      packed.add(row.integer(0), row.real(1), row.integer(2));
+    }
+    if (!packed.ids.empty()) packed.store(c, run.integer(0));
+  }
+}
+
+struct Migration {
+  int version;
+  std::function<void(Connection&)> apply;
+};
+
+const std::vector<Migration>& migrations(Dialect d) {
+  static const std::vector<Migration> sqlite = {
+      {1, [](Connection& c) { c.exec(kSqliteVersion1); }},
+      {2, sqlite_samples_to_run_benchmarks},
+      {3, pack_run_medians},
+  };
+  static const std::vector<Migration> postgres = {
+      {1, [](Connection& c) { c.exec(kPostgresVersion1); }},
+      {2, [](Connection& c) { c.exec(kPostgresVersion2); }},
+      {3, pack_run_medians},
+  };
+  return d == Dialect::kSqlite ? sqlite : postgres;
+}
+
+std::int64_t schema_version(Connection& c) {
+  if (c.dialect() == Dialect::kSqlite) return sql::sqlite_pragma(c, "user_version");
+  const auto rows = c.query("SELECT value FROM pairbench_meta WHERE key = 'schema_version'");
+  return rows.empty() ? 0 : std::stoll(rows[0].text(0));
+}
+
+// Applies every step after `from`, recording the version reached; inside the caller's transaction.
+void migrate(Connection& c, std::int64_t from) {
+  for (const auto& m : migrations(c.dialect())) {
+    if (m.version <= from) continue;
+    m.apply(c);
+  }
+  if (c.dialect() == Dialect::kSqlite) {
+    c.exec("PRAGMA user_version = " + std::to_string(kHistorySchemaVersion));
+  } else {
+    c.query("UPDATE pairbench_meta SET value = ? WHERE key = 'schema_version'", {std::to_string(kHistorySchemaVersion)});
+  }
+}
+
+std::string application_id_text() {
+  char id[16];
+  std::snprintf(id, sizeof id, "0x%08x", static_cast<unsigned>(kHistoryApplicationId));
+  return id;
+}
+
+// PostgreSQL: the identity lives in pairbench_meta. A database with none of it and no tables is
+// made a history; one with other tables, another application_id or a newer schema is refused.
+// Concurrent openers of a new database queue on an advisory lock, so the schema is made once.
+// Whether the database is a pairbench history of this schema version, read without a lock: the
+// common case for every open after the first, which then takes no lock at all.
+bool postgres_schema_current(Connection& c) {
+  if (c.query("SELECT to_regclass('pairbench_meta')")[0].null(0)) return false;
+  const auto rows = c.query("SELECT key, value FROM pairbench_meta WHERE key IN ('application_id', 'schema_version')");
+  std::map<std::string, std::string> meta;
+  for (const auto& r : rows) meta[r.text(0)] = r.text(1);
+  return meta["application_id"] == application_id_text() && meta["schema_version"] == std::to_string(kHistorySchemaVersion);
+}
+
+void open_postgres_schema(Connection& c) {
+  if (postgres_schema_current(c)) return;
+  Transaction t(c);
+  c.query("SELECT pg_advisory_xact_lock(?)", {static_cast<std::int64_t>(kHistoryApplicationId)});
+  const bool has_meta = !c.query("SELECT to_regclass('pairbench_meta')")[0].null(0);
+  std::int64_t from = 0;
+  if (!has_meta) {
+    std::string names;
+    for (const auto& row : c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+                                   "ORDER BY table_name")) {
+      names += (names.empty() ? "" : ", ") + row.text(0);
+    }
+    if (!names.empty()) {
+      throw NotAHistory(c.name() + ": a PostgreSQL database with tables " + names +
+                        ", not a pairbench history (pairbench makes its own in a database with no tables)");
+    }
+    c.exec("CREATE TABLE pairbench_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    c.query("INSERT INTO pairbench_meta(key, value) VALUES('application_id', ?), ('schema_version', '0')",
+            {application_id_text()});
+  } else {
+    const auto id = c.query("SELECT value FROM pairbench_meta WHERE key = 'application_id'");
+    if (id.empty() || id[0].text(0) != application_id_text()) {
+      throw NotAHistory(c.name() + ": a PostgreSQL database of another program (pairbench_meta.application_id " +
+                        (id.empty() ? std::string("missing") : id[0].text(0)) + "), not a pairbench history");
+    }
+    from = schema_version(c);
+    if (from > kHistorySchemaVersion) {
+      throw NotAHistory(c.name() + ": a pairbench history of schema version " + std::to_string(from) +
+                        ", written by a newer pairbench (this one reads version " +
+                        std::to_string(kHistorySchemaVersion) + ")");
+    }
+  }
+  if (from < kHistorySchemaVersion) migrate(c, from);
+  t.commit();
+}
+
+// --- documents -----------------------------------------------------------------------------------
+
+Bytes deflate_text(const std::string& text) {
+  uLongf size = compressBound(static_cast<uLong>(text.size()));
+  std::string out(size, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(text.data()),
+                static_cast<uLong>(text.size()), Z_BEST_SPEED) != Z_OK) {
+    throw std::runtime_error("cannot deflate a run document");
+  }
+  out.resize(size);
+  return {out};
+}
+
+std::string inflate_text(const std::string& deflated, std::size_t size, const std::string& what) {
+  std::string out(size, '\0');
+  uLongf got = static_cast<uLongf>(size);
+  if (uncompress(reinterpret_cast<Bytef*>(out.data()), &got, reinterpret_cast<const Bytef*>(deflated.data()),
+                 static_cast<uLong>(deflated.size())) != Z_OK ||
+      got != size) {
+    throw std::runtime_error(what + ": stored run document is corrupt");
+  }
+  return out;
+}
+
+// "?, ?, ?" for `n` placeholders; rows of them for multi-row statements.
+std::string placeholders(std::size_t n) {
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) s += i ? ",?" : "?";
+  return s;
+}
+
+// Rows per multi-row statement: far below both back ends' parameter limits (SQLite 32766,
+// PostgreSQL 65535), few round trips per run.
+constexpr std::size_t kRowsPerStatement = 200;
+
+const char* kRunColumns = "id, run_uid, machine_key, machine_kind, started_at, git_sha";
+
+History::RunInfo run_info(const sql::Row& r) {
+  return {r.integer(0), r.text(1), r.text(2), r.text(3), r.text(4), r.text(5)};
+}
+
+}  // namespace
+
+// --- rows ----------------------------------------------------------------------------------------
+
+namespace sql {
+std::int64_t Row::integer(std::size_t i) const {
+  const Value& v = columns.at(i);
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return *n;
+  if (const auto* d = std::get_if<double>(&v)) return static_cast<std::int64_t>(*d);
+  if (const auto* s = std::get_if<std::string>(&v)) return std::stoll(*s);
+  return 0;
+}
+double Row::real(std::size_t i) const {
+  const Value& v = columns.at(i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return static_cast<double>(*n);
+  if (const auto* s = std::get_if<std::string>(&v)) return std::stod(*s);
+  return 0;
+}
+std::string Row::text(std::size_t i) const {
+  const Value& v = columns.at(i);
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* n = std::get_if<std::int64_t>(&v)) return std::to_string(*n);
+  if (const auto* d = std::get_if<double>(&v)) return nlohmann::json(*d).dump();
+  if (const auto* b = std::get_if<Bytes>(&v)) return b->data;
+  return "";
+}
+const std::string& Row::bytes(std::size_t i) const {
+  static const std::string empty;
+  const Value& v = columns.at(i);
+  if (const auto* b = std::get_if<Bytes>(&v)) return b->data;
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  return empty;
+}
+}  // namespace sql
+
+// --- names ---------------------------------------------------------------------------------------
+
+bool is_postgres_url(const std::string& db) {
+  return db.rfind("postgresql://", 0) == 0 || db.rfind("postgres://", 0) == 0;
+}
+
+std::string redact_db(const std::string& db) {
+  if (!is_postgres_url(db)) return db;
+  std::string out = db;
+  // userinfo: between "://" and the first "@" before any "/": user[:password]
+  const std::size_t start = out.find("://") + 3;
+  const std::size_t at = out.find('@', start);
+  const std::size_t slash = out.find('/', start);
+  if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+    const std::size_t colon = out.find(':', start);
+    if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+  }
+  // a password=... query parameter
+  for (std::size_t p = out.find("password=", out.find('?') == std::string::npos ? out.size() : out.find('?'));
+       p != std::string::npos; p = out.find("password=", p + 1)) {
+    if (p > 0 && out[p - 1] != '?' && out[p - 1] != '&') continue;
+    const std::size_t end = out.find('&', p);
+    out.replace(p + 9, (end == std::string::npos ? out.size() : end) - (p + 9), "***");
+  }
+  return out;
+}
+
+std::string machine_kind(const nlohmann::json& env) {
+  auto text = [&](const char* key) {
+    const auto it = env.find(key);
+    return it != env.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const std::string gpu = text("gpu_name");
+  return gpu.empty() ? text("cpu_model") : gpu;
+}
+
+std::string run_identity(const nlohmann::json& doc) {
+  const auto& pb = doc.at("pairbench");
+  if (const auto it = pb.find("run_id"); it != pb.end() && it->is_string() && !it->get<std::string>().empty()) {
+    return it->get<std::string>();
+  }
+  // FNV-1a over the whole run but its history-write note (nlohmann's dump is canonical: sorted
+  // keys), so the same run file is the same run whatever its name or formatting.
+  nlohmann::json content = doc;
+  content["pairbench"].erase("history_write");
+  const std::string key = content.dump();
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (const unsigned char c : key) hash = (hash ^ c) * 0x100000001b3ull;
+  char id[40];
+  std::snprintf(id, sizeof id, "derived-%016llx", static_cast<unsigned long long>(hash));
+  return id;
+}
+
+// --- opening -------------------------------------------------------------------------------------
+
+void History::check_path(const std::string& db) {
+  if (is_postgres_url(db)) {
+    if (const std::string why = sql::postgres_url_problem(db); !why.empty()) throw NotAHistory(redact_db(db) + ": " + why);
+    return;
+  }
+  sql::check_sqlite_history(db);
+}
+
+History::History(const std::string& db, int busy_timeout_ms) : name_(redact_db(db)) {
+  if (is_postgres_url(db)) {
+    check_path(db);
+    db_ = sql::open_postgres(db, busy_timeout_ms);
+    open_postgres_schema(*db_);
+    return;
+  }
+  auto opened = sql::open_sqlite_history(db, busy_timeout_ms, [](Connection& c) { migrate(c, 0); });
+  db_ = std::move(opened.connection);
+  Transaction t(*db_);
+  std::int64_t from = schema_version(*db_);  // again inside the lock: another process may have migrated
+  if (opened.identity == sql::SqliteIdentity::kLegacy && from == 0) {
+    // A history from before the stamp: ours by its tables, which are the first schema's.
+    db_->exec("PRAGMA application_id = " + std::to_string(kHistoryApplicationId));
+    from = 1;
+  }
+  if (from < kHistorySchemaVersion) migrate(*db_, from);
+  t.commit();
+}
+
+History::~History() = default;
+
+bool History::is_postgres() const { return db_->dialect() == Dialect::kPostgres; }
+
+// --- writing -------------------------------------------------------------------------------------
+
+std::int64_t History::append_run(const nlohmann::json& doc, const std::string& run_file, bool* stored_before) {
+  const auto& pb = doc.at("pairbench");
+  const auto& env = pb.at("environment");
+  // Metric, unit and direction per experiment, from the run's summary.
+  std::map<std::string, std::tuple<std::string, std::string, std::string>> metric_of;
+  for (const auto& e : pb.at("experiments")) {
+    metric_of[e.at("name")] = {e.at("metric"), e.at("unit"), e.at("better")};
+  }
+  struct Bench {
+    std::string experiment, arm;
+    std::vector<std::pair<std::int64_t, double>> by_repetition;
+  };
+  std::map<std::string, Bench> benches;  // sorted: every writer takes row locks in the same order
+  for (const auto& b : doc.at("benchmarks")) {
+    const std::string experiment = b.at("experiment");
+    if (!metric_of.count(experiment)) continue;
+    Bench& bench = benches[b.at("name").get<std::string>()];
+    bench.experiment = experiment;
+    bench.arm = b.at("arm").get<std::string>();
+    bench.by_repetition.emplace_back(b.value("repetition_index", 0), b.at("metric_value").get<double>());
+  }
+  const std::string uid = run_identity(doc);
+  const std::string document = doc.dump();
+  const Bytes deflated = deflate_text(document);
+  const auto claims = pb.find("claims");
+  const Value claims_value =
+      claims != pb.end() && claims->is_array() ? Value(claims->dump()) : Value(nullptr);
+
+  Transaction t(*db_);  // takes the write lock up front: concurrent appenders queue here
+  // A run already stored is not stored again, even when two writers race: the unique run_uid
+  // decides, and the loser finds the winner's row.
+  const auto inserted = db_->query(
+      "INSERT INTO runs(started_at, git_sha, machine_key, profile, fingerprint, run_file, run_uid, machine_kind, claims) "
+      "VALUES(?,?,?,?,?,?,?,?,?) ON CONFLICT(run_uid) DO NOTHING RETURNING id",
+      {pb.value("started_at", ""), env.value("git_sha", ""), env.value("machine_key", ""), pb.value("profile", ""),
+       env.dump(), run_file, uid, machine_kind(env), claims_value});
+  if (inserted.empty()) {
+    const std::int64_t id = db_->query("SELECT id FROM runs WHERE run_uid = ?", {uid}).at(0).integer(0);
+    // Stored before documents were kept: completed now.
+    db_->query("INSERT INTO run_documents(run_id, size, document) VALUES(?,?,?) ON CONFLICT(run_id) DO NOTHING",
+               {id, static_cast<std::int64_t>(document.size()), deflated});
+    t.commit();
+    if (stored_before) *stored_before = true;
+    return id;
+  }
+  const std::int64_t run_id = inserted[0].integer(0);
+
+  // Benchmarks are named once; ids this connection has already seen committed are reused.
+  std::vector<std::string> unknown;
+  for (const auto& [name, b] : benches) {
+    if (!benchmark_ids_.count(name)) unknown.push_back(name);
+  }
+  std::unordered_map<std::string, std::int64_t> ids;
+  for (std::size_t i = 0; i < unknown.size(); i += kRowsPerStatement) {
+    const std::size_t n = std::min(kRowsPerStatement, unknown.size() - i);
+    std::string insert = "INSERT INTO benchmarks(name, experiment, arm, metric, unit, better) VALUES";
+    std::vector<Value> params;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::string& name = unknown[i + k];
+      const Bench& b = benches.at(name);
+      const auto& [metric, unit, better] = metric_of.at(b.experiment);
+      insert += k ? ",(?,?,?,?,?,?)" : "(?,?,?,?,?,?)";
+      for (const std::string& v : {name, b.experiment, b.arm, metric, unit, better}) params.emplace_back(v);
+    }
+    db_->query(insert + " ON CONFLICT(name) DO NOTHING", params);
+    std::vector<Value> names(unknown.begin() + i, unknown.begin() + i + n);
+    for (const auto& row : db_->query("SELECT id, name FROM benchmarks WHERE name IN (" + placeholders(n) + ")", names)) {
+      ids[row.text(1)] = row.integer(0);
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, b] : benches) names.push_back(name);
+  std::vector<std::tuple<std::int64_t, double, std::int64_t>> medians;  // (benchmark id, median, samples)
+  for (std::size_t i = 0; i < names.size(); i += kRowsPerStatement) {
+    const std::size_t n = std::min(kRowsPerStatement, names.size() - i);
+    std::string insert = "INSERT INTO run_benchmarks(run_id, benchmark_id, median, samples, sample_values) VALUES";
+    std::vector<Value> params;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::string& name = names[i + k];
+      auto reps = benches.at(name).by_repetition;
+      std::stable_sort(reps.begin(), reps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<double> values;
+      for (const auto& r : reps) values.push_back(r.second);
+      const auto known = benchmark_ids_.find(name);
+      const std::int64_t id = known != benchmark_ids_.end() ? known->second : ids.at(name);
+      const double median = stats::median(values);
+      insert += k ? ",(?,?,?,?,?)" : "(?,?,?,?,?)";
+      params.insert(params.end(), {run_id, id, median, static_cast<std::int64_t>(values.size()), values_json(values)});
+      medians.emplace_back(id, median, static_cast<std::int64_t>(values.size()));
+    }
+    db_->query(insert, params);
+  }
+  std::sort(medians.begin(), medians.end());
+  PackedMedians packed;
+  for (const auto& [id, median, n] : medians) packed.add(id, median, n);
+  packed.store(*db_, run_id);
+  db_->query("INSERT INTO run_documents(run_id, size, document) VALUES(?,?,?)",
+             {run_id, static_cast<std::int64_t>(document.size()), deflated});
+  t.commit();
+  benchmark_ids_.insert(ids.begin(), ids.end());
+  if (stored_before) *stored_before = false;
+  return run_id;
+}
+
+// --- reading -------------------------------------------------------------------------------------
+
+std::vector<History::Series> History::series(const std::string& machine_key, const std::string& benchmark,
+                                             int last_runs, bool with_values) {
+  // The machine's runs in time order (the last `last_runs` of them): each point's place.
+  std::vector<Value> params = {machine_key};
+  std::string runs_sql = std::string("SELECT ") + kRunColumns + " FROM runs WHERE machine_key = ?";
+  runs_sql += last_runs > 0 ? " ORDER BY started_at DESC, id DESC LIMIT " + std::to_string(last_runs)
+                            : " ORDER BY started_at, id";
+  std::vector<std::shared_ptr<const RunInfo>> runs;
+  for (const auto& row : db_->query(runs_sql, params)) runs.push_back(std::make_shared<const RunInfo>(run_info(row)));
+  if (last_runs > 0) std::reverse(runs.begin(), runs.end());
+  if (runs.empty()) return {};
+  std::unordered_map<std::int64_t, std::size_t> order;
+  std::int64_t lowest = runs.front()->id;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    order[runs[i]->id] = i;
+    lowest = std::min(lowest, runs[i]->id);
+  }
+
+  // Each benchmark's points go to their run's place in time (runs without the benchmark stay
+  // empty and are dropped at the end): no sort, and no second copy of millions of points.
+  std::unordered_map<std::int64_t, Series> by_id;
+  std::string bench_sql = "SELECT id, name, metric, unit, better FROM benchmarks";
+  std::vector<Value> bench_params;
+  if (!benchmark.empty()) {
+    bench_sql += " WHERE name = ?";
+    bench_params.emplace_back(benchmark);
+  }
+  for (const auto& row : db_->query(bench_sql, bench_params)) {
+    by_id[row.integer(0)] = {row.text(1), row.text(2), row.text(3), row.text(4), {}};
+  }
+  if (by_id.empty()) return {};
+
+  auto place = [&](std::int64_t run_id, std::int64_t benchmark_id, double median, std::int64_t samples) -> RunPoint* {
+    const auto at = order.find(run_id);
+    if (at == order.end()) return nullptr;
+    const auto b = by_id.find(benchmark_id);
+    if (b == by_id.end()) return nullptr;
+    auto& points = b->second.points;
+    if (points.empty()) points.resize(runs.size(), RunPoint{0, nullptr, 0, 0, {}});
+    RunPoint& p = points[at->second];
+    p = {run_id, runs[at->second], median, static_cast<int>(samples), {}};
+    return &p;
+  };
+  if (!with_values && benchmark.empty()) {
+    // Every benchmark's medians: one packed row per run.
+    std::string packed_sql = "SELECT m.run_id, m.benchmark_ids, m.medians, m.samples FROM run_medians m "
+                             "JOIN runs r ON r.id = m.run_id WHERE r.machine_key = ?";
+    if (last_runs > 0) {
+      packed_sql += " AND r.id >= ?";
+      params.emplace_back(lowest);
+    }
+    db_->for_each_row(packed_sql, params, [&](const sql::Row& row) {
+      const auto ids = unpack<std::int32_t>(row.bytes(1));
+      const auto medians = unpack<double>(row.bytes(2));
+      const auto samples = unpack<std::int32_t>(row.bytes(3));
+      if (medians.size() != ids.size() || samples.size() != ids.size()) {
+        throw std::runtime_error(name_ + ": run " + std::to_string(row.integer(0)) + ": run_medians is corrupt");
+      }
+      for (std::size_t k = 0; k < ids.size(); ++k) place(row.integer(0), ids[k], medians[k], samples[k]);
+    });
+  } else {
+    std::string sql = std::string("SELECT rb.run_id, rb.benchmark_id, rb.median, rb.samples") +
+                      (with_values ? ", rb.sample_values" : "") +
+                      " FROM run_benchmarks rb JOIN runs r ON r.id = rb.run_id WHERE r.machine_key = ?";
+    if (!benchmark.empty()) {
+      sql += " AND rb.benchmark_id = ?";
+      params.emplace_back(by_id.begin()->first);
+    }
+    if (last_runs > 0) {
+      sql += " AND r.id >= ?";  // the window's runs, and later ones dropped below
+      params.emplace_back(lowest);
+    }
+    db_->for_each_row(sql, params, [&](const sql::Row& row) {
+      RunPoint* p = place(row.integer(0), row.integer(1), row.real(2), row.integer(3));
+      if (p && with_values) p->values = nlohmann::json::parse(row.text(4)).get<std::vector<double>>();
+    });
+  }
+  std::vector<Series> out;
+  for (auto& [id, series] : by_id) {
+    auto& points = series.points;
+    points.erase(std::remove_if(points.begin(), points.end(), [](const RunPoint& p) { return !p.run; }), points.end());
+    if (!points.empty()) out.push_back(std::move(series));
+  }
+  std::sort(out.begin(), out.end(), [](const Series& a, const Series& b) { return a.benchmark < b.benchmark; });
+  return out;
+}
+
+void History::store_change_points(const std::string& benchmark, const std::string& machine_key,
+                                  const std::vector<ChangePoint>& points) {
+  store_change_points(machine_key, {{benchmark, points}});
+}
+
+void History::store_change_points(const std::string& machine_key,
+                                  const std::vector<std::pair<std::string, std::vector<ChangePoint>>>& by_benchmark) {
+  Transaction t(*db_);
+  for (std::size_t i = 0; i < by_benchmark.size(); i += kRowsPerStatement) {
+    const std::size_t n = std::min(kRowsPerStatement, by_benchmark.size() - i);
+    std::vector<Value> params = {machine_key};
+    for (std::size_t k = 0; k < n; ++k) params.emplace_back(by_benchmark[i + k].first);
+    db_->query("DELETE FROM change_points WHERE machine_key = ? AND benchmark IN (" + placeholders(n) + ")", params);
+  }
+  std::vector<std::tuple<std::string, ChangePoint>> rows;
+  for (const auto& [benchmark, points] : by_benchmark) {
+    for (const auto& p : points) rows.emplace_back(benchmark, p);
+  }
+  for (std::size_t i = 0; i < rows.size(); i += kRowsPerStatement) {
+    const std::size_t n = std::min(kRowsPerStatement, rows.size() - i);
+    std::string insert = "INSERT INTO change_points(benchmark, machine_key, run_id, before, after) VALUES";
+    std::vector<Value> params;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto& [benchmark, p] = rows[i + k];
+      insert += k ? ",(?,?,?,?,?)" : "(?,?,?,?,?)";
+      params.insert(params.end(), {benchmark, machine_key, p.run_id, p.before, p.after});
+    }
+    db_->query(insert, params);
+  }
+  t.commit();
+}
+
+std::vector<History::StoredChangePoint> History::change_points() {
+  std::vector<StoredChangePoint> out;
+  for (const auto& row : db_->query("SELECT c.machine_key, c.benchmark, r.run_uid, c.before, c.after "
+                                    "FROM change_points c JOIN runs r ON r.id = c.run_id "
+                                    "ORDER BY c.machine_key, c.benchmark, r.started_at, r.id")) {
+    out.push_back({row.text(0), row.text(1), row.text(2), row.real(3), row.real(4)});
+  }
+  return out;
+}
+
+void History::set_baseline(const std::string& machine_key, std::int64_t run_id) {
+  db_->query("INSERT INTO baselines(machine_key, run_id, updated_at) VALUES(?,?,?) "
+             "ON CONFLICT(machine_key) DO UPDATE SET run_id = excluded.run_id, updated_at = excluded.updated_at",
+             {machine_key, run_id, utc_stamp("%Y-%m-%dT%H:%M:%SZ")});
+}
+
+std::int64_t History::baseline_run(const std::string& machine_key) {
+  const auto rows = db_->query("SELECT run_id FROM baselines WHERE machine_key = ?", {machine_key});
+  return rows.empty() ? 0 : rows[0].integer(0);
+}
+
+std::int64_t History::run_count() { return db_->query("SELECT count(*) FROM runs").at(0).integer(0); }
+
+std::vector<History::Machine> History::machines() {
+  std::map<std::string, Machine> by_key;
+  for (const auto& row : db_->query("SELECT machine_key, count(*) FROM runs GROUP BY machine_key")) {
+    by_key[row.text(0)] = {row.text(0), "", row.integer(1), {}};
+  }
+  for (const auto& row : db_->query(std::string("SELECT ") + kRunColumns + " FROM (SELECT " + kRunColumns +
+                                    ", ROW_NUMBER() OVER (PARTITION BY machine_key ORDER BY started_at DESC, id DESC) "
+                                    "AS n FROM runs) AS latest WHERE n = 1")) {
+    Machine& m = by_key[row.text(2)];
+    m.last_run = run_info(row);
+    m.machine_kind = m.last_run.machine_kind;
+  }
+  std::vector<Machine> out;
+  for (auto& [key, m] : by_key) out.push_back(std::move(m));
+  return out;
+}
+
+std::vector<History::RunInfo> History::latest_runs_of_commit(const std::string& git_sha) {
+  std::vector<RunInfo> out;
+  // A prefix of hex digits only, so it can carry no LIKE wildcard.
+  const bool hex = !git_sha.empty() && std::all_of(git_sha.begin(), git_sha.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  if (!hex) return out;
+  for (const auto& row : db_->query(std::string("SELECT ") + kRunColumns + " FROM (SELECT " + kRunColumns +
+                                    ", ROW_NUMBER() OVER (PARTITION BY machine_key ORDER BY started_at DESC, id DESC) "
+                                    "AS n FROM runs WHERE git_sha LIKE ?) AS latest WHERE n = 1 ORDER BY machine_key",
+                                    {git_sha + "%"})) {
+    out.push_back(run_info(row));
+  }
+  return out;
+}
+
+std::optional<History::RunInfo> History::run(std::int64_t run_id) {
+  const auto rows = db_->query(std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?", {run_id});
+  if (rows.empty()) return std::nullopt;
+  return run_info(rows[0]);
+}
+
+std::optional<History::RunInfo> History::run_by_uid(const std::string& run_uid) {
+  const auto rows = db_->query(std::string("SELECT ") + kRunColumns + " FROM runs WHERE run_uid = ?", {run_uid});
+  if (rows.empty()) return std::nullopt;
+  return run_info(rows[0]);
+}
+
+std::optional<nlohmann::json> History::run_document(std::int64_t run_id) {
+  const auto rows = db_->query("SELECT size, document FROM run_documents WHERE run_id = ?", {run_id});
+  if (rows.empty()) return std::nullopt;
+  const std::string what = name_ + ": run " + std::to_string(run_id);
+  const auto doc = nlohmann::json::parse(inflate_text(rows[0].bytes(1), static_cast<std::size_t>(rows[0].integer(0)), what),
+                                         nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) throw std::runtime_error(what + ": stored run document is not JSON");
+  return doc;
+}
+
+std::vector<std::pair<History::RunInfo, nlohmann::json>> History::latest_claims() {
+  std::vector<std::pair<RunInfo, nlohmann::json>> out;
+  for (const auto& row : db_->query(std::string("SELECT ") + kRunColumns + ", claims FROM (SELECT " + kRunColumns +
+                                    ", claims, ROW_NUMBER() OVER (PARTITION BY machine_key ORDER BY started_at DESC, "
+                                    "id DESC) AS n FROM runs WHERE claims IS NOT NULL) AS latest WHERE n = 1 "
+                                    "ORDER BY machine_key")) {
+    auto claims = nlohmann::json::parse(row.text(6), nullptr, /*allow_exceptions=*/false);
+    if (claims.is_discarded()) claims = nlohmann::json::array();
+    out.emplace_back(run_info(row), std::move(claims));
+  }
+  return out;
+}
+
+}  // namespace pairbench::harness

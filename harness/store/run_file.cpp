@@ -1,0 +1,430 @@
+// Atomic writing and validated reading of run files (the reading side checks, in order: the file,
+// the JSON text with its nesting depth, the schema, then what a schema cannot say).
+#include "harness/store/run_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "pairbench/run_file_schema.h"
+
+namespace pairbench::harness {
+namespace fs = std::filesystem;
+
+namespace {
+std::string errno_text() { return std::strerror(errno); }
+
+std::string directory_of(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+}  // namespace
+
+void check_writable(const std::string& path) {
+  const std::string dir = directory_of(path);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (fs::is_directory(path)) throw std::runtime_error(path + ": is a directory, not a file");
+  std::string probe = dir + "/.pairbench-write-test-XXXXXX";
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) throw std::runtime_error(path + ": cannot write to directory " + dir + ": " + errno_text());
+  close(fd);
+  unlink(probe.c_str());
+}
+
+void write_json_atomically(const std::string& path, const nlohmann::json& doc) {
+  write_text_atomically(path, doc.dump(2) + "\n");
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string dir = directory_of(path);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string tmp = path + ".tmp-XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) throw std::runtime_error(path + ": cannot create temporary file: " + errno_text());
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      const std::string why = errno_text();
+      close(fd);
+      unlink(tmp.c_str());
+      throw std::runtime_error(path + ": write failed: " + why);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  fchmod(fd, 0644);
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    const std::string why = errno_text();
+    unlink(tmp.c_str());
+    throw std::runtime_error(path + ": fsync failed: " + why);
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = errno_text();
+    unlink(tmp.c_str());
+    throw std::runtime_error(path + ": rename failed: " + why);
+  }
+}
+
+std::string utc_stamp(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+const JsonSchema& run_file_schema() {
+  static const JsonSchema schema(nlohmann::ordered_json::parse(kRunFileSchemaText));
+  return schema;
+}
+
+const RunFileLimits& run_file_limits() {
+  static const RunFileLimits limits = [] {
+    const auto& l = run_file_schema().document().at("x-pairbench-limits");
+    return RunFileLimits{l.at("max_bytes").get<std::uint64_t>(), l.at("max_depth").get<std::size_t>()};
+  }();
+  return limits;
+}
+
+namespace {
+
+// Walks the text once without building a document: refuses nesting past the limit before any
+// recursive code (nlohmann's DOM, dump, comparison) sees it, and knows the field path where the
+// text stops being JSON.
+class PrecheckSax {
+ public:
+  explicit PrecheckSax(std::size_t max_depth) : max_depth_(max_depth) {}
+
+  bool null() { return value(); }
+  bool boolean(bool) { return value(); }
+  bool number_integer(nlohmann::json::number_integer_t) { return value(); }
+  bool number_unsigned(nlohmann::json::number_unsigned_t) { return value(); }
+  bool number_float(nlohmann::json::number_float_t, const nlohmann::json::string_t&) { return value(); }
+  bool string(nlohmann::json::string_t&) { return value(); }
+  bool binary(nlohmann::json::binary_t&) { return value(); }
+  bool start_object(std::size_t) { return open(false); }
+  bool key(nlohmann::json::string_t& k) {
+    frames_.back().key = k;
+    frames_.back().has_key = true;
+    return true;
+  }
+  bool end_object() { return close(); }
+  bool start_array(std::size_t) { return open(true); }
+  bool end_array() { return close(); }
+  bool parse_error(std::size_t position, const std::string& last_token, const nlohmann::detail::exception&) {
+    error_position_ = position;
+    last_token_ = last_token;
+    return false;
+  }
+
+  bool too_deep() const { return too_deep_; }
+  std::size_t error_position() const { return error_position_; }
+  const std::string& last_token() const { return last_token_; }
+  // Where the parser was: "benchmarks[2].real_time"; "" at the top level.
+  std::string path() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      if (f.is_array) {
+        out = json_element_path(out, f.index);
+      } else if (f.has_key) {
+        out = json_member_path(out, f.key);
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Frame {
+    bool is_array = false;
+    std::size_t index = 0;  // of the element being read
+    bool has_key = false;   // a key was read and its value is not finished
+    std::string key;
+  };
+  bool value() {
+    advance();
+    return true;
+  }
+  bool open(bool is_array) {
+    if (frames_.size() >= max_depth_) {
+      too_deep_ = true;
+      return false;
+    }
+    frames_.push_back({is_array});
+    return true;
+  }
+  bool close() {
+    frames_.pop_back();
+    advance();
+    return true;
+  }
+  void advance() {
+    if (frames_.empty()) return;
+    Frame& f = frames_.back();
+    if (f.is_array) {
+      ++f.index;
+    } else {
+      f.has_key = false;
+    }
+  }
+
+  std::size_t max_depth_;
+  std::vector<Frame> frames_;
+  bool too_deep_ = false;
+  std::size_t error_position_ = 0;
+  std::string last_token_;
+};
+
+// The offset of the first byte that is not well-formed UTF-8, or npos.
+std::size_t first_invalid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;  // no UTF-16 surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    for (std::size_t k = 1; k <= n; ++k) {
+      if (i + k >= s.size()) return i;
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
+// The word of JSON text around byte `at` (a literal, a number, or the one character there), at most
+// 1000 bytes: what the parser stopped on.
+std::string_view word_at(std::string_view text, std::size_t at) {
+  auto in_word = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  };
+  if (!in_word(text[at])) return text.substr(at, 1);
+  std::size_t start = at, end = at + 1;
+  while (start > 0 && in_word(text[start - 1]) && end - start < 1000) --start;
+  while (end < text.size() && in_word(text[end]) && end - start < 1000) ++end;
+  return text.substr(start, end - start);
+}
+
+// "not valid JSON at line 3, column 14 (byte 52): <why>", for the parser's stop at `position`
+// (nlohmann counts the bytes it read, the offending one included).
+std::string syntax_problem(std::string_view text, std::size_t position, const std::string& last_token) {
+  if (text.empty()) return "not valid JSON: the file is empty";
+  const std::size_t at = std::min(position > 0 ? position - 1 : 0, text.size());  // the offending byte
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < at; ++i) {
+    if (text[i] == '\n') ++line, line_start = i + 1;
+  }
+  const std::string where = "not valid JSON at line " + std::to_string(line) + ", column " +
+                            std::to_string(at - line_start + 1) + " (byte " + std::to_string(position) + "): ";
+  if (at >= text.size()) return where + "the text ends early (truncated?)";
+  const std::size_t bad_utf8 = first_invalid_utf8(text);
+  if (bad_utf8 != std::string_view::npos && bad_utf8 <= at) {
+    return where + "not UTF-8 text at byte " + std::to_string(bad_utf8);
+  }
+  if (last_token.find("\\ud") != std::string::npos || last_token.find("\\uD") != std::string::npos) {
+    return where + "a \\u escape that is half of a UTF-16 surrogate pair";
+  }
+  const std::string word(word_at(text, at));
+  for (const char* literal : {"NaN", "Infinity", "-Infinity", "+Infinity", "-NaN"}) {
+    if (word.rfind(literal, 0) == 0) return where + "NaN and Infinity are not JSON numbers; expected a finite number";
+  }
+  if (!word.empty() && (std::isdigit(static_cast<unsigned char>(word[0])) || word[0] == '-')) {
+    errno = 0;
+    const double value = std::strtod(word.c_str(), nullptr);
+    if (errno == ERANGE && std::isinf(value)) {
+      return where + "the number " + json_quoted(word, 24) + " is too large for a double; expected a finite number";
+    }
+  }
+  return where + "unexpected " + json_quoted(word, 24);
+}
+
+// What the schema cannot say: benchmarks refer to declared experiments, names carry their
+// experiment and arm (the join key of every result), experiment names are unique.
+void check_references(const nlohmann::json& doc, const std::string& source) {
+  auto fail = [&](const std::string& path, const std::string& problem) {
+    throw RunFileError(source + ": " + path + ": " + problem);
+  };
+  const auto& pb = doc["pairbench"];
+  std::map<std::string, std::size_t> experiment_at;
+  for (std::size_t i = 0; i < pb["experiments"].size(); ++i) {
+    const std::string& name = pb["experiments"][i]["name"].get_ref<const std::string&>();
+    const auto [it, fresh] = experiment_at.emplace(name, i);
+    if (!fresh) {
+      fail("pairbench.experiments[" + std::to_string(i) + "].name",
+           "expected a name no other experiment has, is " + describe_json_value(name) + " (also pairbench.experiments[" +
+               std::to_string(it->second) + "].name)");
+    }
+  }
+  auto check_entries = [&](const nlohmann::json& entries, const std::string& where) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const auto& b = entries[i];
+      const std::string at = json_element_path(where, i);
+      const std::string& experiment = b["experiment"].get_ref<const std::string&>();
+      if (!experiment_at.count(experiment)) {
+        fail(at + ".experiment",
+             "expected one of pairbench.experiments[].name, is " + describe_json_value(b["experiment"]));
+      }
+      const std::string prefix = experiment + "/" + b["arm"].get<std::string>();
+      const std::string& name = b["name"].get_ref<const std::string&>();
+      if (name != prefix && name.rfind(prefix + "/", 0) != 0) {
+        fail(at + ".name", "expected a name starting with " + json_quoted(prefix, 100) +
+                               " (its experiment/arm), is " + describe_json_value(b["name"]));
+      }
+    }
+  };
+  check_entries(doc["benchmarks"], "benchmarks");
+  if (pb.contains("instructions")) check_entries(pb["instructions"], "pairbench.instructions");
+}
+
+void close_quietly(int fd) {
+  while (close(fd) != 0 && errno == EINTR) {
+  }
+}
+
+// "a FIFO (named pipe)", "a directory", ...: what a stat mode is, when it is not a regular file.
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string too_large(std::uint64_t bytes) {
+  const std::uint64_t max = run_file_limits().max_bytes;
+  const std::string gib = max % (1ull << 30) == 0 ? " (" + std::to_string(max >> 30) + " GiB)" : "";
+  return "expected a run file of at most " + std::to_string(max) + " bytes" + gib + ", is " + std::to_string(bytes) +
+         " bytes";
+}
+
+// " (benchmark \"NAME\")" when `path` lies inside benchmarks[i] or pairbench.instructions[i] and
+// that entry has a non-empty name: what a reader of the message looks for. "" otherwise.
+std::string benchmark_named_at(const nlohmann::json& doc, const std::string& path) {
+  for (const char* where : {"benchmarks", "pairbench.instructions"}) {
+    const std::string prefix = std::string(where) + "[";
+    if (path.rfind(prefix, 0) != 0) continue;
+    auto member = [](const nlohmann::json* v, const char* key) -> const nlohmann::json* {
+      if (!v || !v->is_object()) return nullptr;
+      const auto it = v->find(key);
+      return it == v->end() ? nullptr : &*it;
+    };
+    const nlohmann::json* entries =
+        where[0] == 'b' ? member(&doc, "benchmarks") : member(member(&doc, "pairbench"), "instructions");
+    const std::size_t close = path.find(']', prefix.size());
+    if (!entries || !entries->is_array() || close == std::string::npos) return "";
+    const std::size_t index = std::stoul(path.substr(prefix.size(), close - prefix.size()));
+    if (index >= entries->size()) return "";
+    const auto& entry = (*entries)[index];
+    if (!entry.is_object() || !entry.contains("name") || !entry["name"].is_string() ||
+        entry["name"].get_ref<const std::string&>().empty()) {
+      return "";
+    }
+    return " (benchmark " + json_quoted(entry["name"].get<std::string>(), 100) + ")";
+  }
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json parse_run_file_text(std::string_view text, const std::string& source) {
+  const RunFileLimits& limits = run_file_limits();
+  if (text.size() > limits.max_bytes) throw RunFileError(source + ": " + too_large(text.size()));
+
+  PrecheckSax sax(limits.max_depth);
+  if (!nlohmann::json::sax_parse(text.begin(), text.end(), &sax)) {
+    if (sax.too_deep()) {
+      throw RunFileError(source + ": expected JSON nested at most " + std::to_string(limits.max_depth) +
+                         " levels deep (a run file needs 10), is nested deeper");
+    }
+    const std::string path = sax.path();
+    throw RunFileError(source + ": " + (path.empty() ? "" : path + ": ") +
+                       syntax_problem(text, sax.error_position(), sax.last_token()));
+  }
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {  // the SAX pass read the same text: not expected
+    throw RunFileError(source + ": " + syntax_problem(text, e.byte, ""));
+  }
+  if (const auto violation = run_file_schema().validate(doc)) {
+    throw RunFileError(source + ": " + (violation->path.empty() ? "(top level)" : violation->path) + ": " +
+                       violation->problem + benchmark_named_at(doc, violation->path));
+  }
+  check_references(doc, source);
+  return doc;
+}
+
+nlohmann::json read_run_file(const std::string& path) {
+  // stat first: opening a FIFO blocks until a writer comes, which may be never.
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw RunFileError(path + ": cannot open: " + errno_text());
+  if (!S_ISREG(st.st_mode)) throw RunFileError(path + ": expected a regular file (a run file), is " + file_kind(st.st_mode));
+  const std::uint64_t max_bytes = run_file_limits().max_bytes;
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) throw RunFileError(path + ": " + too_large(st.st_size));
+  // O_NONBLOCK: the path may have been replaced by a FIFO since the stat; fstat says what was opened.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw RunFileError(path + ": cannot open: " + errno_text());
+  std::string text;
+  try {
+    if (fstat(fd, &st) != 0) throw RunFileError(path + ": cannot stat: " + errno_text());
+    if (!S_ISREG(st.st_mode)) throw RunFileError(path + ": expected a regular file (a run file), is " + file_kind(st.st_mode));
+    if (static_cast<std::uint64_t>(st.st_size) > max_bytes) throw RunFileError(path + ": " + too_large(st.st_size));
+    text.reserve(static_cast<std::size_t>(st.st_size));
+    char buf[1 << 16];
+    for (;;) {
+      const ssize_t n = read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw RunFileError(path + ": cannot read: " + errno_text());
+      if (n == 0) break;
+      text.append(buf, static_cast<std::size_t>(n));
+      if (text.size() > max_bytes) throw RunFileError(path + ": " + too_large(text.size()) + " (and growing)");
+    }
+  } catch (...) {
+    close_quietly(fd);
+    throw;
+  }
+  close_quietly(fd);
+  return parse_run_file_text(text, path);
+}
+std::vector<std::string> fingerprint_differences(const nlohmann::json& a, const nlohmann::json& b) {
+  std::vector<std::string> out;
+  for (const char* field : kComparableFields) {
+    const nlohmann::json va = a.value(field, nlohmann::json()), vb = b.value(field, nlohmann::json());
+    if (va != vb) out.push_back(std::string(field) + ": " + va.dump() + " vs " + vb.dump());
+  }
+  return out;
+}
+
+}  // namespace pairbench::harness

@@ -1,0 +1,72 @@
+// Run files: Google Benchmark's JSON shape (`context` + `benchmarks`, one entry per sample, so
+// /usr/share/benchmark/compare.py reads them unchanged) plus a `pairbench` section with the
+// environment, the samples that did not run and the experiment summary.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/store/json_schema.h"
+
+namespace pairbench::harness {
+
+// Must equal the schema's pairbench.schema_version const (a unit test checks).
+inline constexpr int kRunFileSchemaVersion = 1;
+
+// Bad run-file input: one line, "FILE: FIELD.PATH: expected ..., is ..." (or "FILE: problem" for
+// the file as a whole). Never nlohmann's own exception text.
+struct RunFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Fingerprint fields that must match for two runs to be compared (the machine key's inputs).
+inline constexpr const char* kComparableFields[] = {"cpu_model", "cpu_count", "gpu_name", "gpu_count",
+                                                    "cuda_driver_version", "build_type", "compiler",
+                                                    "compiler_flags"};
+
+// Fingerprint fields (kComparableFields) that differ between two environments (pairbench.environment):
+// "cpu_model: 'A' vs 'B'".
+std::vector<std::string> fingerprint_differences(const nlohmann::json& a, const nlohmann::json& b);
+
+// The run-file schema, results/schema/run-file.schema.json, embedded at build time.
+const JsonSchema& run_file_schema();
+
+// The schema's x-pairbench-limits: what a reader accepts before it parses anything.
+struct RunFileLimits {
+  std::uint64_t max_bytes;  // 1 GiB: a run file of the full profile is a few MB
+  std::size_t max_depth;    // 64 levels of nesting: a run file needs 10
+};
+const RunFileLimits& run_file_limits();
+
+// The current UTC time in strftime's `format` ("%Y-%m-%dT%H:%M:%SZ").
+std::string utc_stamp(const char* format);
+
+// Writes `doc` to `path` atomically: a temporary file in the same directory, fsync, rename.
+// Throws std::runtime_error naming the path on failure; the old file, if any, is untouched.
+void write_json_atomically(const std::string& path, const nlohmann::json& doc);
+
+// Writes text to `path` atomically (same method); throws std::runtime_error naming the path.
+void write_text_atomically(const std::string& path, const std::string& text);
+
+// Fails early (before hours of benchmarking) if `path` cannot be written: throws naming the path.
+void check_writable(const std::string& path);
+
+// Reads and validates a run file (or a baseline, which is a stored run file); throws RunFileError
+// on bad input. Refused before anything is parsed: what is not a regular file (a FIFO would block
+// the reader forever, a device never ends) and a file over the size limit. Then: not JSON (with the
+// field path where the text went wrong: a NaN or Infinity, a number too large for a double, a
+// truncated file), nested deeper than the limit (checked by a SAX pass before any document is
+// built: recursion over a deep document overflows the stack), the schema (which includes every
+// metric value that is a ratio's input being > 0), and what a schema cannot say (see the schema's
+// description).
+nlohmann::json read_run_file(const std::string& path);
+
+// The same checks on run-file text already in memory; `source` names it in errors.
+nlohmann::json parse_run_file_text(std::string_view text, const std::string& source);
+
+}  // namespace pairbench::harness

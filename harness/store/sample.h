@@ -1,0 +1,42 @@
+// One benchmark process's result: the row of a run file. exec produces it (harness/exec/runner.h),
+// the run file stores it and reads it back (harness/store/run_file.h), the summary and the gate
+// read it. It sits in store, with the run file's one reader and writer, so that everything above
+// can use it without reaching up.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace pairbench::harness {
+
+struct Sample {
+  std::string benchmark;  // canonical name
+  std::string experiment, arm;
+  int repetition = 0;
+  // passed | incorrect | not_verified | not_supported | failed (CUTLASS profiler's vocabulary)
+  std::string verification;
+  std::string reason;       // for anything but passed
+  double metric_value = 0;  // the experiment's deciding metric, when the sample has timing
+  bool has_value = false;
+  nlohmann::json gbench;    // Google Benchmark's entry for this run, when there is one
+  double process_wall_s = 0;
+  int side = 0;  // which build/environment, for `pairbench ab` and `selftest`
+  std::string instrument = "time";  // time: the deciding metric | instructions: per iteration
+  std::int64_t iterations = 0;      // fixed by calibration (0: Google Benchmark's ramp decided)
+  // In-process samples of the metric: consecutive batches of the process's iterations, each
+  // turned into the metric through its time relation. Empty where the metric does not follow time.
+  std::vector<double> batches;
+  double measured_s = 0;  // time inside the timed regions
+  int pair = -1;          // duet: the pair this process ran in, beside the other side's process
+  int cpu = -1;           // the CPU it was pinned to (duet), -1 = not pinned
+  int sequence = -1;      // position in the run's launch order (time order)
+  double start_s = 0;     // when it started, seconds after the timed rounds began
+};
+
+// The value of one process for the gate and the summary: the median of its in-process samples
+// where it has at least 3, else its overall metric.
+double process_value(const Sample& s);
+
+}  // namespace pairbench::harness
