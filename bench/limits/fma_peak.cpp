@@ -39,7 +39,8 @@ Round run_round(int threads, std::int64_t iterations) {
   for (int t = 0; t < threads; ++t) {
     team.emplace_back([&, t] {
       const auto i = static_cast<std::size_t>(t);
-      if (!kernels::pin_to_cpu(t)) why[i] = "could not pin thread " + std::to_string(t);
+      const kernels::ScopedCpuPin pin(t);
+      if (!pin.pinned()) why[i] = "could not pin thread " + std::to_string(t);
       start.arrive_and_wait();
       begin[i] = Clock::now();
       float check[16];

@@ -91,6 +91,9 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
     const int creator_cpu = current_cpu();
     for (int i = 0; i < workers_; ++i) {
       threads_.emplace_back([this, creator_cpu, i] {
+        // A worker inherits its creator's mask: one CPU if the frontend is pinned, which would
+        // leave the spreading below nowhere to go and every worker spinning on the frontend's CPU.
+        allow_all_usable_cpus();
         move_to_spread_cpu(creator_cpu, i);
         worker_cpu_[i].store(current_cpu(), std::memory_order_relaxed);
         worker_main(i);

@@ -1,6 +1,7 @@
 // kernels/common, the platform layer: splitmix64 against its published reference values, the fill
-// helpers' ranges and exactness, usable CPUs against the affinity mask, NotSupported's contract,
-// the one device query's reasons, and the CUDA seam's entry points in the build without CUDA.
+// helpers' ranges and exactness, usable CPUs against the affinity mask, scoped pinning,
+// NotSupported's contract, the one device query's reasons, and the CUDA seam's entry points in
+// the build without CUDA.
 #include <gtest/gtest.h>
 #include <sched.h>
 
@@ -19,6 +20,7 @@
 #include "kernels/common/device.h"
 #include "kernels/common/not_supported.h"
 #include "kernels/common/rng.h"
+#include "kernels/dispatch/async_engine.h"
 #include "kernels/dispatch/cuda_stream_ops.h"
 #include "kernels/gemm/cublas_gemm.h"
 #include "kernels/loader/cuda_consumer.h"
@@ -102,23 +104,102 @@ TEST(Cpus, ListIsTheAffinityMaskAscending) {
   EXPECT_EQ(pk::usable_cpus(), static_cast<int>(cpus.size()));
 }
 
-TEST(Cpus, PinningNarrowsTheThreadToThatCpu) {
+// limits.core_pingpong's hang: the benchmark function pinned the main thread and never undid
+// it, so the next call's partner thread inherited one CPU. A scoped pin gives the mask back.
+TEST(Cpus, ScopedPinNarrowsTheThreadAndRestoresItsMask) {
   const std::vector<int> cpus = pk::usable_cpu_list();
   ASSERT_FALSE(cpus.empty());
-  const int nth = static_cast<int>(cpus.size()) - 1;
-  // In a thread of its own, so the test process keeps its mask.
-  bool pinned = false;
-  std::vector<int> after;
+  const std::vector<int> before = pk::thread_cpu_list();  // the test's main thread, as a bench's
+  {
+    const pk::ScopedCpuPin pin(static_cast<int>(cpus.size()) - 1);
+    EXPECT_TRUE(pin.pinned());
+    EXPECT_EQ(pk::thread_cpu_list(), std::vector<int>{cpus.back()});
+    EXPECT_EQ(pk::usable_cpu_list(), cpus);  // the process's CPUs, whatever this thread's mask
+    EXPECT_EQ(pk::usable_cpus(), static_cast<int>(cpus.size()));
+  }
+  EXPECT_EQ(pk::thread_cpu_list(), before);
+  for (const int nth : {static_cast<int>(cpus.size()), -1}) {
+    const pk::ScopedCpuPin pin(nth);
+    EXPECT_FALSE(pin.pinned()) << nth;
+    EXPECT_EQ(pk::thread_cpu_list(), before) << nth;
+  }
+  EXPECT_EQ(pk::thread_cpu_list(), before);
+}
+
+// Pinning picks the n-th of the process's CPUs, not of the calling thread's mask: a thread
+// already pinned, or started by a pinned thread, can still pin to any of them.
+TEST(Cpus, PinningPicksFromTheProcessCpusWhenTheThreadIsNarrowed) {
+  const std::vector<int> cpus = pk::usable_cpu_list();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 usable CPUs, has " << cpus.size();
+  std::vector<int> outer, inner, restored, child_inherited, child_pinned;
+  bool inner_pinned = false, child_did_pin = false;
   std::thread([&] {
-    pinned = pk::pin_to_cpu(nth);
-    after = pk::usable_cpu_list();
+    const pk::ScopedCpuPin pin(0);
+    outer = pk::thread_cpu_list();
+    {
+      const pk::ScopedCpuPin nested(1);
+      inner_pinned = nested.pinned();
+      inner = pk::thread_cpu_list();
+    }
+    restored = pk::thread_cpu_list();
+    std::thread([&] {
+      child_inherited = pk::thread_cpu_list();
+      const pk::ScopedCpuPin child_pin(1);
+      child_did_pin = child_pin.pinned();
+      child_pinned = pk::thread_cpu_list();
+    }).join();
   }).join();
-  EXPECT_TRUE(pinned);
-  EXPECT_EQ(after, std::vector<int>{cpus.back()});
-  EXPECT_EQ(pk::usable_cpu_list(), cpus);
-  EXPECT_FALSE(pk::pin_to_cpu(static_cast<int>(cpus.size())));
-  EXPECT_FALSE(pk::pin_to_cpu(-1));
-  EXPECT_EQ(pk::usable_cpu_list(), cpus);
+  EXPECT_EQ(outer, std::vector<int>{cpus[0]});
+  EXPECT_TRUE(inner_pinned);
+  EXPECT_EQ(inner, std::vector<int>{cpus[1]});
+  EXPECT_EQ(restored, std::vector<int>{cpus[0]});  // nested pins restore in reverse order
+  EXPECT_EQ(child_inherited, std::vector<int>{cpus[0]});
+  EXPECT_TRUE(child_did_pin);
+  EXPECT_EQ(child_pinned, std::vector<int>{cpus[1]});
+}
+
+TEST(Cpus, AllowAllUsableCpusUndoesAnInheritedPin) {
+  const std::vector<int> cpus = pk::usable_cpu_list();
+  ASSERT_FALSE(cpus.empty());
+  bool allowed = false;
+  std::vector<int> inherited, after;
+  std::thread([&] {
+    const pk::ScopedCpuPin pin(0);
+    std::thread([&] {
+      inherited = pk::thread_cpu_list();
+      allowed = pk::allow_all_usable_cpus();
+      after = pk::thread_cpu_list();
+    }).join();
+  }).join();
+  EXPECT_EQ(inherited, std::vector<int>{cpus[0]});
+  EXPECT_TRUE(allowed);
+  EXPECT_EQ(after, cpus);
+}
+
+TEST(Cpus, UnavailableReasonNamesNeededAndUsable) {
+  const int have = pk::usable_cpus();
+  EXPECT_EQ(pk::cpus_unavailable_reason(1), "");
+  EXPECT_EQ(pk::cpus_unavailable_reason(have), "");
+  EXPECT_EQ(pk::cpus_unavailable_reason(have + 1),
+            "needs " + std::to_string(have + 1) + " usable CPUs, has " + std::to_string(have));
+}
+
+// The engine's workers may run on every CPU of the process even when the frontend that started
+// them is pinned (they would otherwise inherit its one CPU and spin beside it).
+TEST(Cpus, AsyncEngineWorkersOfAPinnedFrontendGetTheProcessCpus) {
+  const std::vector<int> cpus = pk::usable_cpu_list();
+  ASSERT_FALSE(cpus.empty());
+  std::vector<int> frontend, worker;
+  std::thread([&] {
+    const pk::ScopedCpuPin pin(0);
+    frontend = pk::thread_cpu_list();
+    pk::AsyncEngine engine(pk::AsyncEngineOptions{.workers = 1});
+    const pk::BufferId out = engine.new_buffer();
+    engine.push([](void* ctx) { *static_cast<std::vector<int>*>(ctx) = pk::thread_cpu_list(); }, &worker, {}, {out});
+    engine.wait_all();
+  }).join();
+  EXPECT_EQ(frontend, std::vector<int>{cpus[0]});
+  EXPECT_EQ(worker, cpus);
 }
 
 TEST(NotSupported, IsARuntimeErrorCarryingItsReason) {
