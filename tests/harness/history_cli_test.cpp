@@ -193,18 +193,39 @@ TEST_P(HistoryCli, ExportHoldsEveryMachineItsSeriesClaimsAndChangePoints) {
   args.push_back(write(dir(), "b.json", machine_run("b0", "box-b", "1111111aaaa", "2026-01-05T00:00:00Z")));
   args.insert(args.end(), {"--db", db()});
   ASSERT_EQ(pairbench(args).exit_code, 0);
+  ProcessResult r = pairbench({"baseline", "update", "--run", dir() + "/a3.json", "--db", db(), "--results-dir",
+                               dir() + "/results"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string out = dir() + "/export.json";
-  ProcessResult r = pairbench({"history", "export", "--db", db(), "--out", out});
+  r = pairbench({"history", "export", "--db", db(), "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto e = nlohmann::json::parse(std::ifstream(out));
   EXPECT_EQ(e["format"], "pairbench-history-export/1");
+  EXPECT_EQ(e["db"], redact_db(db()));
   ASSERT_EQ(e["machines"].size(), 2u);
   EXPECT_EQ(e["machines"][0]["runs"], 12);
   EXPECT_EQ(e["machines"][0]["last_run"]["run_id"], "a11");
+  EXPECT_EQ(e["machines"][0]["baseline_run_id"], "a3");
+  EXPECT_TRUE(e["machines"][1]["baseline_run_id"].is_null()) << e["machines"][1].dump();
   EXPECT_EQ(e["series"].size(), 12u);  // 6 benchmarks x 2 machines
+  const nlohmann::json a0 = fixture_run();
   for (const auto& s : e["series"]) {
     EXPECT_EQ(s["points"].size(), s["machine_key"] == "box-a" ? 12u : 1u);
     EXPECT_TRUE(s["better"] == "lower" || s["better"] == "higher");
+    const std::string bench = s["benchmark"];
+    EXPECT_EQ(s["experiment"], bench.substr(0, bench.find('/'))) << bench;
+    // Each point's process values: the run file's metric values of that benchmark, in process order.
+    std::vector<double> values;
+    for (const auto& b : a0["benchmarks"]) {
+      if (b["name"] == bench) values.push_back(b["metric_value"].get<double>());
+    }
+    const auto& first = s["points"][0];
+    ASSERT_EQ(first["values"].size(), values.size()) << bench;
+    EXPECT_EQ(first["values"].size(), first["samples"].get<std::size_t>()) << bench;
+    for (std::size_t i = 0; i < values.size(); ++i) EXPECT_DOUBLE_EQ(first["values"][i].get<double>(), values[i]);
+    if (s["machine_key"] == "box-a") {
+      EXPECT_NEAR(s["points"][11]["values"][0].get<double>(), 1.5 * values[0], 1e-9 * values[0]) << bench;
+    }
   }
   ASSERT_EQ(e["claims"].size(), 1u);
   EXPECT_EQ(e["claims"][0]["run_id"], "a11");
