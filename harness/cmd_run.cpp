@@ -159,6 +159,10 @@ int cmd_list(const std::string& bench_dir, const std::string& profile, const std
   if ((!update_file.empty() || !check_file.empty()) && format != "markdown") {
     throw UsageError(std::string(update_file.empty() ? "--check" : "--update") + ": expected --format markdown");
   }
+  if (format == "claims-json") {  // the catalogue as plots/report.py reads it (--claims): no bench binary needed
+    std::cout << builtin_claims_document().dump(2) << "\n";
+    return kExitOk;
+  }
   const auto experiments = load_catalogue(find_bench_binaries(bench_dir), profile);
   if (format == "markdown") {
     const std::string table = catalogue_to_markdown(experiments, profile);

@@ -67,9 +67,10 @@ nlohmann::json record_history(const std::string& history_path, const nlohmann::j
 // PAIRBENCH_HISTORY_RETRY_S in seconds (default 120); throws UsageError when it is not a number of seconds.
 double history_retry_s();
 
-// `format` table | json | markdown. With markdown, `update_file` rewrites that file's table between
-// the marker lines (catalogue.h) and `check_file` compares it: exit 1 when it is stale, naming the
-// command that refreshes it.
+// `format` table | json | markdown | claims-markdown (docs/claims.md) | claims-json (the claims
+// catalogue compiled in, harness/claims.json, as the report reads it). With markdown,
+// `update_file` rewrites that file's table between the marker lines (catalogue.h) and
+// `check_file` compares it: exit 1 when it is stale, naming the command that refreshes it.
 int cmd_list(const std::string& bench_dir, const std::string& profile, const std::string& format,
              const std::string& update_file = "", const std::string& check_file = "");
 int cmd_env(const std::string& format);
