@@ -336,8 +336,8 @@ int main(int argc, char** argv) {
   std::string report_run, report_history, report_out = "results/report";
   report->add_option("--run", report_run, "run file")->required()->check(input);
   report->add_option("--db,--history", report_history,
-                     "history (an SQLite path or a postgresql:// URL; default: $PAIRBENCH_DB, else none): trend "
-                     "figures (SQLite) and the cross-machine page")
+                     "history (an SQLite path or a postgresql:// URL; default: $PAIRBENCH_DB, else none): its "
+                     "export (the last 100 runs per machine) gives the trend figures and the cross-machine page")
       ->envname(kDbEnv)
       ->check(history_path());
   report->add_option("-o,--out", report_out, "output directory")->check(new_or_directory);
