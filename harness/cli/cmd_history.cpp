@@ -136,21 +136,30 @@ int cmd_history_machines(const std::string& db_arg, const std::string& format) {
 }
 
 nlohmann::json history_export(History& db, int last_runs) {
-  nlohmann::json out = {{"format", "pairbench-history-export/1"}, {"generated_at", utc_stamp("%Y-%m-%dT%H:%M:%SZ")}};
+  nlohmann::json out = {{"format", "pairbench-history-export/1"}, {"generated_at", utc_stamp("%Y-%m-%dT%H:%M:%SZ")},
+                        {"db", db.name()}};
   out["machines"] = nlohmann::json::array();
   out["series"] = nlohmann::json::array();
   out["claims"] = nlohmann::json::array();
   out["change_points"] = nlohmann::json::array();
   for (const auto& m : db.machines()) {
     const std::string key = export_key(m.machine_key);
+    nlohmann::json baseline = nullptr;
+    if (const std::int64_t row = db.baseline_run(m.machine_key)) {
+      const auto run = db.run(row);
+      baseline = run ? uid_or_row(run->run_uid, run->id) : uid_or_row("", row);
+    }
     out["machines"].push_back({{"machine_key", key}, {"machine_kind", m.machine_kind}, {"runs", m.runs},
                                {"last_run", {{"run_id", uid_or_row(m.last_run.run_uid, m.last_run.id)},
-                                             {"started_at", m.last_run.started_at}, {"git_sha", m.last_run.git_sha}}}});
-    for (const auto& s : db.series(m.machine_key, "", last_runs, /*with_values=*/false)) {
+                                             {"started_at", m.last_run.started_at}, {"git_sha", m.last_run.git_sha}}},
+                               {"baseline_run_id", std::move(baseline)}});
+    // With each run's process values: the report draws them as dots beside the medians.
+    for (const auto& s : db.series(m.machine_key, "", last_runs, /*with_values=*/true)) {
       nlohmann::json points = nlohmann::json::array();
       for (const auto& p : s.points) {
         points.push_back({{"run_id", uid_or_row(p.run->run_uid, p.run_id)}, {"started_at", p.run->started_at},
-                          {"git_sha", p.run->git_sha}, {"median", p.median}, {"samples", p.samples}});
+                          {"git_sha", p.run->git_sha}, {"median", p.median}, {"samples", p.samples},
+                          {"values", p.values}});
       }
       // The same detection as `history`, over the points exported (nothing is written).
       for (const auto& c : find_change_points(s)) {
@@ -159,8 +168,9 @@ nlohmann::json history_export(History& db, int last_runs) {
                                         {"run_id", uid_or_row(p.run->run_uid, p.run_id)}, {"before", c.point.before},
                                         {"after", c.point.after}});
       }
-      out["series"].push_back({{"machine_key", key}, {"benchmark", s.benchmark}, {"metric", s.metric},
-                               {"unit", s.unit}, {"better", s.better}, {"points", std::move(points)}});
+      out["series"].push_back({{"machine_key", key}, {"benchmark", s.benchmark}, {"experiment", s.experiment},
+                               {"metric", s.metric}, {"unit", s.unit}, {"better", s.better},
+                               {"points", std::move(points)}});
     }
   }
   for (const auto& [run, claims] : db.latest_claims()) {

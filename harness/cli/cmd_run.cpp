@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -158,6 +159,10 @@ int cmd_list(const std::string& bench_dir, const std::string& profile, const std
              const std::string& update_file, const std::string& check_file) {
   if ((!update_file.empty() || !check_file.empty()) && format != "markdown") {
     throw UsageError(std::string(update_file.empty() ? "--check" : "--update") + ": expected --format markdown");
+  }
+  if (format == "claims-json") {  // the catalogue as plots/report.py reads it (--claims): no bench binary needed
+    std::cout << builtin_claims_document().dump(2) << "\n";
+    return kExitOk;
   }
   const auto experiments = load_catalogue(find_bench_binaries(bench_dir), profile);
   if (format == "markdown") {
@@ -490,8 +495,9 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
   return outcome.failed_processes > 0 || written != out || history_failed ? kExitBenchmarkFailed : kExitOk;
 }
 
-// Runs per machine the report's cross-machine page shows: a page over months of nightly runs on
-// many machines would otherwise carry every median of every benchmark.
+// Runs per machine the report's history export holds (its trend figures and cross-machine page):
+// a page over months of nightly runs on many machines would otherwise carry every median and
+// process value of every benchmark.
 constexpr int kReportExportRuns = 100;
 
 bool ensure_claims(nlohmann::json& doc, const std::string& bench_dir) {
@@ -532,6 +538,26 @@ int cmd_summarise(const std::string& run, const std::string& out, const std::str
   return kExitOk;
 }
 
+namespace {
+
+// A new empty file in $TMPDIR (or /tmp) named PREFIX-XXXXXX, removed when this goes out of scope.
+struct TemporaryFile {
+  std::string path;
+  explicit TemporaryFile(const std::string& prefix) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/" + prefix + "-XXXXXX";
+    const int fd = mkstemp(tmpl.data());
+    if (fd < 0) throw std::runtime_error("report: cannot create a temporary file " + tmpl + ": " + std::strerror(errno));
+    close(fd);
+    path = tmpl;
+  }
+  ~TemporaryFile() { unlink(path.c_str()); }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+};
+
+}  // namespace
+
 int cmd_report(const std::string& run, const std::string& history, const std::string& out_dir, double timeout_s) {
   const std::string script = std::string(PAIRBENCH_SOURCE_DIR) + "/plots/report.py";
   if (!fs::exists(script)) throw UsageError("report: " + script + " not found");
@@ -539,46 +565,26 @@ int cmd_report(const std::string& run, const std::string& history, const std::st
   // report reads a copy that has them (plots/ never decides a verdict).
   std::string run_for_report = run;
   nlohmann::json doc = read_run_file(run);
-  struct RemoveOnExit {
-    std::string path;
-    ~RemoveOnExit() {
-      std::error_code ec;
-      if (!path.empty()) fs::remove(path, ec);
-    }
-  } judged_copy;
+  std::optional<TemporaryFile> judged_copy;
   if (ensure_claims(doc, default_bench_dir())) {
-    std::string tmp = (fs::temp_directory_path() / "pairbench-report-XXXXXX").string();
-    const int fd = mkstemp(tmp.data());
-    if (fd < 0) throw std::runtime_error("report: cannot create a temporary file in " + fs::temp_directory_path().string());
-    close(fd);
-    judged_copy.path = run_for_report = tmp;
-    write_json_atomically(tmp, doc);
+    judged_copy.emplace("pairbench-report");
+    run_for_report = judged_copy->path;
+    write_json_atomically(judged_copy->path, doc);
   }
   // Debian's matplotlib belongs to /usr/bin/python3; another python3 may come first on PATH.
   std::vector<std::string> argv = {"/usr/bin/python3", script, "--run", run_for_report, "-o", out_dir};
-  // The cross-machine page reads an export of the history (any back end) from a temporary file;
-  // the single-machine trend figures read an SQLite history directly.
-  struct RemoveAtExit {
-    std::string path;
-    ~RemoveAtExit() {
-      if (!path.empty()) unlink(path.c_str());
-    }
-  } fleet;
+  // The claims catalogue is this build's (compiled in), never a file of the source tree.
+  const TemporaryFile claims("pairbench-claims");
+  write_json_atomically(claims.path, builtin_claims_document());
+  argv.insert(argv.end(), {"--claims", claims.path});
+  // The history reaches the report only as its export (either back end): the trend figures, the
+  // history section and the cross-machine page all read it.
+  std::optional<TemporaryFile> exported;
   if (!history.empty()) {
-    if (!is_postgres_url(history)) {
-      argv.push_back("--history");
-      argv.push_back(history);
-    }
     const auto db = open_history_db(history, "--db", /*must_exist=*/true);
-    const char* tmpdir = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/pairbench-fleet-XXXXXX";
-    const int fd = mkstemp(tmpl.data());
-    if (fd < 0) throw std::runtime_error("report: cannot create a temporary file in " + tmpl + ": " + std::strerror(errno));
-    close(fd);
-    fleet.path = tmpl;
-    write_json_atomically(fleet.path, history_export(*db, kReportExportRuns));
-    argv.push_back("--fleet");
-    argv.push_back(fleet.path);
+    exported.emplace("pairbench-fleet");
+    write_json_atomically(exported->path, history_export(*db, kReportExportRuns));
+    argv.insert(argv.end(), {"--history-export", exported->path});
   }
   // Its own process group, killed whole at the time limit or on SIGINT/SIGTERM (run_process).
   const ProcessResult r = run_process(argv, {{"MPLBACKEND", "Agg"}}, std::chrono::duration<double>(timeout_s));

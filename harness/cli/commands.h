@@ -67,9 +67,10 @@ nlohmann::json record_history(const std::string& history_path, const nlohmann::j
 // PAIRBENCH_HISTORY_RETRY_S in seconds (default 120); throws UsageError when it is not a number of seconds.
 double history_retry_s();
 
-// `format` table | json | markdown. With markdown, `update_file` rewrites that file's table between
-// the marker lines (catalogue.h) and `check_file` compares it: exit 1 when it is stale, naming the
-// command that refreshes it.
+// `format` table | json | markdown | claims-markdown (docs/claims.md) | claims-json (the claims
+// catalogue compiled in, harness/analysis/claims.json, as the report reads it). With markdown,
+// `update_file` rewrites that file's table between the marker lines (catalogue.h) and
+// `check_file` compares it: exit 1 when it is stale, naming the command that refreshes it.
 int cmd_list(const std::string& bench_dir, const std::string& profile, const std::string& format,
              const std::string& update_file = "", const std::string& check_file = "");
 int cmd_env(const std::string& format);
@@ -114,9 +115,10 @@ int cmd_history(const std::string& benchmark, const std::string& db, const std::
                 const std::string& format);
 // `history --machines`: every machine key with its kind, run count, last run and baseline.
 int cmd_history_machines(const std::string& db, const std::string& format);
-// The cross-machine export (format pairbench-history-export/1; contract in README): machines,
-// per-machine series of medians (the last `last_runs` runs, 0 = all), each machine's latest
-// claims, and change points found over the exported series.
+// The history export (format pairbench-history-export/1; contract in README), all that the
+// report draws of a history, from either back end: machines (with their baseline run),
+// per-machine series of medians and process values (the last `last_runs` runs, 0 = all), each
+// machine's latest claims, and change points found over the exported series.
 nlohmann::json history_export(History& db, int last_runs);
 // Fills `db` (holding no runs) with `runs` synthetic nightly runs of one machine, then times what
 // `history` and `gate` (from the database) do over it. Returns {db, runs, benchmarks,
@@ -170,6 +172,8 @@ bool ensure_claims(nlohmann::json& doc, const std::string& bench_dir);
 int cmd_summarise(const std::string& run, const std::string& out, const std::string& bench_dir);
 
 // Runs plots/report.py with a time limit; exit 3 when it is killed at the limit, 130/143 on SIGINT/SIGTERM.
+// It hands the report, in temporary files, the claims catalogue compiled in and, with a history
+// `history` (either back end), its export of the last kReportExportRuns runs per machine.
 int cmd_report(const std::string& run, const std::string& history, const std::string& out_dir, double timeout_s);
 
 }  // namespace pairbench::harness

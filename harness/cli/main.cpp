@@ -156,8 +156,9 @@ int main(int argc, char** argv) {
   std::string list_format = "table", list_profile = "quick";
   std::string list_update, list_check;
   list->add_option("--format", list_format,
-                   "table, json, markdown (the README's experiment table) or claims-markdown (docs/claims.md)")
-      ->check(CLI::IsMember({"table", "json", "markdown", "claims-markdown"}));
+                   "table, json, markdown (the README's experiment table), claims-markdown (docs/claims.md) or "
+                   "claims-json (the claims catalogue compiled in, as plots/report.py reads it with --claims)")
+      ->check(CLI::IsMember({"table", "json", "markdown", "claims-markdown", "claims-json"}));
   list->add_option("--profile", list_profile)->check(CLI::IsMember({"quick", "nightly", "full"}));
   const auto markdown_file = path_is(regular_file_problem, "FILE");
   list->add_option("--update", list_update, "with --format markdown: rewrite FILE's experiment table between its markers")
@@ -335,8 +336,8 @@ int main(int argc, char** argv) {
   std::string report_run, report_history, report_out = "results/report";
   report->add_option("--run", report_run, "run file")->required()->check(input);
   report->add_option("--db,--history", report_history,
-                     "history (an SQLite path or a postgresql:// URL; default: $PAIRBENCH_DB, else none): trend "
-                     "figures (SQLite) and the cross-machine page")
+                     "history (an SQLite path or a postgresql:// URL; default: $PAIRBENCH_DB, else none): its "
+                     "export (the last 100 runs per machine) gives the trend figures and the cross-machine page")
       ->envname(kDbEnv)
       ->check(history_path());
   report->add_option("-o,--out", report_out, "output directory")->check(new_or_directory);

@@ -31,7 +31,7 @@ using sql::Value;
 // benchmark with its median, sample count and samples (so that `history` over 10,000 runs reads
 // medians, never raw samples), benchmarks named once, the run's identity, machine kind and
 // claims, and the whole run file (deflated) for gating from the database. On SQLite, `samples`
-// stays readable as a view: plots/ reads it. Version 3: each run's medians packed in one row as
+// stays readable as a view (plots/ read it once; it now reads `history export` only). Version 3: each run's medians packed in one row as
 // well (benchmark ids, medians and sample counts as little-endian arrays), so that `history`
 // over 10,000 runs x 300 benchmarks reads 10,000 rows, not 3 million.
 
@@ -649,14 +649,14 @@ std::vector<History::Series> History::series(const std::string& machine_key, con
   // Each benchmark's points go to their run's place in time (runs without the benchmark stay
   // empty and are dropped at the end): no sort, and no second copy of millions of points.
   std::unordered_map<std::int64_t, Series> by_id;
-  std::string bench_sql = "SELECT id, name, metric, unit, better FROM benchmarks";
+  std::string bench_sql = "SELECT id, name, metric, unit, better, experiment FROM benchmarks";
   std::vector<Value> bench_params;
   if (!benchmark.empty()) {
     bench_sql += " WHERE name = ?";
     bench_params.emplace_back(benchmark);
   }
   for (const auto& row : db_->query(bench_sql, bench_params)) {
-    by_id[row.integer(0)] = {row.text(1), row.text(2), row.text(3), row.text(4), {}};
+    by_id[row.integer(0)] = {row.text(1), row.text(2), row.text(3), row.text(4), {}, row.text(5)};
   }
   if (by_id.empty()) return {};
 

@@ -100,6 +100,7 @@ class History {
   struct Series {
     std::string benchmark, metric, unit, better;
     std::vector<RunPoint> points;  // oldest first
+    std::string experiment;        // the experiment the benchmark belongs to
   };
   // Per-run medians of each benchmark (or just `benchmark`) on one machine, oldest first, from
   // the stored medians (never the raw samples); `with_values` adds each run's samples.

@@ -1,7 +1,9 @@
 """The claims of one run file, for drawing: the verdicts the harness judged (`pairbench.claims`,
-written by harness/analysis/claims.cpp) beside the claims catalogue's text and quoted figures
-(harness/analysis/claims.json). Nothing here decides a verdict; a run file written before the harness judged
-claims shows each as not judged, and `pairbench report` (which judges it first) draws it whole.
+written by harness/analysis/claims.cpp, with each claim's text) beside the claims catalogue's seeds and
+quoted figures (harness/analysis/claims.json, compiled into pairbench: `pairbench report` passes it as
+--claims, `pairbench list --format claims-json` prints it). Nothing here decides a verdict; a run
+file written before the harness judged claims shows each claim of the catalogue as not judged, and
+`pairbench report` (which judges it first) draws it whole.
 """
 import json
 
@@ -61,14 +63,17 @@ def _row(raw):
 
 def stored_results(catalogue, run):
     """One entry per claim, as the page draws it: the catalogue entry (`claim`) and the harness's
-    verdict, its one-line why, measured rows, rows not run here, and what was recorded or excluded."""
-    by_id = {c["id"]: c for c in catalogue["claims"]}
+    verdict, its one-line why, measured rows, rows not run here, and what was recorded or excluded.
+    Without a catalogue (None) the run file's claims stand alone: their id and text, no seed or figures."""
+    by_id = {c["id"]: c for c in catalogue["claims"]} if catalogue else {}
     if run.claims is None:
+        if not catalogue:
+            return []
         return [{"claim": c, "verdict": NOT_JUDGED, "why": NOT_JUDGED_WHY, "measured": [], "missing": [], "absent": [],
                  "excluded": [], "recorded": [], "details": [], "analogue_only": False} for c in catalogue["claims"]]
     out = []
     for stored in run.claims:
-        entry = by_id.get(stored["id"]) or {"id": stored["id"], "claim": stored.get("claim", "")}
+        entry = by_id.get(stored["id"]) or {"id": stored["id"], "claim": stored.get("claim", ""), "uncatalogued": True}
         out.append({
             "claim": entry,
             "verdict": stored["verdict"],

@@ -1,5 +1,9 @@
-"""`report.py --run FILE [--history DB] [--fleet FILE] [--claims FILE] -o DIR`: figures and index.html
-(and fleet.html, the cross-machine page, from a `pairbench history export` file).
+"""`report.py --run FILE [--history-export FILE] [--claims FILE] -o DIR`: figures and index.html
+(with a `pairbench history export` file, the history section's trend figures and fleet.html, the
+cross-machine page). The history reaches the report only as `pairbench` exports it, from SQLite or
+PostgreSQL alike (`pairbench report --db DB` writes the export and passes it), and the claims
+catalogue only as `pairbench` embeds it (`pairbench report` passes it as --claims; `pairbench list
+--format claims-json` prints it): nothing here opens a database or reads the source tree.
 Exit status 0 when written; 2 on bad input or usage, with one line naming the file and field."""
 import argparse
 import glob
@@ -8,7 +12,8 @@ import sys
 
 from .errors import BadInput
 
-DEFAULT_CLAIMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "analysis", "claims.json")
+HISTORY_GONE = ("--history: report.py no longer reads a history database; `pairbench report --run FILE --db DB` "
+                "(an SQLite path or a postgresql:// URL) exports the history and passes it as --history-export")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -20,12 +25,15 @@ def _parser():
     p = _Parser(prog="report.py", description="Render pairbench's plot report: PNG and SVG figures plus an "
                                                "offline index.html.")
     p.add_argument("--run", required=True, metavar="FILE", help="run file written by `pairbench run`")
-    p.add_argument("--history", metavar="DB", help="history database (SQLite) for the trend figures")
-    p.add_argument("--fleet", metavar="FILE", help="`pairbench history export` file: adds fleet.html, the "
-                                                    "cross-machine page (trends per machine, verdicts per machine kind)")
-    p.add_argument("--claims", metavar="FILE", default=os.path.normpath(DEFAULT_CLAIMS),
-                   help="claims catalogue: the claims' text and quoted figures (default: harness/analysis/claims.json "
-                        "beside this source tree); the verdicts are the run file's")
+    p.add_argument("--history-export", "--fleet", dest="export", metavar="FILE",
+                   help="`pairbench history export` file (format pairbench-history-export/1; --fleet is its older "
+                        "name): the history section's trend figures, and fleet.html, the cross-machine page (trends "
+                        "per machine, verdicts per machine kind)")
+    p.add_argument("--history", metavar="DB", help=argparse.SUPPRESS)  # refused with HISTORY_GONE
+    p.add_argument("--claims", metavar="FILE",
+                   help="claims catalogue (`pairbench list --format claims-json`; `pairbench report` passes it): "
+                        "the claims' seeds and quoted figures; without it the claims are the run file's "
+                        "(pairbench.claims: their text and verdicts). The verdicts are always the run file's")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder (created if missing)")
     return p
 
@@ -49,10 +57,12 @@ def build(args):
     from .runfile import load_run
     from . import fleet
 
+    if args.history is not None:
+        raise BadInput(HISTORY_GONE)
     run = load_run(args.run)
-    catalogue = claims_mod.load_claims(args.claims)
-    history = History(args.history) if args.history else None
-    fleet_export = fleet.load_export(args.fleet) if args.fleet else None
+    catalogue = claims_mod.load_claims(args.claims) if args.claims else None
+    fleet_export = fleet.load_export(args.export) if args.export else None
+    history = History(fleet_export) if fleet_export else None
     _prepare_outdir(args.out)
     from . import figures  # matplotlib loads only once the inputs are known to be good
     results = claims_mod.stored_results(catalogue, run)  # the harness's verdicts, drawn
@@ -94,8 +104,8 @@ def build(args):
         exp_figs[exp["name"]] = figs
     hist_figs = figures.history_figures(history, run.machine_key(), writer) if history else []
     fleet_summary = fleet.write(args.out, fleet_export, writer) if fleet_export else None
-    text = page.render(args.out, run, results, exp_figs, history, hist_figs,
-                       os.path.basename(args.history) if args.history else "", fleet_summary)
+    text = page.render(args.out, run, results, exp_figs, history, hist_figs, history.label if history else "",
+                       fleet_summary)
     tmp = os.path.join(args.out, ".index.html.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

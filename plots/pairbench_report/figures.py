@@ -725,7 +725,8 @@ def scaling_figure(exp, run, writer, plan=None):
 
 def history_figures(history, this_machine, writer, per_figure=6):
     """Per experiment, small multiples: each benchmark's per-run median over time (dots: process
-    samples), one line per machine, change points as red lines, the machine's baseline as a star."""
+    samples), one line per machine, change points as red lines, the machine's baseline as a star.
+    `history`: history.History, the runs of a `pairbench history export`."""
     out = []
     machines = history.machines()
     mcolour = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(machines)}
@@ -750,7 +751,8 @@ def history_figures(history, this_machine, writer, per_figure=6):
             for idx, bench in enumerate(chunk):
                 ax = axes[idx // ncols][idx % ncols]
                 bs = [s for s in series if s.benchmark == bench]
-                vals = [v for s in bs for _, _, vs in s.runs for v in vs]
+                # Exports from before points carried values: the medians alone set the scale.
+                vals = [v for s in bs for _, _, vs in s.runs for v in vs] or [m for s in bs for _, _, m in s.medians()]
                 divisor, shown = units.scale_for(bs[0].unit, vals)
                 unit_text = units.metric_label(bs[0].metric, bs[0].unit)
                 for s in bs:

@@ -4,7 +4,10 @@ machine kind, and the machines themselves.
 
 The export is checked before anything is drawn, in the run file's style: a regular file of at most
 1 GiB, UTF-8 JSON without NaN/Infinity, then every field the page reads, with its path:
-`FILE: series[3].points[0].median: expected a finite number > 0, is the string "x"`.
+`FILE: series[3].points[0].median: expected a finite number > 0, is the string "x"`. The fields
+added later to the same format are optional, so older exports still read: `db`, each machine's
+`baseline_run_id`, each series' `experiment` and each point's `values` (history.py draws this
+run's page's trend figures from them).
 
 Which benchmarks get a figure: a fleet of machines times hundreds of benchmarks is too many to
 draw, so the page draws those that decide something (every benchmark with a change point on some
@@ -108,6 +111,7 @@ TIME = (_is_time, "an ISO 8601 UTC time string")
 BOOL = (lambda v: isinstance(v, bool), "true or false")
 ARRAY = (lambda v: isinstance(v, list), "an array")
 OBJECT = (lambda v: isinstance(v, dict), "an object")
+NAME_OR_NULL = (lambda v: v is None or _is_name(v), "a non-empty string or null")
 
 
 def one_of(values):
@@ -169,6 +173,7 @@ def parse_export(data, source):
         c.fail("", f"expected an object (a pairbench history export), is {describe(doc)}")
     c.field(doc, "", "format", one_of((FORMAT,)))
     generated_at = c.field(doc, "", "generated_at", TIME)
+    db = c.field(doc, "", "db", TEXT, optional=True) or ""
 
     machines = {}
     for at, m in c.objects(doc, "", "machines"):
@@ -183,7 +188,8 @@ def parse_export(data, source):
                         "started_at": parse_time(c.field(last, last_at, "started_at", TIME)),
                         "git_sha": c.field(last, last_at, "git_sha", TEXT)}
         machines[key] = {"machine_key": key, "machine_kind": c.field(m, at, "machine_kind", TEXT),
-                         "runs": c.field(m, at, "runs", COUNT), "last_run": last_run}
+                         "runs": c.field(m, at, "runs", COUNT), "last_run": last_run,
+                         "baseline_run_id": c.field(m, at, "baseline_run_id", NAME_OR_NULL, optional=True)}
 
     def known_machine(obj, at):
         key = c.field(obj, at, "machine_key", NAME)
@@ -195,13 +201,19 @@ def parse_export(data, source):
     for at, s in c.objects(doc, "", "series"):
         entry = {"machine_key": known_machine(s, at), "benchmark": c.field(s, at, "benchmark", NAME),
                  "metric": c.field(s, at, "metric", TEXT), "unit": c.field(s, at, "unit", TEXT),
-                 "better": c.field(s, at, "better", one_of(BETTER)), "points": []}
+                 "better": c.field(s, at, "better", one_of(BETTER)),
+                 "experiment": c.field(s, at, "experiment", NAME, optional=True) or "", "points": []}
         for pat, p in c.objects(s, at, "points"):
+            values = c.field(p, pat, "values", ARRAY, optional=True) or []
+            if not all(map(_is_positive, values)):
+                i = next(i for i, v in enumerate(values) if not _is_positive(v))
+                c.fail(element_path(member_path(pat, "values"), i), f"expected {POSITIVE[1]}, is {describe(values[i])}")
             entry["points"].append({"run_id": c.field(p, pat, "run_id", NAME),
                                     "started_at": parse_time(c.field(p, pat, "started_at", TIME)),
                                     "git_sha": c.field(p, pat, "git_sha", TEXT),
                                     "median": float(c.field(p, pat, "median", POSITIVE)),
-                                    "samples": c.field(p, pat, "samples", COUNT)})
+                                    "samples": c.field(p, pat, "samples", COUNT),
+                                    "values": [float(v) for v in values]})
         entry["points"].sort(key=lambda p: p["started_at"])
         series.append(entry)
 
@@ -227,7 +239,7 @@ def parse_export(data, source):
                               "run_id": c.field(p, at, "run_id", NAME),
                               "before": float(c.field(p, at, "before", POSITIVE)),
                               "after": float(c.field(p, at, "after", POSITIVE))})
-    return Fleet(source, parse_time(generated_at), machines, series, claims, change_points)
+    return Fleet(source, parse_time(generated_at), machines, series, claims, change_points, db)
 
 
 def load_export(path):
@@ -237,8 +249,8 @@ def load_export(path):
 # ---- what the page shows ------------------------------------------------------------------------
 
 class Fleet:
-    def __init__(self, path, generated_at, machines, series, claims, change_points):
-        self.path, self.generated_at = path, generated_at
+    def __init__(self, path, generated_at, machines, series, claims, change_points, db=""):
+        self.path, self.generated_at, self.db = path, generated_at, db
         self.machines, self.series, self.claims, self.change_points = machines, series, claims, change_points
 
     def machine_order(self):

@@ -1,20 +1,10 @@
-"""Reads the history database the harness writes (SQLite; tables runs, samples, baselines,
-change_points). Opened read-only: the report never writes to it."""
+"""The history as `pairbench` exports it (`pairbench history export`, format
+pairbench-history-export/1, read and checked by fleet.py): per machine and benchmark each run's
+median and process values, the change points the export found over those runs, and each machine's
+baseline run. The report never opens a history database: `pairbench report --db DB` (an SQLite
+path or a PostgreSQL URL) writes the export and passes it (`--history-export FILE`)."""
 import datetime
-import math
 import os
-import sqlite3
-import statistics
-import urllib.parse
-
-from .errors import BadInput
-
-_REQUIRED = {
-    "runs": {"id", "started_at", "git_sha", "machine_key", "profile", "fingerprint", "run_file"},
-    "samples": {"run_id", "benchmark", "experiment", "arm", "repetition", "metric", "unit", "better", "value"},
-    "baselines": {"machine_key", "run_id", "updated_at"},
-    "change_points": {"benchmark", "machine_key", "run_id", "before", "after"},
-}
 
 
 def parse_time(text):
@@ -27,79 +17,52 @@ def parse_time(text):
     return t
 
 
+def experiment_of(benchmark):
+    """Exports written before series carried `experiment`: a benchmark is named experiment/arm/..."""
+    return benchmark.split("/", 1)[0]
+
+
 class Series:
-    """One benchmark on one machine over time: per run, the samples' values."""
+    """One benchmark on one machine over time: per run, the processes' values and the median."""
 
     def __init__(self, benchmark, experiment, machine_key, unit, metric, better):
         self.benchmark, self.experiment, self.machine_key = benchmark, experiment, machine_key
         self.unit, self.metric, self.better = unit, metric, better
-        self.runs = []  # (run_id, started_at, [values]) in time order
+        self.runs = []     # (run_id, started_at, [values]) in time order; no values in older exports
+        self.points = []   # (run_id, started_at, median), the same runs
 
     def medians(self):
-        return [(rid, t, statistics.median(v)) for rid, t, v in self.runs]
+        return self.points
 
 
 class History:
-    def __init__(self, path):
-        self.path = path
-        if not os.path.exists(path):
-            raise BadInput(f"{path}: no such file (history database)")
-        if os.path.isdir(path):
-            raise BadInput(f"{path}: is a directory, expected a history database")
-        uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
-        try:
-            con = sqlite3.connect(uri, uri=True)
-        except sqlite3.Error as e:
-            raise BadInput(f"{path}: cannot open as SQLite: {e}") from None
-        try:
-            self._load(con)
-        except sqlite3.DatabaseError as e:
-            raise BadInput(f"{path}: not a readable history database: {e}") from None
-        finally:
-            con.close()
+    """The trend figures' and the history section's view of an export (a fleet.Fleet)."""
 
-    def _load(self, con):
-        for table, columns in _REQUIRED.items():
-            have = {row[1] for row in con.execute(f"PRAGMA table_info({table})")}
-            if not have:
-                raise BadInput(f"{self.path}: table {table}: missing")
-            lacking = sorted(columns - have)
-            if lacking:
-                raise BadInput(f"{self.path}: table {table}: missing column {lacking[0]}")
-        self.runs = {}
-        for rid, started, sha, machine, profile in con.execute(
-                "SELECT id, started_at, git_sha, machine_key, profile FROM runs"):
-            try:
-                when = parse_time(started)
-            except (TypeError, ValueError):
-                raise BadInput(f"{self.path}: field runs.started_at (run {rid}): not an ISO-8601 time: "
-                               f"{str(started)[:40]!r}") from None
-            self.runs[rid] = {"id": rid, "started_at": when, "git_sha": str(sha), "machine_key": str(machine),
-                              "profile": str(profile)}
-        self.series = {}  # (benchmark, machine_key) -> Series
-        rows = con.execute(
-            "SELECT s.run_id, s.benchmark, s.experiment, s.metric, s.unit, s.better, s.value, r.machine_key "
-            "FROM samples s JOIN runs r ON r.id = s.run_id ORDER BY r.started_at, s.run_id")
-        for rid, bench, exp, metric, unit, better, value, machine in rows:
-            if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
-                continue
-            key = (str(bench), str(machine))
-            s = self.series.get(key)
-            if s is None:
-                s = self.series[key] = Series(str(bench), str(exp), str(machine), str(unit), str(metric), str(better))
-            if not s.runs or s.runs[-1][0] != rid:
-                s.runs.append((rid, self.runs[rid]["started_at"], []))
-            s.runs[-1][2].append(float(value))
-        self.baselines = {}
-        for machine, rid in con.execute("SELECT machine_key, run_id FROM baselines"):
-            if rid in self.runs:
-                self.baselines[str(machine)] = rid
-        self.change_points = {}
-        for bench, machine, rid, before, after in con.execute(
-                "SELECT benchmark, machine_key, run_id, before, after FROM change_points"):
-            if rid in self.runs:
-                self.change_points.setdefault((str(bench), str(machine)), []).append(
-                    (rid, float(before), float(after)))
+    def __init__(self, export):
+        self.label = os.path.basename(export.db) if export.db and "://" not in export.db else export.db
+        self.label = self.label or os.path.basename(export.path)
+        self.run_count = sum(m["runs"] for m in export.machines.values())
+        self.runs = {}     # run_id -> {"id", "started_at", "git_sha", "machine_key"}: the exported runs
+        self.series = {}   # (benchmark, machine_key) -> Series
+        for s in export.series:
+            key = (s["benchmark"], s["machine_key"])
+            series = self.series.get(key)
+            if series is None:
+                series = self.series[key] = Series(s["benchmark"], s["experiment"] or experiment_of(s["benchmark"]),
+                                                   s["machine_key"], s["unit"], s["metric"], s["better"])
+            for p in s["points"]:
+                self.runs.setdefault(p["run_id"], {"id": p["run_id"], "started_at": p["started_at"],
+                                                   "git_sha": p["git_sha"], "machine_key": s["machine_key"]})
+                series.runs.append((p["run_id"], p["started_at"], p["values"]))
+                series.points.append((p["run_id"], p["started_at"], p["median"]))
+        self.baselines = {m: info["baseline_run_id"] for m, info in export.machines.items()
+                          if info["baseline_run_id"] is not None}
+        self.change_points = {}  # (benchmark, machine_key) -> [(run_id, before, after)]
+        for c in export.change_points:
+            if c["run_id"] in self.runs:
+                self.change_points.setdefault((c["benchmark"], c["machine_key"]), []).append(
+                    (c["run_id"], c["before"], c["after"]))
+        self._machines = sorted(export.machines)
 
     def experiments(self):
         """Experiment name -> its series, benchmarks in name order."""
@@ -109,4 +72,4 @@ class History:
         return out
 
     def machines(self):
-        return sorted({r["machine_key"] for r in self.runs.values()})
+        return self._machines

@@ -1,5 +1,5 @@
 """index.html: one self-contained page (inline CSS, no script, relative image paths). Every
-string that comes from a run file, the claims catalogue or the history database goes through
+string that comes from a run file, the claims catalogue or the history export goes through
 `e()` (html.escape with quotes)."""
 import datetime
 import html
@@ -122,6 +122,10 @@ def claims_section(page, results, run):
     for r in results:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     page.add("<p>" + ", ".join(f"{verdict_badge(v)} {n}" for v, n in sorted(counts.items())) + "</p>")
+    if not results:
+        page.add("<p>No claims to show: this run file has no verdicts (<code>pairbench.claims</code>) and no claims "
+                 "catalogue was given (<code>pairbench report</code> judges the run and passes both).</p></section>")
+        return
     page.add('<div class="table-wrap"><table class="claims"><thead><tr><th>claim</th><th>what the seed quotes</th>'
              '<th>measured on this machine</th><th>verdict</th></tr></thead><tbody>')
     for r in results:
@@ -132,6 +136,8 @@ def claims_section(page, results, run):
                                                              if q.get("implied_ratio") is not None else "") + "</li>"
                          for q in c.get("quoted_figures", []) if isinstance(q, dict))
         quoted = f'<ul class="rows">{quoted}</ul>' if quoted else '<span class="why">no figure quoted</span>'
+        if c.get("uncatalogued"):  # the run file's claim, not in the catalogue given (or none given)
+            quoted = '<span class="why">not in the claims catalogue given</span>'
         rows = []
         # Each CPU stand-in for a GPU claim once, with its argument; its rows below are marked.
         for exp, argument in dict.fromkeys((m["experiment"], m["analogue"]) for m in r["measured"] if m.get("analogue")):
@@ -155,8 +161,9 @@ def claims_section(page, results, run):
                 measured += f'<details><summary>{len(rest)} more</summary><ul class="rows">{"".join(rest)}</ul></details>'
         else:
             measured = '<span class="why">nothing measured</span>'
+        about = "; ".join(x for x in (seed if c.get("seed") else "", c.get("baseline_vs_treatment", "")) if x)
         page.add(f'<tr id="{anchor("claim", c["id"])}"><td><b>{e(c["id"])}</b> {e(c["claim"])}'
-                 f'<div class="why">{e(seed)}; {e(c.get("baseline_vs_treatment", ""))}</div></td>'
+                 + (f'<div class="why">{e(about)}</div>' if about else "") + '</td>'
                  f"<td>{quoted}</td><td>{measured}</td>"
                  f'<td>{verdict_badge(r["verdict"])}<div class="why">{e(r["why"])}</div></td></tr>')
     page.add("</tbody></table></div></section>")
@@ -276,15 +283,15 @@ def not_run_section(page, run):
 def history_section(page, history, figures, this_machine, db_label):
     page.add('<section id="history"><h2>History: is it getting worse?</h2>')
     if history is None:
-        page.add("<p>No history database was given (<code>--history DB</code>).</p></section>")
+        page.add("<p>No history was given (<code>pairbench report --db DB</code> exports it).</p></section>")
         return
-    page.add(f"<p>From <code>{e(db_label)}</code>: {len(history.runs)} run(s) on {len(history.machines())} "
+    page.add(f"<p>From <code>{e(db_label)}</code>: {history.run_count} run(s) on {len(history.machines())} "
              f"machine(s). Each panel shows one benchmark's median per run (dots: the process samples), "
-             f"change points found by <code>pairbench history</code> as red dashed lines with the change of the "
-             f"median, and each machine's baseline run as a star. This run's machine: "
+             f"change points that <code>pairbench</code> found over the exported runs as red dashed lines with "
+             f"the change of the median, and each machine's baseline run as a star. This run's machine: "
              f"<code>{e(this_machine or 'unknown')}</code>.</p>")
     if not history.runs:
-        page.add("<p>The history database has no runs yet.</p></section>")
+        page.add("<p>The history has no runs yet.</p></section>")
         return
     for f in figures:
         page.figure(f["files"], f"history of {f['experiment']}",
@@ -304,11 +311,15 @@ def history_section(page, history, figures, this_machine, db_label):
                      f'<td class="num">{e(units.format_value(after, unit))}</td><td class="num">{e(change)}</td></tr>')
         page.add("</tbody></table></div>")
     else:
-        page.add("<p>No change points recorded.</p>")
+        page.add("<p>No change points found.</p>")
     if history.baselines:
-        page.add("<p>Baselines: " + "; ".join(
-            f"<code>{e(m)}</code>: run {e(rid)} ({e(history.runs[rid]['started_at'].strftime('%Y-%m-%d %H:%M'))}, "
-            f"git {e(history.runs[rid]['git_sha'][:10])})" for m, rid in sorted(history.baselines.items())) + "</p>")
+        def baseline(rid):
+            run = history.runs.get(rid)
+            if run is None:
+                return f"run {e(rid)} (older than the exported runs)"
+            return f"run {e(rid)} ({e(run['started_at'].strftime('%Y-%m-%d %H:%M'))}, git {e(run['git_sha'][:10])})"
+        page.add("<p>Baselines: " + "; ".join(f"<code>{e(m)}</code>: {baseline(rid)}"
+                                              for m, rid in sorted(history.baselines.items())) + "</p>")
     page.add("</section>")
 
 

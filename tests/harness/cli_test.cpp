@@ -143,6 +143,18 @@ TEST(Cli, ListJsonShowsArmsAndWhyTheyCannotRun) {
   EXPECT_TRUE(saw_absent);
 }
 
+// The claims catalogue as the report reads it: the one compiled in, with no bench binary needed.
+TEST(Cli, ListClaimsJsonIsTheCatalogueCompiledIn) {
+  char tmpl[] = "/tmp/pairbench-cli-test-XXXXXX";
+  const std::string empty_dir = mkdtemp(tmpl);
+  const ProcessResult r = pairbench({"list", "--format", "claims-json", "--bench-dir", empty_dir});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output), builtin_claims_document());
+  expect_usage_error({"list", "--format", "claims-json", "--check", std::string(FIXTURES_DIR) + "/run_cpu_a.json"},
+                     "--check: expected --format markdown");
+  fs::remove_all(empty_dir);
+}
+
 TEST(Cli, CrashingHangingAndWrongArmsLeaveTheOthersIntact) {
   char tmpl[] = "/tmp/pairbench-cli-test-XXXXXX";
   const std::string dir = mkdtemp(tmpl);

@@ -193,18 +193,39 @@ TEST_P(HistoryCli, ExportHoldsEveryMachineItsSeriesClaimsAndChangePoints) {
   args.push_back(write(dir(), "b.json", machine_run("b0", "box-b", "1111111aaaa", "2026-01-05T00:00:00Z")));
   args.insert(args.end(), {"--db", db()});
   ASSERT_EQ(pairbench(args).exit_code, 0);
+  ProcessResult r = pairbench({"baseline", "update", "--run", dir() + "/a3.json", "--db", db(), "--results-dir",
+                               dir() + "/results"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string out = dir() + "/export.json";
-  ProcessResult r = pairbench({"history", "export", "--db", db(), "--out", out});
+  r = pairbench({"history", "export", "--db", db(), "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto e = nlohmann::json::parse(std::ifstream(out));
   EXPECT_EQ(e["format"], "pairbench-history-export/1");
+  EXPECT_EQ(e["db"], redact_db(db()));
   ASSERT_EQ(e["machines"].size(), 2u);
   EXPECT_EQ(e["machines"][0]["runs"], 12);
   EXPECT_EQ(e["machines"][0]["last_run"]["run_id"], "a11");
+  EXPECT_EQ(e["machines"][0]["baseline_run_id"], "a3");
+  EXPECT_TRUE(e["machines"][1]["baseline_run_id"].is_null()) << e["machines"][1].dump();
   EXPECT_EQ(e["series"].size(), 12u);  // 6 benchmarks x 2 machines
+  const nlohmann::json a0 = fixture_run();
   for (const auto& s : e["series"]) {
     EXPECT_EQ(s["points"].size(), s["machine_key"] == "box-a" ? 12u : 1u);
     EXPECT_TRUE(s["better"] == "lower" || s["better"] == "higher");
+    const std::string bench = s["benchmark"];
+    EXPECT_EQ(s["experiment"], bench.substr(0, bench.find('/'))) << bench;
+    // Each point's process values: the run file's metric values of that benchmark, in process order.
+    std::vector<double> values;
+    for (const auto& b : a0["benchmarks"]) {
+      if (b["name"] == bench) values.push_back(b["metric_value"].get<double>());
+    }
+    const auto& first = s["points"][0];
+    ASSERT_EQ(first["values"].size(), values.size()) << bench;
+    EXPECT_EQ(first["values"].size(), first["samples"].get<std::size_t>()) << bench;
+    for (std::size_t i = 0; i < values.size(); ++i) EXPECT_DOUBLE_EQ(first["values"][i].get<double>(), values[i]);
+    if (s["machine_key"] == "box-a") {
+      EXPECT_NEAR(s["points"][11]["values"][0].get<double>(), 1.5 * values[0], 1e-9 * values[0]) << bench;
+    }
   }
   ASSERT_EQ(e["claims"].size(), 1u);
   EXPECT_EQ(e["claims"][0]["run_id"], "a11");
@@ -240,6 +261,56 @@ TEST_P(HistoryCli, ReportDrawsTheCrossMachinePageFromTheDatabase) {
   EXPECT_TRUE(fs::exists(out + "/index.html")) << r.output;
   EXPECT_TRUE(fs::exists(out + "/fleet.html")) << r.output;
   EXPECT_TRUE(fs::is_empty(tmp)) << "the temporary export was left behind";
+}
+
+// `report --db` draws the single-machine trend figures and the history section from the export
+// too, on either back end: the history figures are written and index.html shows them, with the
+// change points the export found, the baseline, and the claims catalogue pairbench passes.
+TEST_P(HistoryCli, ReportDrawsTheTrendFiguresFromTheDatabase) {
+  std::vector<std::string> args = {"history", "import"};
+  for (const std::string machine : {"box-a", "box-b"}) {
+    for (int i = 0; i < 8; ++i) {
+      const std::string id = machine + "-" + std::to_string(i);
+      const double scale = machine == "box-a" && i >= 4 ? 1.5 : 1.0;
+      args.push_back(write(dir(), id + ".json",
+                           machine_run(id, machine, "1111111aaaa", "2026-01-0" + std::to_string(i + 1) + "T00:00:00Z",
+                                       scale)));
+    }
+  }
+  args.insert(args.end(), {"--db", db()});
+  ASSERT_EQ(pairbench(args).exit_code, 0);
+  ProcessResult r = pairbench({"baseline", "update", "--run", dir() + "/box-a-1.json", "--db", db(), "--results-dir",
+                               dir() + "/results"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string out = dir() + "/report";
+  const std::string tmp = dir() + "/tmp";
+  fs::create_directories(tmp);
+  r = run_process({PAIRBENCH_EXE, "report", "--run", dir() + "/box-a-7.json", "--db", db(), "-o", out},
+                  {{"TMPDIR", tmp}}, std::chrono::seconds(240));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out + "/index.html");
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // One trend figure per experiment of the history (the fixture's two), PNG and SVG, on the page.
+  int figures = 0;
+  for (const auto& f : fs::directory_iterator(out)) {
+    const std::string name = f.path().filename().string();
+    if (name.find("-history-") == std::string::npos || f.path().extension() != ".png") continue;
+    ++figures;
+    EXPECT_GT(fs::file_size(f.path()), 1000u) << name;
+    EXPECT_TRUE(fs::exists(out + "/" + f.path().stem().string() + ".svg")) << name;
+    EXPECT_NE(page.find("src=\"" + name + "\""), std::string::npos) << name << " is not on the page";
+  }
+  EXPECT_EQ(figures, 2) << r.output;
+  EXPECT_NE(page.find("16 run(s) on 2 machine(s)"), std::string::npos);
+  EXPECT_NE(page.find("<h3>Change points</h3>"), std::string::npos);  // box-a stepped at its 5th run
+  EXPECT_NE(page.find("+50.0 %"), std::string::npos);
+  EXPECT_NE(page.find("Baselines: <code>box-a</code>: run box-a-1 (2026-01-02 00:00, git 1111111aaa)"),
+            std::string::npos);
+  EXPECT_EQ(page.find("No history was given"), std::string::npos);
+  // The claims catalogue pairbench embeds: each claim's seed beside its text.
+  EXPECT_NE(page.find("<div class=\"why\">seed 000"), std::string::npos);
+  EXPECT_TRUE(fs::exists(out + "/fleet.html"));
+  EXPECT_TRUE(fs::is_empty(tmp)) << "a temporary file (export, claims, judged run) was left behind";
 }
 
 // The suite's speed measurement, small: it fills the history it is given, times `history` and a

@@ -1,7 +1,6 @@
 """Bad input: exit status 2 and one line on stderr naming the file and the field; nothing else."""
 import json
 import os
-import sqlite3
 import unittest
 
 from helpers import CPU_RUN_SKIPPED, run_report, tmpdir
@@ -73,33 +72,40 @@ class BadInput(unittest.TestCase):
         path = self.run_file(lambda d: d["pairbench"]["experiments"][0].__setitem__("better", "faster"))
         self.assert_bad(["--run", path, "-o", self.out], path, "pairbench.experiments[0].better: expected one of")
 
-    def test_history_missing(self):
-        db = os.path.join(self.work, "nope.sqlite")
-        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history", db, "-o", self.out], db, "no such file")
-        self.assertFalse(os.path.exists(db), "a missing history database was created")
+    def export(self, mutate=None):
+        import make_history_export
+        doc = make_history_export.build("m")
+        if mutate:
+            mutate(doc)
+        return self.write("export.json", json.dumps(doc))
 
-    def test_history_not_sqlite(self):
-        db = self.write("history.sqlite", "this is not a database\n" * 100)
-        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history", db, "-o", self.out], db, "history database")
+    def test_history_database_refused(self):
+        db = self.write("history.sqlite", "SQLite format 3\0")
+        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history", db, "-o", self.out], "--history",
+                        "no longer reads a history database", "pairbench report --run FILE --db DB")
 
-    def test_history_missing_table(self):
-        db = os.path.join(self.work, "partial.sqlite")
-        con = sqlite3.connect(db)
-        con.execute("CREATE TABLE runs(id INTEGER PRIMARY KEY, started_at TEXT, git_sha TEXT, machine_key TEXT, "
-                    "profile TEXT, fingerprint TEXT, run_file TEXT)")
-        con.commit()
-        con.close()
-        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history", db, "-o", self.out], db, "table samples", "missing")
+    def test_history_export_missing(self):
+        path = os.path.join(self.work, "nope.json")
+        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out], path, "cannot open")
 
-    def test_history_bad_time(self):
-        db = os.path.join(self.work, "badtime.sqlite")
-        import make_history
-        make_history.build(db, machine="m")
-        con = sqlite3.connect(db)
-        con.execute("UPDATE runs SET started_at = 'yesterday' WHERE id = 3")
-        con.commit()
-        con.close()
-        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history", db, "-o", self.out], db, "runs.started_at")
+    def test_history_export_not_json(self):
+        path = self.write("history.sqlite", "this is not a database\n" * 100)
+        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out], path, "not valid JSON")
+
+    def test_history_export_bad_time(self):
+        path = self.export(lambda d: d["series"][2]["points"][3].__setitem__("started_at", "yesterday"))
+        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out], path,
+                        "series[2].points[3].started_at: expected an ISO 8601 UTC time string")
+
+    def test_history_export_bad_value(self):
+        path = self.export(lambda d: d["series"][0]["points"][1]["values"].__setitem__(2, -1.5))
+        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out], path,
+                        "series[0].points[1].values[2]: expected a finite number > 0, is the number -1.5")
+
+    def test_history_export_bad_baseline(self):
+        path = self.export(lambda d: d["machines"][0].__setitem__("baseline_run_id", 5))
+        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out], path,
+                        "machines[0].baseline_run_id: expected a non-empty string or null")
 
     def test_claims_catalogue_missing(self):
         claims = os.path.join(self.work, "claims.json")

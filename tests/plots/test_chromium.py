@@ -14,7 +14,7 @@ import unittest
 
 from helpers import CPU_RUN_SKIPPED, GPU_RUN, parse_page, run_report, tmpdir
 import make_fleet
-import make_history
+import make_history_export
 from test_escaping import hostile_run
 
 CHECK_SCRIPT = """<script>
@@ -69,10 +69,9 @@ def load_in_chromium(testcase, html_path):
 class Chromium(unittest.TestCase):
     def test_gpu_report_with_history_loads_cleanly(self):
         work = tmpdir(self)
-        db = os.path.join(work, "history.sqlite")
-        make_history.build(db, machine="f1x7e0e0a0d0b0c1")
+        export = make_history_export.write(os.path.join(work, "export.json"), machine="f1x7e0e0a0d0b0c1")
         out = os.path.join(work, "report")
-        rc, _, stderr = run_report("--run", GPU_RUN, "--history", db, "-o", out)
+        rc, _, stderr = run_report("--run", GPU_RUN, "--history-export", export, "-o", out)
         self.assertEqual(rc, 0, stderr)
         _, page = parse_page(os.path.join(out, "index.html"))
         check, errors = load_in_chromium(self, os.path.join(out, "index.html"))

@@ -1,13 +1,15 @@
 """The report renders from fixture run files: a GPU-shaped one (synthetic CUDA, copy, precision
 and allocator results), a real CPU-only one whose CUDA arms were not supported, and a real CPU
-run with a history database."""
+run with a history export (as `pairbench report --db` passes it: the report never opens a database)."""
 import json
 import os
 import re
+import subprocess
+import sys
 import unittest
 
-from helpers import (CPU_RUN_DISPATCH, CPU_RUN_SKIPPED, GPU_RUN, judged, parse_page, run_report, tmpdir)
-import make_history
+from helpers import (CPU_RUN_DISPATCH, CPU_RUN_SKIPPED, GPU_RUN, REPO, judged, parse_page, run_report, tmpdir)
+import make_history_export
 
 FIGURE_NAME = re.compile(r"^fig\d\d-[A-Za-z0-9._-]+\.(png|svg)$")
 
@@ -32,7 +34,7 @@ class RenderMixin:
             with open(os.path.join(out, svg), encoding="utf-8") as f:
                 self.assertIn("<svg", f.read(2000))
         for name in os.listdir(out):
-            if name != "index.html":
+            if name not in ("index.html", "fleet.html"):
                 self.assertRegex(name, FIGURE_NAME)
         # Offline: nothing on the page points off the machine.
         for tag, attr, value in page.attributes:
@@ -76,7 +78,7 @@ class RenderCpuOnly(RenderMixin, unittest.TestCase):
         self.assertRegex(text, r'id="claim-C17".*?not run here.*?no CUDA device')
         # C3 ran on the CPU: its verdict comes from the CPU points, the CUDA ones are listed as not run.
         self.assertRegex(text, r'id="claim-C3".*?not run here \(no CUDA device\)')
-        self.assertIn("No history database was given", text)
+        self.assertIn("No history was given", text)
 
 
 class RenderMinimal(RenderMixin, unittest.TestCase):
@@ -94,23 +96,67 @@ class RenderMinimal(RenderMixin, unittest.TestCase):
 
 class RenderHistory(RenderMixin, unittest.TestCase):
     def test_history_trends_change_points_and_baseline(self):
-        db = os.path.join(tmpdir(self), "history.sqlite")
-        make_history.build(db, machine="343b40c11781b539")
-        out, text, page = self.render(CPU_RUN_DISPATCH, "--history", db)
+        export = make_history_export.write(os.path.join(tmpdir(self), "export.json"), machine="343b40c11781b539")
+        out, text, page = self.render(CPU_RUN_DISPATCH, "--history-export", export)
         self.assert_figures_complete(out, page)
         history = [src for src in page.images if "-history-" in src]
-        self.assertEqual(len(history), 3, history)  # one per experiment in the database
+        self.assertEqual(len(history), 3, history)  # one per experiment in the export
+        self.assertIn("From <code>history.sqlite</code>: 22 run(s) on 2 machine(s)", text)
         self.assertIn("Change points", text)
         self.assertIn("+18.0 %", text)
-        self.assertIn("Baselines:", text)
+        self.assertRegex(text, r"Baselines: <code>343b40c11781b539</code>: run 343b40-run05 \(2026-11-12 02:00, git ")
         self.assertIn("343b40c11781b539", text)
+        self.assertTrue(os.path.exists(os.path.join(out, "fleet.html")))  # the same export: the cross-machine page
 
     def test_history_without_change_points(self):
-        db = os.path.join(tmpdir(self), "history.sqlite")
-        make_history.build(db, machine="343b40c11781b539", empty_change_points=True)
-        out, text, page = self.render(CPU_RUN_SKIPPED, "--history", db)
+        export = make_history_export.write(os.path.join(tmpdir(self), "export.json"), machine="343b40c11781b539",
+                                           empty_change_points=True)
+        out, text, page = self.render(CPU_RUN_SKIPPED, "--history-export", export)
         self.assert_figures_complete(out, page)
-        self.assertIn("No change points recorded", text)
+        self.assertIn("No change points found", text)
+
+    def test_export_without_values_experiments_or_baselines(self):
+        """An export written before series carried experiment, points values and machines their
+        baseline: the trend figures still draw (medians only, experiment from the benchmark's name)."""
+        doc = make_history_export.build("343b40c11781b539")
+        for m in doc["machines"]:
+            del m["baseline_run_id"]
+        for s in doc["series"]:
+            del s["experiment"]
+            for p in s["points"]:
+                del p["values"]
+        del doc["db"]
+        export = os.path.join(tmpdir(self), "old-export.json")
+        with open(export, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        out, text, page = self.render(CPU_RUN_DISPATCH, "--fleet", export)
+        self.assert_figures_complete(out, page)
+        self.assertEqual(len([src for src in page.images if "-history-" in src]), 3)
+        self.assertIn("From <code>old-export.json</code>", text)
+        self.assertNotIn("Baselines:", text)
+
+    def test_the_report_opens_no_database(self):
+        """The history reaches the report only as pairbench exports it: no sqlite3, in the source or loaded."""
+        package = os.path.join(REPO, "plots")
+        for root, _, files in os.walk(package):
+            for name in files:
+                if name.endswith(".py"):
+                    with open(os.path.join(root, name), encoding="utf-8") as f:
+                        self.assertNotRegex(f.read(), r"\bimport sqlite3|\bfrom sqlite3\b", name)
+        export = make_history_export.write(os.path.join(tmpdir(self), "export.json"), machine="343b40c11781b539")
+        script = ("import sys; sys.path.insert(0, sys.argv[1]); from pairbench_report import cli; "
+                  "rc = cli.main(sys.argv[2:]); sys.exit(rc or ('sqlite3' in sys.modules and 5))")
+        proc = subprocess.run([sys.executable, "-c", script, package, "--run", judged(self, CPU_RUN_DISPATCH),
+                               "--history-export", export, "-o", tmpdir(self)], capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "MPLBACKEND": "Agg"})
+        self.assertEqual(proc.returncode, 0, "exit 5: sqlite3 was loaded; " + proc.stderr)
+
+    def test_history_database_is_refused_naming_pairbench_report(self):
+        rc, stdout, stderr = run_report("--run", CPU_RUN_DISPATCH, "--history", "results/history.sqlite",
+                                        "-o", tmpdir(self))
+        self.assertEqual(rc, 2, stderr)
+        self.assertIn("no longer reads a history database", stderr)
+        self.assertIn("pairbench report --run FILE --db DB", stderr)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """The report draws the harness's claim verdicts (`pairbench.claims`) and never decides one: the
-claims catalogue it reads for text and quoted figures, a stored verdict shown as stored even where
-the data would say otherwise, a run file without verdicts shown as not judged, and `pairbench
-report` judging such a file first. The rules themselves are tested in tests/harness/claims_test.cpp."""
+claims catalogue it reads for seeds and quoted figures (the one pairbench embeds, `pairbench list
+--format claims-json`, passed as --claims; report.py has no default path into the source tree), a
+stored verdict shown as stored even where the data would say otherwise, a run file without
+verdicts shown as not judged, and `pairbench report` judging such a file first. The rules
+themselves are tested in tests/harness/claims_test.cpp."""
 import json
 import os
 import re
@@ -73,9 +75,18 @@ class DrawsTheHarnesssVerdict(unittest.TestCase):
             json.dump(doc, f)
         return path, computed
 
-    def render(self, path):
+    def catalogue(self):
+        """The catalogue pairbench embeds, as `pairbench report` hands it to report.py."""
+        rc, stdout, stderr = pairbench("list", "--format", "claims-json")
+        self.assertEqual(rc, 0, stderr)
+        path = os.path.join(tmpdir(self), "claims.json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(stdout)
+        return path
+
+    def render(self, path, *extra):
         out = tmpdir(self)
-        rc, _, stderr = run_report("--run", path, "-o", out)
+        rc, _, stderr = run_report("--run", path, *extra, "-o", out)
         self.assertEqual(rc, 0, stderr)
         text, _ = parse_page(os.path.join(out, "index.html"))
         return text
@@ -90,11 +101,32 @@ class DrawsTheHarnesssVerdict(unittest.TestCase):
         self.assertNotIn(f">{computed}</span>", row)
 
     def test_a_run_file_without_verdicts_is_drawn_not_judged(self):
-        text = self.render(CPU_RUN_SKIPPED)
+        text = self.render(CPU_RUN_SKIPPED, "--claims", self.catalogue())
         for n in range(1, 21):
             row = re.search(rf'<tr id="claim-C{n}">.*?</tr>', text, re.S).group(0)
             self.assertIn(">not judged</span>", row)
             self.assertIn("pairbench report", row)
+        # Without a catalogue there is nothing to list: the page says so and how to get one.
+        text = self.render(CPU_RUN_SKIPPED)
+        self.assertNotIn('<tr id="claim-C', text)
+        self.assertIn("No claims to show", text)
+
+    def test_without_a_catalogue_the_run_files_claims_stand_alone(self):
+        path, _ = self.judged_copy("did not hold", "STORED BY THE HARNESS")
+        text = self.render(path)
+        row = re.search(r'<tr id="claim-C3">.*?</tr>', text, re.S).group(0)
+        self.assertIn("STORED BY THE HARNESS", row)
+        self.assertIn("not in the claims catalogue given", row)  # no seed or quoted figures to show
+        with_catalogue = re.search(r'<tr id="claim-C3">.*?</tr>', self.render(path, "--claims", self.catalogue()),
+                                   re.S).group(0)
+        self.assertIn("1.4076", with_catalogue)  # C3's quoted figure
+        self.assertIn("seed ", with_catalogue)
+
+    def test_the_catalogue_pairbench_embeds_is_harness_claims_json(self):
+        with open(self.catalogue(), encoding="utf-8") as f:
+            embedded = json.load(f)
+        with open(CATALOGUE, encoding="utf-8") as f:
+            self.assertEqual(embedded, json.load(f))
 
     def test_pairbench_report_judges_an_old_run_file_before_drawing(self):
         out = tmpdir(self)
