@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "harness/cli/commands.h"
+#include "harness/cli/command.h"
+#include "harness/cli/gate_inputs.h"
+#include "harness/cli/history_access.h"
 #include "harness/store/history.h"
 #include "harness/store/run_file.h"
 

@@ -14,6 +14,8 @@
 #include <ctime>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
+#include <random>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -425,6 +427,149 @@ std::vector<std::string> fingerprint_differences(const nlohmann::json& a, const 
     if (va != vb) out.push_back(std::string(field) + ": " + va.dump() + " vs " + vb.dump());
   }
   return out;
+}
+
+// ---- The writer -------------------------------------------------------------------------------
+
+namespace {
+
+// Google Benchmark's row of a time sample, with what pairbench adds to it.
+nlohmann::json benchmark_row(const Sample& s, int repetitions) {
+  nlohmann::json b = s.gbench;
+  b["run_name"] = b["name"] = s.benchmark;
+  b["experiment"] = s.experiment;
+  b["arm"] = s.arm;
+  b["repetitions"] = repetitions;
+  b["repetition_index"] = s.repetition;
+  b["verification"] = s.verification;
+  b["metric_value"] = s.metric_value;
+  b["process_wall_s"] = s.process_wall_s;
+  b["iterations"] = s.iterations;
+  b["measured_s"] = s.measured_s;
+  if (!s.batches.empty()) b["metric_batches"] = s.batches;
+  if (s.pair >= 0) b["duet_pair"] = s.pair, b["cpu"] = s.cpu;
+  b["sequence"] = s.sequence;
+  b["start_s"] = s.start_s;
+  return b;
+}
+
+}  // namespace
+
+nlohmann::json run_document(const RunRecord& r) {
+  const nlohmann::json& env = r.environment;
+  // null where the environment lacks the field, as Google Benchmark's context would have it.
+  const auto field = [&](const char* key) { return env.is_object() && env.contains(key) ? env[key] : nlohmann::json(); };
+  nlohmann::json doc;
+  doc["context"] = {{"date", r.started_at},
+                    {"host_name", field("hostname")},
+                    {"executable", "pairbench"},
+                    {"num_cpus", field("cpu_count")},
+                    {"library_build_type", field("build_type") == "Release" ? "release" : "debug"},
+                    {"pairbench_profile", r.profile}};
+  doc["benchmarks"] = nlohmann::json::array();
+  nlohmann::json not_run = nlohmann::json::array();
+  nlohmann::json instructions = nlohmann::json::array();
+  for (const Sample& s : r.samples) {
+    const bool good = s.has_value && !s.gbench.is_null() && (s.verification == "passed" || s.verification == "not_verified");
+    if (good && s.instrument == "instructions") {
+      // Not in `benchmarks`: compare.py would read them as times.
+      instructions.push_back({{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
+                              {"repetition_index", s.repetition}, {"verification", s.verification},
+                              {"instructions_per_iteration", s.metric_value}, {"iterations", s.iterations},
+                              {"process_wall_s", s.process_wall_s}});
+    } else if (good) {
+      doc["benchmarks"].push_back(benchmark_row(s, r.repetitions));
+    } else {
+      not_run.push_back({{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
+                         {"repetition_index", s.repetition}, {"verification", s.verification}, {"reason", s.reason},
+                         {"instrument", s.instrument}});
+    }
+  }
+  doc["pairbench"] = {{"schema_version", kRunFileSchemaVersion},
+                      {"profile", r.profile},
+                      {"repetitions", r.repetitions},
+                      {"min_time_s", r.batches * r.sample_time_s},
+                      {"sampling", {{"processes", r.repetitions},
+                                    {"batches", r.batches},
+                                    {"sample_time_s", r.sample_time_s},
+                                    {"max_loop_wall_s", r.max_loop_wall_s},
+                                    {"iterations", "fixed per benchmark by calibration"},
+                                    {"calibration", r.calibration},
+                                    {"calibrated_in_this_run", r.calibrated_in_this_run},
+                                    {"drifted_from_calibration", r.drifted_from_calibration},
+                                    {"calibration_wall_s", r.calibration_wall_s},
+                                    {"pairing", r.pairing},
+                                    {"duet_cpus", r.duet_cpus},
+                                    {"instruction_processes", r.instruction_processes},
+                                    {"instruction_counter", r.instruction_counter},
+                                    {"instruction_counter_note", r.instruction_counter_note}}},
+                      {"timeout_s", r.timeout_s},
+                      {"seed", r.seed},
+                      {"started_at", r.started_at},
+                      {"finished_at", r.finished_at},
+                      {"wall_s", r.wall_s},
+                      {"command", r.command},
+                      {"environment", env},
+                      {"not_run", not_run},
+                      {"instructions", instructions},
+                      {"experiments", r.experiments}};
+  doc["pairbench"]["claims"] = r.claims;
+  doc["pairbench"]["run_id"] = r.run_id;
+  if (r.interrupted) {
+    doc["pairbench"]["interrupted"] = {{"signal", r.interrupted->signal},
+                                       {"completed_processes", r.interrupted->completed_processes},
+                                       {"planned_processes", r.interrupted->planned_processes}};
+  }
+  return doc;
+}
+
+std::string new_run_id() {
+  std::random_device rd;
+  char id[33];
+  std::snprintf(id, sizeof id, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+  return id;
+}
+
+namespace {
+
+// `path` with `-<pid>` before its extension, for a fallback name that is taken already.
+std::string unique_variant(const std::filesystem::path& path) {
+  const std::string name = path.stem().string() + "-" + std::to_string(getpid()) + path.extension().string();
+  return (path.parent_path() / name).string();
+}
+
+}  // namespace
+
+std::string write_run_file(const std::string& wanted, const nlohmann::json& doc, bool to_stdout) {
+  namespace fs = std::filesystem;
+  std::string why;
+  try {
+    write_json_atomically(wanted, doc);
+    return wanted;
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  const std::string name = fs::path(wanted).filename().string();
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);  // fails where the current directory was removed
+  const char* tmp = std::getenv("TMPDIR");
+  const std::vector<fs::path> fallbacks = {ec ? fs::path(".") / name : cwd / name,
+                                           fs::path(tmp && *tmp ? tmp : "/tmp") / name};
+  for (const fs::path& candidate : fallbacks) {
+    const std::string path = fs::exists(candidate, ec) ? unique_variant(candidate) : candidate.string();
+    if (path == wanted) continue;
+    try {
+      write_json_atomically(path, doc);
+      std::cerr << "pairbench: cannot write the run file (" << why << "); wrote it to " << path << " instead\n";
+      return path;
+    } catch (const std::exception&) {
+    }
+  }
+  if (!to_stdout) return "";
+  std::cerr << "pairbench: cannot write the run file (" << why
+            << ") nor a fallback in the current or temporary directory; the run file follows on stdout\n";
+  std::cout << doc.dump(2) << "\n" << std::flush;
+  return "-";
 }
 
 }  // namespace pairbench::harness

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "harness/store/json_schema.h"
+#include "harness/store/sample.h"
 
 namespace pairbench::harness {
 
@@ -68,5 +70,41 @@ nlohmann::json read_run_file(const std::string& path);
 
 // The same checks on run-file text already in memory; `source` names it in errors.
 nlohmann::json parse_run_file_text(std::string_view text, const std::string& source);
+
+// ---- The writer -------------------------------------------------------------------------------
+// What a run file records, typed; run_document() lays it out (the one writer, read_run_file the
+// one reader). The parts that other wings serialise themselves arrive as their JSON: the
+// environment (exec), the experiment summary and the claims (analysis).
+struct RunRecord {
+  std::string started_at, finished_at, command, profile, run_id;
+  std::vector<Sample> samples;  // this side's, time and instruction counts
+  int repetitions = 0;          // processes per benchmark
+  int batches = 0;              // in-process samples per process
+  double sample_time_s = 0, max_loop_wall_s = 0, timeout_s = 0, wall_s = 0;
+  std::string calibration;      // the iteration cache's path, or "this run only"
+  int calibrated_in_this_run = 0;
+  std::vector<std::string> drifted_from_calibration;
+  double calibration_wall_s = 0;
+  std::string pairing;          // duet | sequential
+  std::vector<int> duet_cpus;
+  int instruction_processes = 0;
+  std::string instruction_counter = "none", instruction_counter_note;
+  std::uint64_t seed = 0;
+  nlohmann::json environment, experiments, claims;
+  struct Interrupted {
+    std::string signal;  // "SIGINT", "SIGTERM"
+    std::size_t completed_processes = 0, planned_processes = 0;
+  };
+  std::optional<Interrupted> interrupted;
+};
+nlohmann::json run_document(const RunRecord& record);
+
+// 128 random bits as hex: a run's identity in the history, whatever its file is renamed to.
+std::string new_run_id();
+
+// Writes the run file to `wanted`, else under the same name in the current directory, else in
+// $TMPDIR (or /tmp), saying on stderr why and where; with `to_stdout`, as a last resort, prints
+// it on stdout. Returns where it went ("-" for stdout, "" for nowhere).
+std::string write_run_file(const std::string& wanted, const nlohmann::json& doc, bool to_stdout);
 
 }  // namespace pairbench::harness

@@ -11,22 +11,27 @@
 //   3. Reported per instrument: whole-gate A/A false-regression rate, detection rate of each
 //      planted change (by noise band), seconds of processes per decision; and Google Benchmark's
 //      compare.py rule (two-sided U test, p < 0.05, no correction) on the same draws.
-// `--pairing-study` instead measures `ab`'s duet pairing against sequential interleaving.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <numeric>
 #include <random>
 #include <set>
 
-#include "harness/cli/commands.h"
 #include "harness/analysis/change_points.h"
-#include "harness/store/history.h"
+#include "harness/cli/command.h"
+#include "harness/cli/gate_inputs.h"
+#include "harness/cli/history_access.h"
+#include "harness/cli/options.h"
+#include "harness/cli/run_record.h"
 #include "harness/exec/interrupt.h"
-#include "harness/store/run_file.h"
 #include "harness/stats/stats.h"
+#include "harness/store/file_checks.h"
+#include "harness/store/history.h"
+#include "harness/store/run_file.h"
 #include "pairbench/build_info.h"
 
 namespace pairbench::harness {
@@ -35,6 +40,18 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+struct SelftestArgs {
+  std::string experiments, arms, profile = "quick", out;
+  int trials = 200, repetitions = 0, instruction_processes = 2;  // trials: A/A gate draws (planted: half)
+  double min_time_s = 0;
+  std::uint64_t seed = 0;
+  bool pairing_study = false;  // measure ab's duet pairing against sequential interleaving instead
+  int baseline_runs = 4;       // runs of the same build (A1..): A/A pairs and the run-to-run noise
+  std::string runs_dir;        // where the run files go (default results/selftest)
+  bool from_runs = false;      // analyse the run files already in runs_dir; run nothing
+  GateArgs gate;
+};
 
 // Process entries of one run file, by benchmark: the time instrument (`benchmarks`) and
 // instruction counts (`pairbench.instructions`).
@@ -246,7 +263,6 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
   return kExitOk;
 }
 
-}  // namespace
 
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   RunArgs run_args;
@@ -555,6 +571,45 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
     std::printf("wrote %s (run files in %s)\n", args.out.c_str(), dir.c_str());
   }
   return kExitOk;
+}
+
+}  // namespace
+
+Command command_selftest() {
+  return {"selftest", "measure the gate's false-alarm and detection rates on this machine",
+          "0 measured (the rates are the result, not a verdict); 2 bad input; 130/143 interrupted by SIGINT/SIGTERM "
+          "(the run files written so far are kept)",
+          "a bench binary's output, a calibration cache or a run file (selftest)", [](CLI::App& cmd) -> CommandAction {
+            auto a = std::make_shared<SelftestArgs>();
+            auto bench_dir = std::make_shared<std::string>(default_bench_dir());
+            cmd.add_option("--experiments", a->experiments, "comma-separated experiment names or areas")
+                ->check(name_list("experiment names or areas"));
+            cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
+            cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
+            cmd.add_option("--trials", a->trials, "A/A gates drawn (planted: half as many per level)")
+                ->check(CLI::Range(1, 100000));
+            cmd.add_option("--repetitions", a->repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
+            cmd.add_option("--instruction-processes", a->instruction_processes,
+                           "instruction-counting processes per benchmark and side")
+                ->check(CLI::Range(2, 100));
+            cmd.add_option("--min-time", a->min_time_s)->check(finite_in(0.0001, 600.0));
+            cmd.add_option("--seed", a->seed, "seed of the gate draws")->check(unsigned_64());
+            cmd.add_option("--runs", a->baseline_runs, "runs of the same build before the planted run")
+                ->check(CLI::Range(2, 50));
+            cmd.add_option("--runs-dir", a->runs_dir, "where the run files go (default results/selftest)")
+                ->check(path_is(directory_or_absent_problem, "DIR"));
+            cmd.add_flag("--from", a->from_runs, "analyse the run files already in --runs-dir; run nothing");
+            cmd.add_flag("--pairing-study", a->pairing_study,
+                         "measure ab's duet pairing against sequential interleaving (noise, A/A, a planted 5 %)");
+            cmd.add_option("--out", a->out, "write the result as JSON")->check(path_is(regular_file_or_absent_problem, "FILE"));
+            cmd.add_option("--bench-dir", *bench_dir, "directory of the bench_* binaries")
+                ->check(path_is(directory_problem, "DIR"));
+            add_gate_options(&cmd, a->gate);
+            return [a, bench_dir](const std::string&) {
+              finish_up_on_interrupt();
+              return exit_status_after_interrupt(cmd_selftest(*a, *bench_dir));
+            };
+          }};
 }
 
 }  // namespace pairbench::harness

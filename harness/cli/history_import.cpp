@@ -3,7 +3,8 @@
 // run is stored once by its identity (pairbench.run_id), however often it is imported.
 #include <iostream>
 
-#include "harness/cli/commands.h"
+#include "harness/cli/command.h"
+#include "harness/cli/history_access.h"
 #include "harness/store/history.h"
 #include "harness/exec/interrupt.h"
 #include "harness/store/run_file.h"

@@ -1,56 +1,21 @@
 // `pairbench history` (one machine's trend and change points), `history --machines` (every
-// machine with its last run) and `history export` (everything a cross-machine page draws,
-// format pairbench-history-export/1), over an SQLite or PostgreSQL history.
+// machine with its last run), `history export` (everything the report draws of a history, format
+// pairbench-history-export/1), `history import` (history_import.cpp) and `history speed`
+// (history_speed.cpp), over an SQLite or PostgreSQL history.
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
-#include "harness/analysis/change_points.h"
-#include "harness/cli/commands.h"
+#include "harness/cli/command.h"
+#include "harness/cli/history_access.h"
+#include "harness/cli/options.h"
+#include "harness/exec/environment.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/history.h"
 #include "harness/store/run_file.h"
 #include "pairbench/build_info.h"
 
 namespace pairbench::harness {
-namespace fs = std::filesystem;
-
-namespace {
-
-// A run's identity for readers: its pairbench.run_id, or for rows stored before identities its row.
-std::string uid_or_row(const std::string& uid, std::int64_t row) {
-  return uid.empty() ? "history-row-" + std::to_string(row) : uid;
-}
-
-// A machine key for readers of the export: runs from before machine keys have an empty one.
-std::string export_key(const std::string& key) { return key.empty() ? "(no machine key)" : key; }
-
-}  // namespace
-
-std::unique_ptr<History> open_history_db(const std::string& db, const std::string& what, bool must_exist) {
-  if (must_exist && !is_postgres_url(db) && !fs::exists(db)) {
-    throw UsageError(what + ": " + db + " does not exist (every `pairbench run` appends to it)");
-  }
-  try {
-    return std::make_unique<History>(db);
-  } catch (const NotAHistory& e) {
-    throw UsageError(what + ": " + e.what());
-  }
-}
-
-std::vector<Trend> history_trends(History& db, const std::string& machine, const std::string& benchmark, int last_runs) {
-  std::vector<Trend> out;
-  std::vector<std::pair<std::string, std::vector<History::ChangePoint>>> found;
-  for (auto& s : db.series(machine, benchmark, last_runs, /*with_values=*/false)) {
-    Trend t{std::move(s), {}};
-    t.change_points = find_change_points(t.series);
-    std::vector<History::ChangePoint> points;
-    for (const auto& c : t.change_points) points.push_back(c.point);
-    found.emplace_back(t.series.benchmark, std::move(points));
-    out.push_back(std::move(t));
-  }
-  if (!found.empty()) db.store_change_points(machine, found);
-  return out;
-}
 
 namespace {
 
@@ -74,7 +39,6 @@ nlohmann::json trends_json(const std::vector<Trend>& trends) {
   return out;
 }
 
-}  // namespace
 
 int cmd_history(const std::string& benchmark, const std::string& db_arg, const std::string& machine_arg,
                 int last_runs, const std::string& format) {
@@ -135,51 +99,6 @@ int cmd_history_machines(const std::string& db_arg, const std::string& format) {
   return kExitOk;
 }
 
-nlohmann::json history_export(History& db, int last_runs) {
-  nlohmann::json out = {{"format", "pairbench-history-export/1"}, {"generated_at", utc_stamp("%Y-%m-%dT%H:%M:%SZ")},
-                        {"db", db.name()}};
-  out["machines"] = nlohmann::json::array();
-  out["series"] = nlohmann::json::array();
-  out["claims"] = nlohmann::json::array();
-  out["change_points"] = nlohmann::json::array();
-  for (const auto& m : db.machines()) {
-    const std::string key = export_key(m.machine_key);
-    nlohmann::json baseline = nullptr;
-    if (const std::int64_t row = db.baseline_run(m.machine_key)) {
-      const auto run = db.run(row);
-      baseline = run ? uid_or_row(run->run_uid, run->id) : uid_or_row("", row);
-    }
-    out["machines"].push_back({{"machine_key", key}, {"machine_kind", m.machine_kind}, {"runs", m.runs},
-                               {"last_run", {{"run_id", uid_or_row(m.last_run.run_uid, m.last_run.id)},
-                                             {"started_at", m.last_run.started_at}, {"git_sha", m.last_run.git_sha}}},
-                               {"baseline_run_id", std::move(baseline)}});
-    // With each run's process values: the report draws them as dots beside the medians.
-    for (const auto& s : db.series(m.machine_key, "", last_runs, /*with_values=*/true)) {
-      nlohmann::json points = nlohmann::json::array();
-      for (const auto& p : s.points) {
-        points.push_back({{"run_id", uid_or_row(p.run->run_uid, p.run_id)}, {"started_at", p.run->started_at},
-                          {"git_sha", p.run->git_sha}, {"median", p.median}, {"samples", p.samples},
-                          {"values", p.values}});
-      }
-      // The same detection as `history`, over the points exported (nothing is written).
-      for (const auto& c : find_change_points(s)) {
-        const auto& p = s.points[c.index];
-        out["change_points"].push_back({{"machine_key", key}, {"benchmark", s.benchmark},
-                                        {"run_id", uid_or_row(p.run->run_uid, p.run_id)}, {"before", c.point.before},
-                                        {"after", c.point.after}});
-      }
-      out["series"].push_back({{"machine_key", key}, {"benchmark", s.benchmark}, {"experiment", s.experiment},
-                               {"metric", s.metric}, {"unit", s.unit}, {"better", s.better},
-                               {"points", std::move(points)}});
-    }
-  }
-  for (const auto& [run, claims] : db.latest_claims()) {
-    out["claims"].push_back({{"machine_key", export_key(run.machine_key)}, {"machine_kind", run.machine_kind},
-                             {"run_id", uid_or_row(run.run_uid, run.id)}, {"git_sha", run.git_sha}, {"claims", claims}});
-  }
-  return out;
-}
-
 int cmd_history_export(const std::string& db_arg, int last_runs, const std::string& out) {
   try {
     require_regular_file_or_absent(out, "--out");
@@ -192,6 +111,70 @@ int cmd_history_export(const std::string& db_arg, int last_runs, const std::stri
   std::cout << "exported " << doc["machines"].size() << " machine(s), " << doc["series"].size() << " series from "
             << db->name() << " to " << out << "\n";
   return kExitOk;
+}
+
+}  // namespace
+
+Command command_history() {
+  return {"history", "trend and change points per benchmark",
+          "0 shown (imported, exported, measured); 2 bad input (import: nothing stored); 3 a history write failed or "
+          "its lock stayed held; 130/143 import interrupted by SIGINT/SIGTERM (what was stored stays)",
+          "the history database or the run files imported", [](CLI::App& cmd) -> CommandAction {
+            struct Args {
+              std::string benchmark, db = kDefaultHistory, machine, format = "table";
+              int last = 0;
+              bool machines = false;
+              std::vector<std::string> import_files;
+              std::string import_db = kDefaultHistory, export_db = kDefaultHistory;  // PAIRBENCH_DB fills each
+              std::string export_out;
+              int export_last = 0;
+              std::string speed_db, speed_out;  // no PAIRBENCH_DB default: speed fills the database it is given
+              int speed_runs = 10000, speed_benchmarks = 300, speed_samples = 5;
+            };
+            auto a = std::make_shared<Args>();
+            cmd.add_option("benchmark", a->benchmark, "one benchmark (default: all)");
+            cmd.add_option("--db,--history", a->db, kDbHelp + "results/history.sqlite)")->envname(kDbEnv)->check(history_path());
+            cmd.add_flag("--machines", a->machines, "list every machine key with its kind, runs and last run");
+            cmd.add_option("--machine", a->machine, "machine key (default: this machine's)");
+            cmd.add_option("--last", a->last, "only the last N runs")->check(CLI::Range(1, 1000000));
+            cmd.add_option("--format", a->format)->check(CLI::IsMember({"table", "json"}));
+            const auto output = path_is(regular_file_or_absent_problem, "FILE");
+
+            auto* import = cmd.add_subcommand(
+                "import", "store run files in the history database (each run once; e.g. after a failed history write)");
+            import->add_option("run_files", a->import_files, "run files")->required();
+            import->add_option("--db,--history", a->import_db, kDbHelp + "results/history.sqlite)")
+                ->envname(kDbEnv)
+                ->check(history_path());
+            auto* exporting = cmd.add_subcommand(
+                "export", "write every machine's series, latest claims and change points as JSON (pairbench-history-export/1)");
+            exporting->add_option("--db,--history", a->export_db, kDbHelp + "results/history.sqlite)")
+                ->envname(kDbEnv)
+                ->check(history_path());
+            exporting->add_option("--last", a->export_last, "only each machine's last N runs")->check(CLI::Range(1, 1000000));
+            exporting->add_option("--out", a->export_out, "the JSON file to write")->required()->check(output);
+            auto* speed = cmd.add_subcommand(
+                "speed", "time `history` and `gate` over a new history filled with synthetic runs (default 10,000 x 300)");
+            speed->add_option("--db", a->speed_db,
+                              "a new SQLite path or an empty PostgreSQL database (default: a temporary SQLite file)")
+                ->check(history_path());
+            speed->add_option("--runs", a->speed_runs)->check(CLI::Range(2, 1000000));
+            speed->add_option("--benchmarks", a->speed_benchmarks)->check(CLI::Range(1, 100000));
+            speed->add_option("--samples", a->speed_samples, "samples (processes) per benchmark and run")
+                ->check(CLI::Range(1, 1000));
+            speed->add_option("--out", a->speed_out, "also write the figures as JSON")->check(output);
+
+            return [a, import, exporting, speed](const std::string&) {
+              if (*import) {
+                finish_up_on_interrupt();  // it waits on the history's lock
+                return cmd_history_import(a->import_files, a->import_db);
+              }
+              if (*speed) return cmd_history_speed(a->speed_db, a->speed_runs, a->speed_benchmarks, a->speed_samples, a->speed_out);
+              if (*exporting) return cmd_history_export(a->export_db, a->export_last, a->export_out);
+              if (a->machines) return cmd_history_machines(a->db, a->format);
+              return cmd_history(a->benchmark, a->db, a->machine, a->last, a->format);
+            };
+          }};
 }
 
 }  // namespace pairbench::harness

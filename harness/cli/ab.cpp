@@ -1,16 +1,18 @@
 // `pairbench ab`: two builds' benchmarks in one run (duet pairs on two cores by default, or
 // sequentially interleaved), then compared.
-#include <unistd.h>
-
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
+#include <unistd.h>
 
-#include "harness/cli/commands.h"
-#include "harness/store/file_checks.h"
-#include "harness/store/history.h"
-#include "harness/stats/stats.h"
+#include "harness/cli/command.h"
+#include "harness/cli/gate_inputs.h"
+#include "harness/cli/options.h"
+#include "harness/cli/run_record.h"
+#include "harness/exec/interrupt.h"
 #include "harness/exec/process.h"
+#include "harness/store/file_checks.h"
 #include "harness/store/run_file.h"
 #include "pairbench/build_info.h"
 
@@ -46,22 +48,14 @@ Environment environment_of(const std::string& bench_dir) {
   return capture_environment(PAIRBENCH_SOURCE_DIR);
 }
 
-}  // namespace
-
-AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& envs, const RunOptions& options,
-                const std::string& command) {
-  const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
-  const RunOutcome outcome = run_sides(sides, options);
-  AbResult r{build_run_doc(sides[0].experiments, outcome.samples, options, outcome, envs[0], started, command, 0),
-             build_run_doc(sides[1].experiments, outcome.samples, options, outcome, envs[1], started, command, 1)};
-  // The two halves of one run: the gate may compare duet pairs pair by pair only between these.
-  char id[40];
-  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(outcome.seed));
-  for (auto* doc : {&r.baseline, &r.candidate}) (*doc)["pairbench"]["ab_run_id"] = std::string(id) + "-" + started;
-  r.baseline["pairbench"]["ab_side"] = sides[0].name;
-  r.candidate["pairbench"]["ab_side"] = sides[1].name;
-  return r;
-}
+struct AbArgs {
+  std::string baseline_build, candidate_build, experiments, arms, profile = "quick", out_dir;
+  std::string pairing = "duet";  // duet (both sides at once, one core each) | sequential
+  int repetitions = 0;
+  double min_time_s = 0, timeout_s = 0;
+  std::uint64_t seed = 0;
+  GateArgs gate;
+};
 
 int cmd_ab(const AbArgs& args, const std::string& command_line) {
   RunArgs run_args;
@@ -100,11 +94,39 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   gate.options.force = true;  // two builds differ by design; the differences are listed
   const GateReport report = compare_runs(r.baseline, r.candidate, gate.options, args.baseline_build + " (baseline)",
                                          args.candidate_build + " (candidate)");
-  print_gate_table(std::cout, report);
-  if (!gate.markdown.empty()) write_text_atomically(gate.markdown, gate_markdown(report));
-  if (!gate.junit.empty()) write_text_atomically(gate.junit, gate_junit(report));
-  if (!gate.json.empty()) write_text_atomically(gate.json, gate_json(report).dump(2) + "\n");
-  return report.exit_status();
+  return finish_gate(report, gate);
+}
+
+}  // namespace
+
+Command command_ab() {
+  return {"ab", "run two builds interleaved process by process and compare them",
+          "0 no regression; 1 a regression; 2 bad input; 3 a build's benchmark process failed; 4 some benchmark "
+          "undecided (--undecided fail); 130/143 interrupted by SIGINT/SIGTERM (what was measured is kept)",
+          "a bench binary's output, a calibration cache or a run file (ab)", [](CLI::App& cmd) -> CommandAction {
+            auto a = std::make_shared<AbArgs>();
+            cmd.add_option("--baseline-build", a->baseline_build, "build directory of the baseline (e.g. main)")->required();
+            cmd.add_option("--candidate-build", a->candidate_build, "build directory of the candidate")->required();
+            cmd.add_option("--experiments", a->experiments, "comma-separated experiment names or areas")
+                ->check(name_list("experiment names or areas"));
+            cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
+            cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
+            cmd.add_option("--repetitions", a->repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
+            cmd.add_option("--min-time", a->min_time_s)->check(finite_in(0.001, 600.0));
+            cmd.add_option("--timeout", a->timeout_s)->check(finite_in(1.0, 86400.0));
+            cmd.add_option("--seed", a->seed)->check(unsigned_64());
+            cmd.add_option("--pairing", a->pairing,
+                           "duet: both sides' processes at once, each pinned to its own core, cores swapped each round; "
+                           "sequential: one process at a time")
+                ->check(CLI::IsMember({"duet", "sequential"}));
+            cmd.add_option("--out-dir", a->out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
+                ->check(path_is(directory_or_absent_problem, "DIR"));
+            add_gate_options(&cmd, a->gate);
+            return [a](const std::string& command_line) {
+              finish_up_on_interrupt();
+              return exit_status_after_interrupt(cmd_ab(*a, command_line));
+            };
+          }};
 }
 
 }  // namespace pairbench::harness

@@ -1,0 +1,135 @@
+// The profile's sampling, a run file from one side's samples, and claims for old run files.
+#include "harness/cli/run_record.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "harness/analysis/claims.h"
+#include "harness/analysis/summary.h"
+#include "harness/exec/interrupt.h"
+#include "harness/store/run_file.h"
+
+namespace pairbench::harness {
+
+RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
+  RunOptions options;
+  options.profile = args.profile;
+  // Processes are the unit of independence; in-process batches catch what varies inside one.
+  // Measured time per process: quick 5 x 2 ms, nightly 10 x 5 ms, full 10 x 20 ms. On the 2-vCPU
+  // VMs the process-to-process noise (median robust CV ~7-9 %) dwarfs the in-process noise
+  // (~2 % at 2-4 ms batches): more processes buy more than longer ones. Instruction counts:
+  // nightly and full (quick keeps the main job short; ci/pr.sh asks for them).
+  if (args.profile == "quick") {
+    options.repetitions = 4, options.plan = {5, 0.002, 0.25}, options.instruction_processes = 0, options.timeout_s = 60;
+  } else if (args.profile == "nightly") {
+    options.repetitions = 9, options.plan = {10, 0.005, 1.0}, options.instruction_processes = 3, options.timeout_s = 300;
+  } else {
+    options.repetitions = 15, options.plan = {10, 0.02, 3.0}, options.instruction_processes = 3, options.timeout_s = 600;
+  }
+  if (args.repetitions > 0) options.repetitions = args.repetitions;
+  if (args.batches > 0) options.plan.batches = args.batches;
+  if (args.min_time_s > 0) options.plan.sample_time_s = args.min_time_s / options.plan.batches;
+  options.plan.max_loop_wall_s = std::max(options.plan.max_loop_wall_s, 4 * options.plan.batches * options.plan.sample_time_s);
+  if (args.instruction_processes >= 0) options.instruction_processes = args.instruction_processes;
+  if (args.timeout_s > 0) options.timeout_s = args.timeout_s;
+  options.instruction_counter = args.instruction_counter;
+  if (args.instruction_counter == "none") options.instruction_processes = 0;
+  options.seed = args.seed;
+  options.progress_tty = isatty(STDERR_FILENO);
+  if (args.calibration == "auto") {
+    options.calibration_path = machine_key.empty() ? "" : "results/calibration/" + machine_key + ".json";
+  } else if (args.calibration != "none") {
+    options.calibration_path = args.calibration;
+  }
+  options.recalibrate = args.recalibrate;
+  options.pairing = args.pairing;
+  return options;
+}
+
+nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& all_samples,
+                             const RunOptions& options, const RunOutcome& outcome, const Environment& env,
+                             const std::string& started, const std::string& command, int side) {
+  RunRecord r;
+  for (const Sample& s : all_samples) {
+    if (s.side == side) r.samples.push_back(s);
+  }
+  r.started_at = started;
+  r.command = command;
+  r.profile = options.profile;
+  r.repetitions = options.repetitions;
+  r.batches = options.plan.batches;
+  r.sample_time_s = options.plan.sample_time_s;
+  r.max_loop_wall_s = options.plan.max_loop_wall_s;
+  r.calibration = options.calibration_path.empty() ? "this run only" : options.calibration_path;
+  r.calibrated_in_this_run = outcome.calibrated;
+  r.drifted_from_calibration = outcome.drifted;
+  r.calibration_wall_s = outcome.calibration_wall_s;
+  r.pairing = outcome.pairing;
+  r.duet_cpus = outcome.duet_cpus;
+  const bool counting = !outcome.instruction_counter.name.empty();
+  r.instruction_processes = counting ? options.instruction_processes : 0;
+  r.instruction_counter = counting ? outcome.instruction_counter.name : "none";
+  r.instruction_counter_note = outcome.instruction_counter.reason;
+  r.timeout_s = options.timeout_s;
+  r.seed = outcome.seed;
+  r.wall_s = outcome.wall_s;
+  r.environment = env.to_json();
+  // The typed summary (harness/analysis/summary.h), serialised in one place, and the claims on it.
+  r.experiments = summarise(experiments, r.samples);
+  r.claims = claims_to_json(judge_claims(builtin_claims(), r.experiments, r.environment));
+  r.finished_at = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
+  r.run_id = new_run_id();
+  if (outcome.interrupted_by) {
+    r.interrupted = RunRecord::Interrupted{signal_name(outcome.interrupted_by), outcome.completed_processes,
+                                           outcome.planned_processes};
+  }
+  return run_document(r);
+}
+
+AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& envs, const RunOptions& options,
+                const std::string& command) {
+  const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
+  const RunOutcome outcome = run_sides(sides, options);
+  AbResult r{build_run_doc(sides[0].experiments, outcome.samples, options, outcome, envs[0], started, command, 0),
+             build_run_doc(sides[1].experiments, outcome.samples, options, outcome, envs[1], started, command, 1)};
+  // The two halves of one run: the gate may compare duet pairs pair by pair only between these.
+  char id[40];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(outcome.seed));
+  for (auto* doc : {&r.baseline, &r.candidate}) (*doc)["pairbench"]["ab_run_id"] = std::string(id) + "-" + started;
+  r.baseline["pairbench"]["ab_side"] = sides[0].name;
+  r.candidate["pairbench"]["ab_side"] = sides[1].name;
+  return r;
+}
+
+bool ensure_claims(nlohmann::json& doc, const std::string& bench_dir) {
+  nlohmann::json& pb = doc["pairbench"];
+  if (pb.contains("claims")) return false;
+  bool lacking = false;
+  for (const auto& e : pb["experiments"]) lacking = lacking || !e.contains("verdict");
+  if (lacking) {
+    // Written before experiments carried their checks: this build's declarations supply them.
+    std::map<std::string, const ExperimentEntry*> declared;
+    std::vector<ExperimentEntry> catalogue;
+    try {
+      catalogue = load_catalogue(find_bench_binaries(bench_dir), "quick");
+    } catch (const std::exception& ex) {
+      std::cerr << "pairbench: warning: " << ex.what()
+                << ": experiments of this run file that carry no checks are judged by the default check\n";
+    }
+    for (const auto& entry : catalogue) declared[entry.name] = &entry;
+    for (auto& e : pb["experiments"]) {
+      const auto it = declared.find(e.value("name", ""));
+      if (e.contains("verdict") || it == declared.end() || it->second->verdict.empty()) continue;
+      e["verdict"] = nlohmann::json::array();
+      for (const VerdictCheckEntry& c : it->second->verdict) e["verdict"].push_back(verdict_check_to_json(c));
+    }
+  }
+  pb["claims"] = claims_to_json(judge_claims(builtin_claims(), pb["experiments"], pb["environment"]));
+  return true;
+}
+
+}  // namespace pairbench::harness

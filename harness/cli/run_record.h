@@ -1,0 +1,52 @@
+// What `run`, `ab` and `selftest` share: the profile's sampling, a run file from one side's
+// samples (laid out by store/run_file's writer), and the claims of a run file written before the
+// harness judged them (`summarise`, `report`).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/exec/catalogue.h"
+#include "harness/exec/environment.h"
+#include "harness/exec/runner.h"
+#include "harness/store/sample.h"
+
+namespace pairbench::harness {
+
+// Profile defaults (processes per benchmark, in-process samples and their length, instruction
+// processes, time limit), then overrides.
+struct RunArgs {
+  std::string profile = "quick", experiments, arms, out, bench_dir;
+  std::string history = "results/history.sqlite";  // "" = do not record
+  int repetitions = 0, batches = 0, instruction_processes = -1;
+  double min_time_s = 0, timeout_s = 0;  // min_time_s: measured seconds per process
+  std::uint64_t seed = 0;
+  std::string instruction_counter;  // perf | callgrind | none | "" = detect
+  std::string calibration = "auto";  // the iteration cache: auto = results/calibration/<machine_key>.json
+  bool recalibrate = false;
+  std::string pairing = "duet";      // for two sides (ab): duet | sequential
+};
+// `machine_key` names the calibration cache when args.calibration is "auto".
+RunOptions run_options(const RunArgs& args, const std::string& machine_key = "");
+
+// A run file from the samples of one side of a run: the experiment summary and the claims judged
+// on it, laid out by run_document (store/run_file.h).
+nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
+                             const RunOptions& options, const RunOutcome& outcome, const Environment& env,
+                             const std::string& started, const std::string& command, int side = 0);
+
+// Both sides of an ab run as run files, marked as the two halves of one run (ab_run_id).
+struct AbResult {
+  nlohmann::json baseline, candidate;
+};
+AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& envs, const RunOptions& options,
+                const std::string& command);
+
+// Adds `pairbench.claims` to a run file written before the harness judged claims (true when it
+// did): from its experiment summary, with the checks this build's bench binaries in `bench_dir`
+// declare where the file carries none.
+bool ensure_claims(nlohmann::json& doc, const std::string& bench_dir);
+
+}  // namespace pairbench::harness
