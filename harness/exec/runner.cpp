@@ -346,13 +346,10 @@ RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, cons
   return run_sides({Side{"", experiments, {}, {}, {}}}, options);
 }
 
-RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) {
-  RunOutcome outcome;
-  outcome.seed = options.seed ? options.seed
-                              : static_cast<std::uint64_t>(Clock::now().time_since_epoch().count()) ^ getpid();
-  std::mt19937_64 rng(outcome.seed);
+namespace {
 
-  // Arms that cannot run here are recorded once and never launched.
+// Arms that cannot run here are recorded once (as not_supported samples) and never launched.
+std::vector<Job> runnable_jobs(const std::vector<Side>& sides, RunOutcome& outcome) {
   std::vector<Job> runnable;
   for (std::size_t side = 0; side < sides.size(); ++side) {
     for (const auto& e : sides[side].experiments) {
@@ -372,6 +369,194 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
       }
     }
   }
+  return runnable;
+}
+
+// What runs at once in one round: one process, or (duet) the same benchmark of both sides.
+std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, bool duet) {
+  std::vector<std::vector<Job>> round_units;
+  if (!duet) {
+    for (const Job& j : runnable) round_units.push_back({j});
+    return round_units;
+  }
+  std::map<std::string, const Job*> other;
+  for (const Job& j : runnable) {
+    if (j.side == 1) other.emplace(j.benchmark->name, &j);
+  }
+  std::set<std::string> paired;
+  for (const Job& j : runnable) {
+    if (j.side != 0) continue;
+    if (const auto it = other.find(j.benchmark->name); it != other.end()) {
+      round_units.push_back({j, *it->second});
+      paired.insert(j.benchmark->name);
+    } else {
+      round_units.push_back({j});
+    }
+  }
+  for (const Job& j : runnable) {
+    if (j.side == 1 && !paired.count(j.benchmark->name)) round_units.push_back({j});
+  }
+  return round_units;
+}
+
+// Blocked randomisation: each round runs every benchmark once, in a fresh random order, so that
+// drift over the run spreads evenly over the arms instead of favouring whichever ran first.
+std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, const RunOptions& options,
+                                          const Calibrated& cal, RunOutcome& outcome, std::mt19937_64& rng) {
+  std::vector<std::vector<Job>> units;
+  const std::vector<std::vector<Job>> round_units = round_units_of(runnable, outcome.pairing == "duet");
+  int pair_id = 0;
+  for (int r = 0; r < options.repetitions; ++r) {
+    std::vector<std::vector<Job>> round = round_units;
+    std::shuffle(round.begin(), round.end(), rng);
+    for (auto& unit : round) {
+      for (std::size_t k = 0; k < unit.size(); ++k) {
+        Job& j = unit[k];
+        j.repetition = r;
+        j.kind = Kind::kTime;
+        j.iterations = cal.time_iterations.at(j.benchmark->name);
+        if (unit.size() == 2) {
+          // Swap cores every round: a core's own quirks hit both sides equally often.
+          j.cpu = outcome.duet_cpus[(k + static_cast<std::size_t>(r)) % 2];
+          j.pair = pair_id;
+        }
+      }
+      if (unit.size() == 2) ++pair_id;
+      units.push_back(unit);
+    }
+  }
+  return units;
+}
+
+// Instruction counts do not depend on what else runs: after the timed rounds, one at a time. A
+// benchmark too slow to simulate under callgrind is recorded once as not_supported.
+void add_instruction_units(std::vector<std::vector<Job>>& units, const std::vector<Job>& runnable, const Context& ctx,
+                           const RunOptions& options, const Calibrated& cal, const CalibrationCache& cache,
+                           RunOutcome& outcome) {
+  if (ctx.counter.name.empty()) return;
+  for (int r = 0; r < options.instruction_processes; ++r) {
+    for (const Job& base : runnable) {
+      if (!base.benchmark->instructions) continue;
+      const Calibration* c = cache.find(base.benchmark->name);
+      if (ctx.counter.name == "callgrind" && c && c->measured_s_per_iteration > kMaxSimulatedIterationS) {
+        if (r == 0) {
+          Sample s;
+          s.benchmark = base.benchmark->name;
+          s.experiment = base.experiment->name;
+          s.arm = base.benchmark->arm;
+          s.side = base.side;
+          s.instrument = "instructions";
+          s.verification = "not_supported";
+          char why[160];
+          std::snprintf(why, sizeof why, "one iteration takes %.0f ms natively: too slow to simulate (limit %.0f ms)",
+                        1e3 * c->measured_s_per_iteration, 1e3 * kMaxSimulatedIterationS);
+          s.reason = why;
+          outcome.samples.push_back(s);
+        }
+        continue;
+      }
+      Job j = base;
+      j.kind = Kind::kInstructions;
+      j.repetition = r;
+      j.iterations = cal.instruction_iterations.at(j.benchmark->name);
+      units.push_back({j});
+    }
+  }
+}
+
+// One progress line per finished process (or, on a terminal, one line rewritten in place).
+void report_progress(const Sample& s, const Job& job, const std::vector<Side>& sides, const RunOptions& options,
+                     std::size_t done, std::size_t total, double elapsed_s) {
+  const bool bad = s.verification == "failed" || s.verification == "incorrect";
+  const double eta = elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
+  char head[64];
+  std::snprintf(head, sizeof head, "[%zu/%zu]", done, total);
+  std::string what = s.has_value && !bad ? s.verification : s.verification + ": " + s.reason;
+  if (job.kind == Kind::kInstructions) what = "instructions " + what;
+  if (sides.size() > 1) what = sides[static_cast<std::size_t>(job.side)].name + " " + what;
+  if (options.progress_tty) {
+    if (bad) std::cerr << "\r\033[K" << job.benchmark->name << " rep " << job.repetition << ": " << what << "\n";
+    std::string line = std::string(head) + " " + job.benchmark->name;
+    if (line.size() > 90) line = line.substr(0, 87) + "...";
+    std::cerr << "\r\033[K" << line << "  ETA " << format_duration(eta) << std::flush;
+  } else {
+    std::cerr << head << " " << job.benchmark->name << " rep " << job.repetition << ": " << what << " (" << std::fixed;
+    std::cerr.precision(2);
+    std::cerr << s.process_wall_s << " s) ETA " << format_duration(eta) << "\n";
+    std::cerr.unsetf(std::ios::fixed);
+  }
+}
+
+// Runs the units in order (a duet pair's two processes at once), until done or interrupted.
+void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunOutcome& outcome) {
+  std::size_t total_processes = 0, done_processes = 0;
+  for (const auto& u : units) total_processes += u.size();
+  const auto timed_start = Clock::now();
+  int sequence = 0;
+  for (const auto& unit : units) {
+    if (interrupt_signal()) break;  // launch nothing more; what finished is kept
+    std::vector<std::optional<Sample>> results(unit.size());
+    const double unit_start = std::chrono::duration<double>(Clock::now() - timed_start).count();
+    if (unit.size() == 1) {
+      results[0] = run_job(ctx, unit[0]);
+    } else {
+      std::vector<std::thread> threads;
+      for (std::size_t k = 0; k < unit.size(); ++k) {
+        threads.emplace_back([&, k] { results[k] = run_job(ctx, unit[k]); });
+      }
+      for (auto& t : threads) t.join();
+    }
+    for (std::size_t k = 0; k < unit.size(); ++k) {
+      if (!results[k]) continue;  // killed by the interrupt: measured nothing
+      Sample& s = *results[k];
+      const Job& job = unit[k];
+      s.sequence = sequence;
+      s.start_s = unit_start;
+      if (job.kind == Kind::kInstructions) s.instrument = "instructions";
+      if (s.verification == "failed" || s.verification == "incorrect") ++outcome.failed_processes;
+      ++done_processes;
+      report_progress(s, job, ctx.sides, ctx.options, done_processes, total_processes,
+                      std::chrono::duration<double>(Clock::now() - timed_start).count());
+      outcome.samples.push_back(std::move(s));
+    }
+    ++sequence;
+  }
+  if (ctx.options.progress_tty) std::cerr << "\r\033[K";
+  outcome.completed_processes = done_processes;
+  outcome.planned_processes = total_processes;
+  if (done_processes < total_processes) outcome.interrupted_by = interrupt_signal();
+}
+
+// A benchmark now 3x faster or slower than its calibration keeps its iteration count (a new
+// count would change the work measured, and with it the baseline comparison) and is named.
+void note_drift(const CalibrationCache& cache, RunOutcome& outcome) {
+  std::map<std::string, std::vector<double>> observed;
+  for (const Sample& s : outcome.samples) {
+    if (s.instrument == "time" && s.has_value && s.iterations > 0 && s.measured_s > 0) {
+      observed[s.benchmark].push_back(s.measured_s / static_cast<double>(s.iterations));
+    }
+  }
+  for (const auto& [name, values] : observed) {
+    const Calibration* c = cache.find(name);
+    if (c && calibration_drifted(*c, stats::median(values))) {
+      outcome.drifted.push_back(name);
+      std::cerr << "pairbench: " << name << " runs " << std::fixed;
+      std::cerr.precision(1);
+      std::cerr << stats::median(values) / c->measured_s_per_iteration
+                << "x its calibrated time per iteration; its iteration count stays (--recalibrate to renew it)\n";
+      std::cerr.unsetf(std::ios::fixed);
+    }
+  }
+}
+
+}  // namespace
+
+RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) {
+  RunOutcome outcome;
+  outcome.seed = options.seed ? options.seed
+                              : static_cast<std::uint64_t>(Clock::now().time_since_epoch().count()) ^ getpid();
+  std::mt19937_64 rng(outcome.seed);
+  const std::vector<Job> runnable = runnable_jobs(sides, outcome);
 
   // Under $TMPDIR (or /tmp); removed with everything in it on every way out of this function.
   const kernels::TempDir run_tmp("pairbench-run");
@@ -402,159 +587,10 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   }
   if (outcome.pairing == "duet") outcome.duet_cpus = {cpus[0], cpus[1]};
 
-  // Blocked randomisation: each round runs every benchmark once, in a fresh random order, so that
-  // drift over the run spreads evenly over the arms instead of favouring whichever ran first.
-  // A unit is what runs at once: one process, or a duet pair.
-  std::vector<std::vector<Job>> units;
-  std::vector<std::vector<Job>> round_units;
-  if (outcome.pairing == "duet") {
-    std::map<std::string, const Job*> other;
-    for (const Job& j : runnable) {
-      if (j.side == 1) other.emplace(j.benchmark->name, &j);
-    }
-    std::set<std::string> paired;
-    for (const Job& j : runnable) {
-      if (j.side != 0) continue;
-      if (const auto it = other.find(j.benchmark->name); it != other.end()) {
-        round_units.push_back({j, *it->second});
-        paired.insert(j.benchmark->name);
-      } else {
-        round_units.push_back({j});
-      }
-    }
-    for (const Job& j : runnable) {
-      if (j.side == 1 && !paired.count(j.benchmark->name)) round_units.push_back({j});
-    }
-  } else {
-    for (const Job& j : runnable) round_units.push_back({j});
-  }
-  int pair_id = 0;
-  for (int r = 0; r < options.repetitions; ++r) {
-    std::vector<std::vector<Job>> round = round_units;
-    std::shuffle(round.begin(), round.end(), rng);
-    for (auto& unit : round) {
-      for (std::size_t k = 0; k < unit.size(); ++k) {
-        Job& j = unit[k];
-        j.repetition = r;
-        j.kind = Kind::kTime;
-        j.iterations = cal.time_iterations.at(j.benchmark->name);
-        if (unit.size() == 2) {
-          // Swap cores every round: a core's own quirks hit both sides equally often.
-          j.cpu = outcome.duet_cpus[(k + static_cast<std::size_t>(r)) % 2];
-          j.pair = pair_id;
-        }
-      }
-      if (unit.size() == 2) ++pair_id;
-      units.push_back(unit);
-    }
-  }
-  // Instruction counts do not depend on what else runs: after the timed rounds, one at a time.
-  if (!ctx.counter.name.empty()) {
-    for (int r = 0; r < options.instruction_processes; ++r) {
-      for (const Job& base : runnable) {
-        if (!base.benchmark->instructions) continue;
-        const Calibration* c = cache.find(base.benchmark->name);
-        if (ctx.counter.name == "callgrind" && c && c->measured_s_per_iteration > kMaxSimulatedIterationS) {
-          if (r == 0) {
-            Sample s;
-            s.benchmark = base.benchmark->name;
-            s.experiment = base.experiment->name;
-            s.arm = base.benchmark->arm;
-            s.side = base.side;
-            s.instrument = "instructions";
-            s.verification = "not_supported";
-            char why[160];
-            std::snprintf(why, sizeof why, "one iteration takes %.0f ms natively: too slow to simulate (limit %.0f ms)",
-                          1e3 * c->measured_s_per_iteration, 1e3 * kMaxSimulatedIterationS);
-            s.reason = why;
-            outcome.samples.push_back(s);
-          }
-          continue;
-        }
-        Job j = base;
-        j.kind = Kind::kInstructions;
-        j.repetition = r;
-        j.iterations = cal.instruction_iterations.at(j.benchmark->name);
-        units.push_back({j});
-      }
-    }
-  }
-
-  std::size_t total_processes = 0, done_processes = 0;
-  for (const auto& u : units) total_processes += u.size();
-  const auto timed_start = Clock::now();
-  int sequence = 0;
-  for (const auto& unit : units) {
-    if (interrupt_signal()) break;  // launch nothing more; what finished is kept
-    std::vector<std::optional<Sample>> results(unit.size());
-    const double unit_start = std::chrono::duration<double>(Clock::now() - timed_start).count();
-    if (unit.size() == 1) {
-      results[0] = run_job(ctx, unit[0]);
-    } else {
-      std::vector<std::thread> threads;
-      for (std::size_t k = 0; k < unit.size(); ++k) {
-        threads.emplace_back([&, k] { results[k] = run_job(ctx, unit[k]); });
-      }
-      for (auto& t : threads) t.join();
-    }
-    for (std::size_t k = 0; k < unit.size(); ++k) {
-      if (!results[k]) continue;  // killed by the interrupt: measured nothing
-      Sample& s = *results[k];
-      const Job& job = unit[k];
-      s.sequence = sequence;
-      s.start_s = unit_start;
-      if (job.kind == Kind::kInstructions) s.instrument = "instructions";
-      const bool bad = s.verification == "failed" || s.verification == "incorrect";
-      if (bad) ++outcome.failed_processes;
-      ++done_processes;
-      const double elapsed = std::chrono::duration<double>(Clock::now() - timed_start).count();
-      const double eta = elapsed / static_cast<double>(done_processes) *
-                         static_cast<double>(total_processes - done_processes);
-      char head[64];
-      std::snprintf(head, sizeof head, "[%zu/%zu]", done_processes, total_processes);
-      std::string what = s.has_value && !bad ? s.verification : s.verification + ": " + s.reason;
-      if (job.kind == Kind::kInstructions) what = "instructions " + what;
-      if (sides.size() > 1) what = sides[static_cast<std::size_t>(job.side)].name + " " + what;
-      if (options.progress_tty) {
-        if (bad) std::cerr << "\r\033[K" << job.benchmark->name << " rep " << job.repetition << ": " << what << "\n";
-        std::string line = std::string(head) + " " + job.benchmark->name;
-        if (line.size() > 90) line = line.substr(0, 87) + "...";
-        std::cerr << "\r\033[K" << line << "  ETA " << format_duration(eta) << std::flush;
-      } else {
-        std::cerr << head << " " << job.benchmark->name << " rep " << job.repetition << ": " << what << " ("
-                  << std::fixed;
-        std::cerr.precision(2);
-        std::cerr << s.process_wall_s << " s) ETA " << format_duration(eta) << "\n";
-        std::cerr.unsetf(std::ios::fixed);
-      }
-      outcome.samples.push_back(std::move(s));
-    }
-    ++sequence;
-  }
-  if (options.progress_tty) std::cerr << "\r\033[K";
-  outcome.completed_processes = done_processes;
-  outcome.planned_processes = total_processes;
-  if (done_processes < total_processes) outcome.interrupted_by = interrupt_signal();
-
-  // A benchmark now 3x faster or slower than its calibration keeps its iteration count (a new
-  // count would change the work measured, and with it the baseline comparison) and is named.
-  std::map<std::string, std::vector<double>> observed;
-  for (const Sample& s : outcome.samples) {
-    if (s.instrument == "time" && s.has_value && s.iterations > 0 && s.measured_s > 0) {
-      observed[s.benchmark].push_back(s.measured_s / static_cast<double>(s.iterations));
-    }
-  }
-  for (const auto& [name, values] : observed) {
-    const Calibration* c = cache.find(name);
-    if (c && calibration_drifted(*c, stats::median(values))) {
-      outcome.drifted.push_back(name);
-      std::cerr << "pairbench: " << name << " runs " << std::fixed;
-      std::cerr.precision(1);
-      std::cerr << stats::median(values) / c->measured_s_per_iteration
-                << "x its calibrated time per iteration; its iteration count stays (--recalibrate to renew it)\n";
-      std::cerr.unsetf(std::ios::fixed);
-    }
-  }
+  std::vector<std::vector<Job>> units = timed_units(runnable, options, cal, outcome, rng);
+  add_instruction_units(units, runnable, ctx, options, cal, cache, outcome);
+  launch_units(ctx, units, outcome);
+  note_drift(cache, outcome);
   if (const std::string problem = cache.save(); !problem.empty()) {
     std::cerr << "pairbench: warning: calibration cache not saved: " << problem << "\n";
   }
