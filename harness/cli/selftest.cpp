@@ -264,160 +264,172 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
 }
 
 
-int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
-  RunArgs run_args;
-  run_args.profile = args.profile;
-  run_args.repetitions = args.repetitions;
-  run_args.min_time_s = args.min_time_s;
-  const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
-  const RunOptions profile = run_options(run_args, env.fingerprint.value("machine_key", ""));
-  const int n = profile.repetitions;
-  const int ni = std::max(2, args.instruction_processes);
-  const std::vector<int> levels = {2, 5, 10};
-  const std::string dir = args.runs_dir.empty() ? "results/selftest" : args.runs_dir;
-  const auto start = Clock::now();
-  auto run_path = [&](const std::string& name) { return dir + "/" + name + ".json"; };
+constexpr int kPlantedLevels[] = {2, 5, 10};  // % of real work planted per timed region
 
-  if (!args.from_runs) {
-    const auto experiments = select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
-                                                args.experiments.empty() ? "dispatch,alloc,copy,data,ops,precision"
-                                                                         : args.experiments,
-                                                args.arms);
-    if (args.pairing_study) return pairing_study(args, experiments, profile, env);
-    check_writable(run_path("A1"));
-    RunOptions o = profile;
-    o.progress_tty = false;
-    o.repetitions = 2 * n;
-    o.instruction_processes = ni;
-    o.pairing = "sequential";
-    // Runs A1..A4: the same build, one run after another, as nights would be (each also what a
-    // history holds); the first one's instruction counts size the planted work.
-    nlohmann::json first;
-    for (int k = 1; k <= args.baseline_runs; ++k) {
-      std::cerr << "selftest: run A" << k << " of " << args.baseline_runs << ", " << o.repetitions
-                << " processes per benchmark\n";
-      const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
-      const RunOutcome r = run_sides({Side{"A", experiments, {}, {}, {}}}, o);
-      nlohmann::json doc = build_run_doc(experiments, r.samples, o, r, env, started, "selftest A" + std::to_string(k), 0);
-      write_json_atomically(run_path("A" + std::to_string(k)), doc);
-      if (r.interrupted_by) return interrupted_exit_status();  // kept, marked partial; no analysis of part of a run
-      if (k == 1) first = doc;
-    }
-    // Run Y: A' and the planted sides, interleaved. Time: work worth L % of each region's time.
-    // Instructions: L % of A1's count per iteration, as whole work loops of the known size.
-    const Pool p1 = pool_of(first);
-    std::vector<Side> sides = {Side{"A'", experiments, {}, {}, {}}};
-    for (int level : levels) {
-      Side side{"planted" + std::to_string(level), experiments, {}, {}, {}};
-      for (const auto& e : experiments) {
-        for (const auto& b : e.benchmarks) side.benchmark_env[b.name]["PAIRBENCH_INJECT_SLOWDOWN_PCT"] = std::to_string(level);
-      }
-      for (const auto& [name, entries] : p1.instructions) {
-        std::vector<double> counts;
-        for (const auto& e : entries) counts.push_back(e["instructions_per_iteration"].get<double>());
-        char v[64];
-        std::snprintf(v, sizeof v, "%.6f", level / 100.0 * stats::median(counts) / kInjectedInstructionsPerLoop);
-        side.instruction_env[name]["PAIRBENCH_INJECT_LOOPS"] = v;
-      }
-      sides.push_back(std::move(side));
-    }
-    std::cerr << "selftest: run Y, " << o.repetitions << " processes per benchmark and side: A' and planted 2/5/10 %\n";
+std::string run_path(const std::string& dir, const std::string& name) { return dir + "/" + name + ".json"; }
+
+// Runs A1..A<baseline_runs> of the same build, one after another as nights would be, then run Y:
+// A' and the build with 2, 5 and 10 % planted, interleaved. Time: work worth L % of each region's
+// time; instructions: L % of A1's count per iteration, as whole work loops of the known size.
+// Returns 0, or the exit status of an interrupted run (kept, marked partial).
+int measure_selftest_runs(const SelftestArgs& args, const std::vector<ExperimentEntry>& experiments,
+                          const RunOptions& profile, const Environment& env, const std::string& dir) {
+  check_writable(run_path(dir, "A1"));
+  RunOptions o = profile;
+  o.progress_tty = false;
+  o.repetitions = 2 * profile.repetitions;
+  o.instruction_processes = std::max(2, args.instruction_processes);
+  o.pairing = "sequential";
+  nlohmann::json first;
+  for (int k = 1; k <= args.baseline_runs; ++k) {
+    std::cerr << "selftest: run A" << k << " of " << args.baseline_runs << ", " << o.repetitions
+              << " processes per benchmark\n";
     const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
-    const RunOutcome y = run_sides(sides, o);
-    for (std::size_t side = 0; side < sides.size(); ++side) {
-      nlohmann::json doc = build_run_doc(experiments, y.samples, o, y, env, started, "selftest Y", static_cast<int>(side));
-      write_json_atomically(run_path(side == 0 ? "Y-A'" : "Y-" + sides[side].name), doc);
+    const RunOutcome r = run_sides({Side{"A", experiments, {}, {}, {}}}, o);
+    nlohmann::json doc = build_run_doc(experiments, r.samples, o, r, env, started, "selftest A" + std::to_string(k), 0);
+    write_json_atomically(run_path(dir, "A" + std::to_string(k)), doc);
+    if (r.interrupted_by) return interrupted_exit_status();  // no analysis of part of a run
+    if (k == 1) first = doc;
+  }
+  const Pool p1 = pool_of(first);
+  std::vector<Side> sides = {Side{"A'", experiments, {}, {}, {}}};
+  for (int level : kPlantedLevels) {
+    Side side{"planted" + std::to_string(level), experiments, {}, {}, {}};
+    for (const auto& e : experiments) {
+      for (const auto& b : e.benchmarks) side.benchmark_env[b.name]["PAIRBENCH_INJECT_SLOWDOWN_PCT"] = std::to_string(level);
     }
-    if (y.interrupted_by) return interrupted_exit_status();
+    for (const auto& [name, entries] : p1.instructions) {
+      std::vector<double> counts;
+      for (const auto& e : entries) counts.push_back(e["instructions_per_iteration"].get<double>());
+      char v[64];
+      std::snprintf(v, sizeof v, "%.6f", level / 100.0 * stats::median(counts) / kInjectedInstructionsPerLoop);
+      side.instruction_env[name]["PAIRBENCH_INJECT_LOOPS"] = v;
+    }
+    sides.push_back(std::move(side));
   }
+  std::cerr << "selftest: run Y, " << o.repetitions << " processes per benchmark and side: A' and planted 2/5/10 %\n";
+  const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
+  const RunOutcome y = run_sides(sides, o);
+  for (std::size_t side = 0; side < sides.size(); ++side) {
+    nlohmann::json doc = build_run_doc(experiments, y.samples, o, y, env, started, "selftest Y", static_cast<int>(side));
+    write_json_atomically(run_path(dir, side == 0 ? "Y-A'" : "Y-" + sides[side].name), doc);
+  }
+  return y.interrupted_by ? interrupted_exit_status() : 0;
+}
 
-  // --- Analysis, from the run files (--from re-reads them) ------------------------------------
+// The self-test's run files, read back (--from re-reads them): the same-build runs (A' last) and
+// the planted sides, with their processes by benchmark.
+struct SelftestRuns {
   std::vector<nlohmann::json> a_runs;
-  for (int k = 1;; ++k) {
-    if (!fs::exists(run_path("A" + std::to_string(k)))) break;
-    a_runs.push_back(read_run_file(run_path("A" + std::to_string(k))));
-  }
-  if (a_runs.size() < 2) throw UsageError(dir + ": needs runs A1 and A2 (run pairbench selftest without --from first)");
-  a_runs.push_back(read_run_file(run_path("Y-A'")));  // A' is one more run of the same build
-  std::map<int, nlohmann::json> planted;
-  for (int level : levels) planted[level] = read_run_file(run_path("Y-planted" + std::to_string(level)));
   std::vector<Pool> a_pools;
-  for (const auto& d : a_runs) a_pools.push_back(pool_of(d));
+  std::map<int, nlohmann::json> planted;
+};
 
-  // History, as a nightly gate would have it: every run of the same build.
-  GateOptions gate = args.gate.options;
-  gate.force = true;
-  gate.undecided = "pass";
+SelftestRuns read_selftest_runs(const std::string& dir) {
+  SelftestRuns s;
+  for (int k = 1;; ++k) {
+    if (!fs::exists(run_path(dir, "A" + std::to_string(k)))) break;
+    s.a_runs.push_back(read_run_file(run_path(dir, "A" + std::to_string(k))));
+  }
+  if (s.a_runs.size() < 2) throw UsageError(dir + ": needs runs A1 and A2 (run pairbench selftest without --from first)");
+  s.a_runs.push_back(read_run_file(run_path(dir, "Y-A'")));  // A' is one more run of the same build
+  for (int level : kPlantedLevels) s.planted[level] = read_run_file(run_path(dir, "Y-planted" + std::to_string(level)));
+  for (const auto& d : s.a_runs) s.a_pools.push_back(pool_of(d));
+  return s;
+}
+
+// The gate's options three ways: with the history a nightly gate would have (every run of the
+// same build), for two sides of one run (their processes' noise only), and with no history.
+struct SelftestGates {
+  GateOptions gate, same_run, no_history;
+};
+
+SelftestGates selftest_gates(const GateOptions& asked, const SelftestRuns& runs) {
+  SelftestGates g{asked, {}, {}};
+  g.gate.force = true;
+  g.gate.undecided = "pass";
   std::map<std::string, std::vector<std::vector<double>>> per_run;
-  for (const Pool& p : a_pools) {
+  for (const Pool& p : runs.a_pools) {
     for (const auto& [name, entries] : p.time) {
       std::vector<double> v;
       for (const auto& e : entries) v.push_back(entry_value(e));
       per_run[name].push_back(v);
     }
   }
-  for (const auto& [name, runs] : per_run) add_history_noise(gate, name, runs);
-  gate.run_variance_source = "the selftest's " + std::to_string(a_runs.size()) + " runs of the same build";
-  GateOptions same_run = gate;  // two sides of one run: their processes' noise only
-  same_run.run_variance.clear();
-  same_run.run_variance_runs.clear();
-  GateOptions no_history = gate;
-  no_history.run_variance.clear();
-  no_history.run_variance_runs.clear();
-  no_history.process_variance_history.clear();
-  no_history.run_variance_source.clear();
+  for (const auto& [name, values] : per_run) add_history_noise(g.gate, name, values);
+  g.gate.run_variance_source = "the selftest's " + std::to_string(runs.a_runs.size()) + " runs of the same build";
+  g.same_run = g.gate;
+  g.same_run.run_variance.clear();
+  g.same_run.run_variance_runs.clear();
+  g.no_history = g.same_run;
+  g.no_history.process_variance_history.clear();
+  g.no_history.run_variance_source.clear();
+  return g;
+}
 
-  // Noise per benchmark (process to process, from A1) and run to run: the bands.
+// Each benchmark's process-to-process noise (robust SD of the log value, from A1): its band.
+std::map<std::string, double> process_noise(const Pool& pool) {
   std::map<std::string, double> noise;
-  for (const auto& [name, entries] : a_pools[0].time) {
+  for (const auto& [name, entries] : pool.time) {
     std::vector<double> v;
     for (const auto& e : entries) v.push_back(std::log(entry_value(e)));
     noise[name] = v.size() > 1 ? stats::kMadToSigma * stats::mad(v) : 0;
   }
-  std::vector<double> noises, run_noises;
-  for (const auto& [name, cv] : noise) noises.push_back(cv);
-  for (const auto& [name, v] : gate.run_variance) run_noises.push_back(std::sqrt(v));
+  return noise;
+}
 
-  std::mt19937_64 rng(args.seed ? args.seed : 20261124);
-  std::map<std::string, std::map<std::string, Tally>> tallies;  // instrument -> kind -> tally
+// instrument -> kind (aa, planted_<L>pct) -> tally, over gates drawn from the runs.
+struct SelftestTallies {
+  std::map<std::string, std::map<std::string, Tally>> by_instrument;
   Tally aa_without_history;
-  const std::size_t runs = a_runs.size();
+};
+
+SelftestTallies draw_gates(const SelftestArgs& args, const SelftestRuns& s, const SelftestGates& g,
+                           const std::map<std::string, double>& noise, int n, int ni) {
+  std::mt19937_64 rng(args.seed ? args.seed : 20261124);
+  SelftestTallies t;
+  auto& tallies = t.by_instrument;
+  const std::size_t runs = s.a_runs.size();
   for (int d = 0; d < args.trials; ++d) {
     // Two different runs of the same build, n processes of each.
     const std::size_t i = rng() % runs, j = (i + 1 + rng() % (runs - 1)) % runs;
-    const auto base = draw(a_runs[i], a_pools[i], n, ni, rng), cur = draw(a_runs[j], a_pools[j], n, ni, rng);
-    const GateReport report = compare_runs(base, cur, gate, "A", "A'");
+    const auto base = draw(s.a_runs[i], s.a_pools[i], n, ni, rng), cur = draw(s.a_runs[j], s.a_pools[j], n, ni, rng);
+    const GateReport report = compare_runs(base, cur, g.gate, "A", "A'");
     for (const char* instrument : {"time", "instructions"}) tally_gate(tallies[instrument]["aa"], report, instrument, noise);
     tally_combined(tallies["whole gate"]["aa"], report);
-    tally_gate(aa_without_history, compare_runs(base, cur, no_history, "A", "A'"), "time", noise);
+    tally_gate(t.aa_without_history, compare_runs(base, cur, g.no_history, "A", "A'"), "time", noise);
     tallies["time"]["aa"].compare_py_flags += compare_py_flags(base, cur);
   }
-  for (int level : levels) {
-    const Pool pp = pool_of(planted[level]);
+  for (int level : kPlantedLevels) {
+    const nlohmann::json& planted = s.planted.at(level);
+    const Pool pp = pool_of(planted);
     const std::string kind = "planted_" + std::to_string(level) + "pct";
     for (int d = 0; d < std::max(1, args.trials / 2); ++d) {
       const std::size_t i = rng() % (runs - 1);  // a baseline run: any A run but A' (same run as the planted side)
-      const auto base = draw(a_runs[i], a_pools[i], n, ni, rng), cur = draw(planted[level], pp, n, ni, rng);
-      const GateReport report = compare_runs(base, cur, gate, "A", kind);
+      const auto base = draw(s.a_runs[i], s.a_pools[i], n, ni, rng), cur = draw(planted, pp, n, ni, rng);
+      const GateReport report = compare_runs(base, cur, g.gate, "A", kind);
       for (const char* instrument : {"time", "instructions"}) tally_gate(tallies[instrument][kind], report, instrument, noise);
       tally_combined(tallies["whole gate"][kind], report);
       tallies["time"][kind].compare_py_flags += compare_py_flags(base, cur);
       // The same planted side against A' of its own run (what `pairbench ab` compares): no day
       // between them, so no run-to-run noise; this is where time can decide small changes.
-      const auto same = draw(a_runs.back(), a_pools.back(), n, ni, rng);
-      tally_gate(tallies["time, same run"][kind], compare_runs(same, cur, same_run, "A'", kind), "time", noise);
+      const auto same = draw(s.a_runs.back(), s.a_pools.back(), n, ni, rng);
+      tally_gate(tallies["time, same run"][kind], compare_runs(same, cur, g.same_run, "A'", kind), "time", noise);
     }
   }
+  return t;
+}
 
-  // What was planted, as measured: per level, the median over benchmarks of the planted side's
-  // median against A' (same run; time oriented so + = worse), and the same for instruction counts.
+// What was planted, as measured: per level, the median over benchmarks of the planted side's
+// median against A' (same run; time oriented so + = worse), and the same for instruction counts.
+nlohmann::json planted_as_measured(const SelftestRuns& s) {
   std::map<std::string, std::string> better_of;
-  for (const auto& e : a_runs.back()["pairbench"]["experiments"]) better_of[e["name"]] = e["better"];
+  for (const auto& e : s.a_runs.back()["pairbench"]["experiments"]) better_of[e["name"]] = e["better"];
   nlohmann::json realised = nlohmann::json::object();
-  for (int level : levels) {
-    const Pool pp = pool_of(planted[level]);
+  for (int level : kPlantedLevels) {
+    const Pool pp = pool_of(s.planted.at(level));
     for (const bool instructions : {false, true}) {
-      const auto& a_by = instructions ? a_pools.back().instructions : a_pools.back().time;
+      const auto& a_by = instructions ? s.a_pools.back().instructions : s.a_pools.back().time;
       const auto& p_by = instructions ? pp.instructions : pp.time;
       std::vector<double> changes;
       for (const auto& [name, entries] : p_by) {
@@ -436,11 +448,31 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
       }
     }
   }
-  // Instruction counts: their spread within a run (the processes of one run) and from run to run
-  // (the medians of the same-build runs), per benchmark, as a CV.
+  return realised;
+}
+
+double share_at_most(const std::vector<double>& v, double bound) {
+  return v.empty() ? 0.0 : static_cast<double>(std::count_if(v.begin(), v.end(), [&](double x) { return x <= bound; })) /
+                               static_cast<double>(v.size());
+}
+
+double mean_wall(const std::vector<Pool>& pools, bool instructions) {
+  double sum = 0;
+  long count = 0;
+  for (const Pool& p : pools) {
+    for (const auto& [name, entries] : instructions ? p.instructions : p.time) {
+      for (const auto& e : entries) sum += e.value("process_wall_s", 0.0), ++count;
+    }
+  }
+  return count ? sum / static_cast<double>(count) : 0.0;
+}
+
+// Instruction counts: their spread within a run (the processes of one run) and from run to run
+// (the medians of the same-build runs), per benchmark, as a CV.
+nlohmann::json instruction_count_spread(const std::vector<Pool>& pools) {
   std::vector<double> count_cv_within, count_cv_runs;
   std::map<std::string, std::vector<double>> count_medians;
-  for (const Pool& p : a_pools) {
+  for (const Pool& p : pools) {
     for (const auto& [name, entries] : p.instructions) {
       std::vector<double> c;
       for (const auto& e : entries) c.push_back(e["instructions_per_iteration"].get<double>());
@@ -451,22 +483,16 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   for (const auto& [name, medians] : count_medians) {
     if (medians.size() >= 2) count_cv_runs.push_back(stats::cv(medians));
   }
-  auto share_at_most = [](const std::vector<double>& v, double bound) {
-    return v.empty() ? 0.0 : static_cast<double>(std::count_if(v.begin(), v.end(), [&](double x) { return x <= bound; })) /
-                                 static_cast<double>(v.size());
-  };
-  auto mean_wall = [](const std::vector<Pool>& pools, bool instructions) {
-    double sum = 0;
-    long count = 0;
-    for (const Pool& p : pools) {
-      for (const auto& [name, entries] : instructions ? p.instructions : p.time) {
-        for (const auto& e : entries) sum += e.value("process_wall_s", 0.0), ++count;
-      }
-    }
-    return count ? sum / static_cast<double>(count) : 0.0;
-  };
-  // `history` and a gate from the database over 1000 nightly runs x 300 benchmarks (SQLite);
-  // `pairbench history speed` measures any size on either back end.
+  return {{"run_to_run_median", count_cv_runs.empty() ? 0.0 : stats::median(count_cv_runs)},
+          {"run_to_run_max", count_cv_runs.empty() ? 0.0 : *std::max_element(count_cv_runs.begin(), count_cv_runs.end())},
+          {"run_to_run_share_at_most_0_5pct", share_at_most(count_cv_runs, 0.005)},
+          {"within_run_median", count_cv_within.empty() ? 0.0 : stats::median(count_cv_within)},
+          {"benchmarks", count_cv_runs.size()}};
+}
+
+// `history` and a gate from the database over 1000 nightly runs x 300 benchmarks (SQLite);
+// `pairbench history speed` measures any size on either back end.
+nlohmann::json selftest_history_speed() {
   char speed_dir[] = "/tmp/pairbench-selftest-history-XXXXXX";
   if (!mkdtemp(speed_dir)) throw std::runtime_error("selftest: cannot create a temporary directory");
   nlohmann::json speed;
@@ -477,52 +503,21 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
     throw;
   }
   fs::remove_all(speed_dir);
+  return speed;
+}
 
-  nlohmann::json result;
-  result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")},
-                       {"cpu_count", env.fingerprint.value("cpu_count", 0)},
-                       {"machine_key", env.fingerprint.value("machine_key", "")}};
-  result["runs"] = {{"directory", dir}, {"same_build_runs", runs}, {"planted_levels_pct", levels}};
-  result["profile"] = args.profile;
-  result["processes_per_side"] = n;
-  result["instruction_processes_per_side"] = ni;
-  result["benchmarks"] = noise.size();
-  result["draws"] = {{"aa", args.trials}, {"planted", std::max(1, args.trials / 2)}};
-  result["gate"] = {{"threshold", gate.threshold}, {"instructions_threshold", gate.instructions_threshold},
-                    {"alpha", gate.alpha}, {"correction", gate.correction}, {"moderation", gate.moderation},
-                    {"run_variance_source", gate.run_variance_source}};
-  result["instruction_counter"] = a_runs[0]["pairbench"]["sampling"].value("instruction_counter", "none");
-  result["time_noise"] = {{"process_to_process_median", noises.empty() ? 0.0 : stats::median(noises)},
-                          {"run_to_run_median", run_noises.empty() ? 0.0 : stats::median(run_noises)},
-                          {"run_to_run_q75", run_noises.empty() ? 0.0 : stats::quantile(run_noises, 0.75)}};
-  for (const auto& [instrument, by_kind] : tallies) {
-    for (const auto& [kind, t] : by_kind) result["results"][instrument][kind] = tally_json(t);
-  }
-  result["results"]["time"]["aa_without_run_to_run_noise"] = tally_json(aa_without_history);
-  result["planted_as_measured"] = realised;
-  result["instruction_count_cv"] = {
-      {"run_to_run_median", count_cv_runs.empty() ? 0.0 : stats::median(count_cv_runs)},
-      {"run_to_run_max", count_cv_runs.empty() ? 0.0 : *std::max_element(count_cv_runs.begin(), count_cv_runs.end())},
-      {"run_to_run_share_at_most_0_5pct", share_at_most(count_cv_runs, 0.005)},
-      {"within_run_median", count_cv_within.empty() ? 0.0 : stats::median(count_cv_within)},
-      {"benchmarks", count_cv_runs.size()}};
-  result["seconds_per_decision"] = {{"time", 2 * n * mean_wall(a_pools, false)},
-                                    {"instructions", 2 * ni * mean_wall(a_pools, true)}};
-  result["history_and_gate_speed"] = speed;
-  result["analysis_wall_s"] = std::chrono::duration<double>(Clock::now() - start).count();
-  result["note"] =
-      "Gates are drawn from real processes: for A/A, n processes of one run and n of another run of the same "
-      "build (runs A1.. and Y's A'); for detection, a baseline run against Y's planted side. Draws share "
-      "processes, so the rates are resampling estimates from these runs.";
-
+// The terminal report of the self-test's result (`result` as written with --out).
+void print_selftest(const nlohmann::json& result, const SelftestTallies& t, const std::string& cpu_model) {
   std::printf("\npairbench selftest: %s profile, %d processes per side (%d counting), %zu benchmarks, %zu runs of "
               "the same build, on %s\n",
-              args.profile.c_str(), n, ni, noise.size(), runs, env.fingerprint.value("cpu_model", "").c_str());
+              result["profile"].get<std::string>().c_str(), result["processes_per_side"].get<int>(),
+              result["instruction_processes_per_side"].get<int>(), result["benchmarks"].get<std::size_t>(),
+              result["runs"]["same_build_runs"].get<std::size_t>(), cpu_model.c_str());
   std::printf("  time noise: process to process %.1f%% (median robust SD), run to run %.1f%% (median; 75th pct %.1f%%)\n",
               100 * result["time_noise"]["process_to_process_median"].get<double>(),
               100 * result["time_noise"]["run_to_run_median"].get<double>(),
               100 * result["time_noise"]["run_to_run_q75"].get<double>());
-  for (const auto& [instrument, by_kind] : tallies) {
+  for (const auto& [instrument, by_kind] : t.by_instrument) {
     const Tally none;
     const Tally& aa = by_kind.count("aa") ? by_kind.at("aa") : none;
     if (aa.gates == 0) {
@@ -534,26 +529,26 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
     }
     if (instrument == "time") {
       std::printf("    without the run-to-run noise from history: %d of %d (%.1f%%)\n",
-                  aa_without_history.gates_with_regression, aa_without_history.gates,
-                  100 * rate(aa_without_history.gates_with_regression, aa_without_history.gates));
+                  t.aa_without_history.gates_with_regression, t.aa_without_history.gates,
+                  100 * rate(t.aa_without_history.gates_with_regression, t.aa_without_history.gates));
     }
-    for (int level : levels) {
+    for (int level : kPlantedLevels) {
       const std::string kind = "planted_" + std::to_string(level) + "pct";
       if (!by_kind.count(kind)) continue;
-      const Tally& t = by_kind.at(kind);
-      std::printf("    planted %2d%%: caught %.1f%% of decisions", level, 100 * rate(t.regressions, t.decisions));
-      for (const auto& [band, cd] : t.by_band) {
+      const Tally& k = by_kind.at(kind);
+      std::printf("    planted %2d%%: caught %.1f%% of decisions", level, 100 * rate(k.regressions, k.decisions));
+      for (const auto& [band, cd] : k.by_band) {
         if (instrument.rfind("time", 0) == 0) std::printf("; %s %.1f%%", band.c_str(), 100 * rate(cd.first, cd.second));
       }
-      if (instrument == "whole gate") std::printf(" (of %ld benchmarks per gate)", t.gates ? t.decisions / t.gates : 0);
-      if (instrument == "time") std::printf("; compare.py %.1f%%", 100 * rate(t.compare_py_flags, t.decisions));
+      if (instrument == "whole gate") std::printf(" (of %ld benchmarks per gate)", k.gates ? k.decisions / k.gates : 0);
+      if (instrument == "time") std::printf("; compare.py %.1f%%", 100 * rate(k.compare_py_flags, k.decisions));
       std::printf("\n");
     }
     if (instrument == "time") {
       std::printf("    compare.py rule on A/A: %.2f false flags per gate\n", rate(aa.compare_py_flags, aa.gates));
     }
   }
-  for (const auto& [instrument, by_side] : realised.items()) {
+  for (const auto& [instrument, by_side] : result["planted_as_measured"].items()) {
     std::printf("  planted, as measured (%s):", instrument.c_str());
     for (const auto& [side, q] : by_side.items()) std::printf(" %s %+.1f%%;", side.c_str(), 100 * q["median"].get<double>());
     std::printf("\n");
@@ -561,11 +556,79 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   std::printf("  instruction counts: run-to-run CV median %.4f%%, max %.3f%%; %.0f%% of %zu benchmarks at <= 0.5%%\n",
               100 * result["instruction_count_cv"]["run_to_run_median"].get<double>(),
               100 * result["instruction_count_cv"]["run_to_run_max"].get<double>(),
-              100 * share_at_most(count_cv_runs, 0.005), count_cv_runs.size());
+              100 * result["instruction_count_cv"]["run_to_run_share_at_most_0_5pct"].get<double>(),
+              result["instruction_count_cv"]["benchmarks"].get<std::size_t>());
   std::printf("  seconds of processes per decision: time %.2f s, instructions %.2f s\n",
               result["seconds_per_decision"]["time"].get<double>(), result["seconds_per_decision"]["instructions"].get<double>());
+  const nlohmann::json& speed = result["history_and_gate_speed"];
   std::printf("  history over %d runs x %d benchmarks: %.2f s; gate: %.3f s\n", speed["runs"].get<int>(),
               speed["benchmarks"].get<int>(), speed["history_s"].get<double>(), speed["gate_s"].get<double>());
+}
+
+int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
+  RunArgs run_args;
+  run_args.profile = args.profile;
+  run_args.repetitions = args.repetitions;
+  run_args.min_time_s = args.min_time_s;
+  const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
+  const RunOptions profile = run_options(run_args, env.fingerprint.value("machine_key", ""));
+  const int n = profile.repetitions;
+  const int ni = std::max(2, args.instruction_processes);
+  const std::string dir = args.runs_dir.empty() ? "results/selftest" : args.runs_dir;
+  const auto start = Clock::now();
+
+  if (!args.from_runs) {
+    const auto experiments = select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
+                                                args.experiments.empty() ? "dispatch,alloc,copy,data,ops,precision"
+                                                                         : args.experiments,
+                                                args.arms);
+    if (args.pairing_study) return pairing_study(args, experiments, profile, env);
+    if (const int status = measure_selftest_runs(args, experiments, profile, env, dir)) return status;
+  }
+
+  // --- Analysis, from the run files (--from re-reads them) ------------------------------------
+  const SelftestRuns runs = read_selftest_runs(dir);
+  const SelftestGates gates = selftest_gates(args.gate.options, runs);
+  const GateOptions& gate = gates.gate;
+  const std::map<std::string, double> noise = process_noise(runs.a_pools[0]);
+  std::vector<double> noises, run_noises;
+  for (const auto& [name, cv] : noise) noises.push_back(cv);
+  for (const auto& [name, v] : gate.run_variance) run_noises.push_back(std::sqrt(v));
+  const SelftestTallies tallies = draw_gates(args, runs, gates, noise, n, ni);
+  const nlohmann::json speed = selftest_history_speed();
+
+  nlohmann::json result;
+  result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")},
+                       {"cpu_count", env.fingerprint.value("cpu_count", 0)},
+                       {"machine_key", env.fingerprint.value("machine_key", "")}};
+  result["runs"] = {{"directory", dir}, {"same_build_runs", runs.a_runs.size()}, {"planted_levels_pct", kPlantedLevels}};
+  result["profile"] = args.profile;
+  result["processes_per_side"] = n;
+  result["instruction_processes_per_side"] = ni;
+  result["benchmarks"] = noise.size();
+  result["draws"] = {{"aa", args.trials}, {"planted", std::max(1, args.trials / 2)}};
+  result["gate"] = {{"threshold", gate.threshold}, {"instructions_threshold", gate.instructions_threshold},
+                    {"alpha", gate.alpha}, {"correction", gate.correction}, {"moderation", gate.moderation},
+                    {"run_variance_source", gate.run_variance_source}};
+  result["instruction_counter"] = runs.a_runs[0]["pairbench"]["sampling"].value("instruction_counter", "none");
+  result["time_noise"] = {{"process_to_process_median", noises.empty() ? 0.0 : stats::median(noises)},
+                          {"run_to_run_median", run_noises.empty() ? 0.0 : stats::median(run_noises)},
+                          {"run_to_run_q75", run_noises.empty() ? 0.0 : stats::quantile(run_noises, 0.75)}};
+  for (const auto& [instrument, by_kind] : tallies.by_instrument) {
+    for (const auto& [kind, t] : by_kind) result["results"][instrument][kind] = tally_json(t);
+  }
+  result["results"]["time"]["aa_without_run_to_run_noise"] = tally_json(tallies.aa_without_history);
+  result["planted_as_measured"] = planted_as_measured(runs);
+  result["instruction_count_cv"] = instruction_count_spread(runs.a_pools);
+  result["seconds_per_decision"] = {{"time", 2 * n * mean_wall(runs.a_pools, false)},
+                                    {"instructions", 2 * ni * mean_wall(runs.a_pools, true)}};
+  result["history_and_gate_speed"] = speed;
+  result["analysis_wall_s"] = std::chrono::duration<double>(Clock::now() - start).count();
+  result["note"] =
+      "Gates are drawn from real processes: for A/A, n processes of one run and n of another run of the same "
+      "build (runs A1.. and Y's A'); for detection, a baseline run against Y's planted side. Draws share "
+      "processes, so the rates are resampling estimates from these runs.";
+  print_selftest(result, tallies, env.fingerprint.value("cpu_model", ""));
   if (!args.out.empty()) {
     write_json_atomically(args.out, result);
     std::printf("wrote %s (run files in %s)\n", args.out.c_str(), dir.c_str());
