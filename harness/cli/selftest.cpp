@@ -578,10 +578,11 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   const auto start = Clock::now();
 
   if (!args.from_runs) {
-    const auto experiments = select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
-                                                args.experiments.empty() ? "dispatch,alloc,copy,data,ops,precision"
-                                                                         : args.experiments,
-                                                args.arms);
+    auto experiments = select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
+                                          args.experiments, args.arms);
+    // By default every comparison the catalogue declares, in every area; a machine limit has no
+    // baseline to plant a change against.
+    if (args.experiments.empty()) std::erase_if(experiments, [](const ExperimentEntry& e) { return e.kind != "comparison"; });
     if (args.pairing_study) return pairing_study(args, experiments, profile, env);
     if (const int status = measure_selftest_runs(args, experiments, profile, env, dir)) return status;
   }
@@ -645,7 +646,8 @@ Command command_selftest() {
           "a bench binary's output, a calibration cache or a run file (selftest)", [](CLI::App& cmd) -> CommandAction {
             auto a = std::make_shared<SelftestArgs>();
             auto bench_dir = std::make_shared<std::string>(default_bench_dir());
-            cmd.add_option("--experiments", a->experiments, "comma-separated experiment names or areas")
+            cmd.add_option("--experiments", a->experiments,
+                           "comma-separated experiment names or areas (default: every comparison experiment)")
                 ->check(name_list("experiment names or areas"));
             cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
             cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
