@@ -170,6 +170,10 @@ TEST_P(HistoryCli, GateACommitOnEveryMachineNamesThoseItCannotGate) {
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_NE(line_with(r.output, "box-no-baseline").find("no baseline"), std::string::npos) << r.output;
   EXPECT_NE(line_with(r.output, "box-other").find(" o0"), std::string::npos) << r.output;  // gated
+  // Under --undecided pass the table says what the exit status says: no machine shows "undecided".
+  for (const std::string machine : {"box-regressed", "box-same", "box-other"}) {
+    EXPECT_EQ(line_with(r.output, machine).find(" undecided "), std::string::npos) << r.output;
+  }
   r = pairbench({"gate", "--db", db(), "--commit", "fedcba9876"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no run of fedcba9876 on any machine"), std::string::npos) << r.output;
