@@ -4,7 +4,8 @@
 # Exit: 0 gate passed; 1 regression (or a benchmark that stopped working, or the fuzzing tier
 # found a crash, hang or leak: ci/fuzz.sh, after the measurements); 4 the gate could not
 # decide some benchmark (UNDECIDED=pass accepts that and exits 0; the summary still says so);
-# 3 a benchmark crashed, hung or was wrong (the rest still gated); 2 bad input.
+# 3 a benchmark crashed, hung or was wrong (the rest still gated), or the database write failed
+# (before any regression: the run is not in the history until replayed); 2 bad input.
 # Runs by hand too: `ci/nightly.sh` (PROFILE=quick for a short rehearsal).
 # PAIRBENCH_DB (a SQLite path or a postgresql:// URL, e.g. the database a fleet of machines
 # shares): every command that takes --db gets it; when the run cannot be stored there, the run
@@ -65,11 +66,17 @@ if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$artifacts/gate.md" ]; then
 fi
 echo "artifacts: $artifacts"
 [ -f "$artifacts/gate.json" ] && echo "gate: $(sed -n 's/^  "headline": "\(.*\)",$/\1/p' "$artifacts/gate.json")"
-# A regression outranks everything; then a crashed benchmark or a failed database write (3); then
-# an undecided gate.
-if [ -n "$db_failure" ]; then echo "$db_failure_line" >&2; fi
+# A failed database write comes first (3): the run is not in the history that the fleet's gate and
+# the next nights read, so nothing is settled until it is replayed; a regression the gate found is
+# named beside it. Then a regression (1); then a crashed benchmark (3); then an undecided gate.
+if [ -n "$db_failure" ]; then
+  if [ "$gate_status" = 1 ]; then
+    echo "ci/nightly.sh: the gate also found a regression ($artifacts/gate.md); it stands once the run is replayed" >&2
+  fi
+  echo "$db_failure_line" >&2
+  exit 3
+fi
 if [ "$gate_status" = 1 ]; then exit 1; fi
-if [ -n "$db_failure" ] && [ "$run_status" = 0 ]; then exit 3; fi
 if [ "$run_status" != 0 ]; then exit "$run_status"; fi
 if [ "$fuzz_status" != 0 ]; then echo "ci/nightly.sh: the fuzz tier failed: $artifacts/fuzz.txt" >&2; exit 1; fi
 exit "$gate_status"

@@ -2,6 +2,7 @@
 // in duet pairs), instruction-counting processes; collecting their Google Benchmark JSON and
 // timed-region records. SIGINT/SIGTERM stop it between processes (harness/exec/interrupt.h).
 #include "harness/exec/runner.h"
+#include "harness/exec/scratch.h"
 
 #include <unistd.h>
 
@@ -559,7 +560,8 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   const std::vector<Job> runnable = runnable_jobs(sides, outcome);
 
   // Under $TMPDIR (or /tmp); removed with everything in it on every way out of this function.
-  const kernels::TempDir run_tmp("pairbench-run");
+  remove_stale_run_scratch();  // left by a run that was killed or interrupted twice
+  const kernels::TempDir run_tmp(run_scratch_prefix());
   Context ctx{sides, options, run_tmp.path().string(), {}};
   const bool any_instructions = options.instruction_processes > 0 &&
                                 std::any_of(runnable.begin(), runnable.end(), [](const Job& j) { return j.benchmark->instructions; });

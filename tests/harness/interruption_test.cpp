@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -243,6 +244,45 @@ void interrupt_mid_run(int sig, int expected_status, const std::string& name) {
 TEST(Interruption, SigintKeepsFinishedSamplesAndLeavesNothingBehind) { interrupt_mid_run(SIGINT, 130, "SIGINT"); }
 
 TEST(Interruption, SigtermKeepsFinishedSamplesAndLeavesNothingBehind) { interrupt_mid_run(SIGTERM, 143, "SIGTERM"); }
+
+// A second SIGINT ends pairbench at once, before it can remove its run directory (with the bench
+// processes' scratch inside); the next run removes what a dead pairbench left, and nothing else.
+TEST(Interruption, TheNextRunRemovesWhatASecondSigintLeft) {
+  TestDir dir;
+  const std::string tmp = dir.path + "/tmp";
+  fs::create_directories(tmp);
+  // Somebody else's directory that merely looks like ours, and one of a live pairbench (this test).
+  fs::create_directories(tmp + "/pairbench-run-notapid-x");
+  const std::string live = tmp + "/pairbench-run-" + std::to_string(getpid()) + "-live";
+  fs::create_directories(live);
+  auto args = sleepy_run("40", dir.path + "/run.json");
+  args.push_back("--no-history");
+  Background run(args, {{"TMPDIR", tmp}}, dir.path);
+  ASSERT_TRUE(run.wait_for("[2/40]", 60s)) << run.output();
+  ASSERT_TRUE(eventually([&] { return has_entry(tmp, "pairbench-slow-bench-"); }, 30s)) << listing(tmp);
+  run.send(SIGINT);
+  run.send(SIGINT);
+  run.drain();
+  ASSERT_EQ(run.wait_exit(30s), 130) << run.output();
+  EXPECT_TRUE(processes_mentioning(dir.path).empty());
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp)) ++entries;
+  ASSERT_EQ(entries, 3u) << "the killed run's directory is left (else this test shows nothing)\n" << listing(tmp);
+
+  auto next = sleepy_run("1", dir.path + "/next.json");
+  next.push_back("--no-history");
+  const ProcessResult r = run_process([&] {
+    std::vector<std::string> argv = {PAIRBENCH_EXE};
+    argv.insert(argv.end(), next.begin(), next.end());
+    return argv;
+  }(), {{"TMPDIR", tmp}}, 120s);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(tmp)) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  const std::vector<std::string> expected = {"pairbench-run-" + std::to_string(getpid()) + "-live", "pairbench-run-notapid-x"};
+  EXPECT_EQ(left, expected) << listing(tmp);
+}
 
 // The handler itself, in a forked child: the first signal is recorded and stops any launch; the
 // second kills the tracked child groups and exits 130 at once.
