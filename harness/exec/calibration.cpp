@@ -36,6 +36,11 @@ bool calibration_drifted(const Calibration& c, double observed) {
   return ratio > 3 || ratio < 1.0 / 3;
 }
 
+bool wildly_off(double a, double b) {
+  if (!(a > 0) || !(b > 0)) return false;
+  return a / b > kWildlyOffRatio || b / a > kWildlyOffRatio;
+}
+
 CalibrationCache::CalibrationCache(std::string path) : path_(std::move(path)) {
   if (path_.empty()) return;
   const std::string why = non_regular_reason(path_);
@@ -63,9 +68,15 @@ CalibrationCache::CalibrationCache(std::string path) : path_(std::move(path)) {
                     e.string_or("calibrated_at", "")};
       if (c.measured_s_per_iteration > 0 && c.wall_s_per_iteration >= 0) entries_[name] = c;
     }
+    if (const auto failed = root.find("uncalibratable")) {
+      for (const auto& [name, e] : failed->members()) {
+        failures_[name] = {e["reason"].string(), e.string_or("at", "")};
+      }
+    }
   } catch (const std::exception& e) {
     // Errors name the file and the field (JsonField); a bad cache only costs a calibration.
     entries_.clear();
+    failures_.clear();
     load_problem_ = std::string(e.what()) + "; ignored, calibrating again";
   }
 }
@@ -75,7 +86,22 @@ const Calibration* CalibrationCache::find(const std::string& benchmark) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-void CalibrationCache::put(const std::string& benchmark, const Calibration& c) { entries_[benchmark] = c; }
+void CalibrationCache::put(const std::string& benchmark, const Calibration& c) {
+  entries_[benchmark] = c;
+  failures_.erase(benchmark);
+}
+
+void CalibrationCache::forget(const std::string& benchmark) { entries_.erase(benchmark); }
+
+const CalibrationCache::Failure* CalibrationCache::failure(const std::string& benchmark) const {
+  const auto it = failures_.find(benchmark);
+  return it == failures_.end() ? nullptr : &it->second;
+}
+
+void CalibrationCache::put_failure(const std::string& benchmark, const std::string& reason) {
+  entries_.erase(benchmark);
+  failures_[benchmark] = {reason, utc_stamp("%Y-%m-%dT%H:%M:%SZ")};
+}
 
 std::string CalibrationCache::save() const {
   if (path_.empty()) return "";
@@ -84,6 +110,10 @@ std::string CalibrationCache::save() const {
     doc["benchmarks"][name] = {{"measured_s_per_iteration", c.measured_s_per_iteration},
                                {"wall_s_per_iteration", c.wall_s_per_iteration},
                                {"calibrated_at", c.calibrated_at}};
+  }
+  if (!failures_.empty()) {
+    doc["uncalibratable"] = nlohmann::json::object();
+    for (const auto& [name, f] : failures_) doc["uncalibratable"][name] = {{"reason", f.reason}, {"at", f.at}};
   }
   try {
     std::error_code ec;

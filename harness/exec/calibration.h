@@ -40,6 +40,12 @@ inline constexpr double kMaxSimulatedIterationS = 0.05;
 // its count is kept (only --recalibrate renews it). `observed`: this run's median seconds per iteration.
 bool calibration_drifted(const Calibration& c, double observed_s_per_iteration);
 
+// Orders of magnitude apart (100x either way): a calibration that far from the benchmark's own
+// later iterations, or whose own batches disagree that much, measured something else (a hang, a
+// one-off stall) and is refused rather than cached.
+inline constexpr double kWildlyOffRatio = 100;
+bool wildly_off(double a_s_per_iteration, double b_s_per_iteration);
+
 // The per-machine cache: results/calibration/<machine_key>.json. A missing file is empty; an
 // unreadable or malformed one is reported once and replaced on save (it only costs a calibration).
 class CalibrationCache {
@@ -47,6 +53,14 @@ class CalibrationCache {
   explicit CalibrationCache(std::string path = "");  // "" = in memory only
   const Calibration* find(const std::string& benchmark) const;
   void put(const std::string& benchmark, const Calibration& c);
+  void forget(const std::string& benchmark);
+  // Benchmarks that could not be calibrated, with why and when: remembered, so that a run names
+  // them once and uses the fallback count instead of retrying (--recalibrate retries).
+  struct Failure {
+    std::string reason, at;
+  };
+  const Failure* failure(const std::string& benchmark) const;
+  void put_failure(const std::string& benchmark, const std::string& reason);
   // Writes the cache atomically; returns "" or the reason it could not be written.
   std::string save() const;
   const std::string& path() const { return path_; }
@@ -55,6 +69,7 @@ class CalibrationCache {
  private:
   std::string path_, load_problem_;
   std::map<std::string, Calibration> entries_;
+  std::map<std::string, Failure> failures_;
 };
 
 }  // namespace pairbench::harness

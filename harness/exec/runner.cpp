@@ -158,7 +158,8 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   } else {
     argv.push_back("--pairbench_iterations=" + std::to_string(job.iterations));
   }
-  if (job.kind == Kind::kTime) argv.push_back("--pairbench_batches=" + std::to_string(ctx.options.plan.batches));
+  // Calibration too: its batches show a stall inside the ramp (calibration_problem).
+  if (job.kind != Kind::kInstructions) argv.push_back("--pairbench_batches=" + std::to_string(ctx.options.plan.batches));
   if (job.kind == Kind::kInstructions) argv.push_back("--pairbench_count_instructions=" + ctx.counter.name);
 
   // The simulator runs the timed regions ~50x slower: give it room.
@@ -232,8 +233,37 @@ struct Calibrated {
   double wall_s = 0;
 };
 
+// Why a calibration process's record cannot size the benchmark ("" when it can): no value, or its
+// in-process batches orders of magnitude apart (a stall or hang inside the ramp's last step).
+std::string calibration_problem(const Sample& s) {
+  if (!s.has_value || !s.gbench.contains("pairbench_record")) {
+    return s.reason.empty() ? "the calibration process produced no timing" : s.reason;
+  }
+  const auto& rec = s.gbench["pairbench_record"];
+  if (rec.value("iterations_recorded", 0.0) <= 0 || rec.value("measured_s", 0.0) <= 0) {
+    return "the calibration process timed no iteration";
+  }
+  const auto seconds = rec.value("batch_seconds", std::vector<double>{});
+  const auto iterations = rec.value("batch_iterations", std::vector<double>{});
+  double lo = 0, hi = 0;
+  for (std::size_t b = 0; b < std::min(seconds.size(), iterations.size()); ++b) {
+    if (iterations[b] <= 0 || seconds[b] <= 0) continue;
+    const double per = seconds[b] / iterations[b];
+    lo = lo > 0 ? std::min(lo, per) : per;
+    hi = std::max(hi, per);
+  }
+  if (wildly_off(lo, hi)) {
+    char why[200];
+    std::snprintf(why, sizeof why, "calibration refused: its batches took from %.3g to %.3g s per iteration", lo, hi);
+    return why;
+  }
+  return "";
+}
+
 // Fixed iteration counts for every runnable benchmark: from the cache, or from one calibration
 // process (Google Benchmark's ramp to the profile's measured time per process) that is not kept.
+// A benchmark that cannot be calibrated is remembered in the cache with why and not retried
+// (--recalibrate retries); its processes run the fallback count and the run names it once.
 Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, CalibrationCache& cache) {
   Calibrated out;
   const auto start = Clock::now();
@@ -241,7 +271,7 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
   for (const Job& j : runnable) first.emplace(j.benchmark->name, &j);
   std::vector<const Job*> missing;
   for (const auto& [name, job] : first) {
-    if (ctx.options.recalibrate || !cache.find(name)) missing.push_back(job);
+    if (ctx.options.recalibrate || (!cache.find(name) && !cache.failure(name))) missing.push_back(job);
   }
   int done = 0;
   for (const Job* j : missing) {
@@ -255,11 +285,15 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
     if (ctx.options.progress_tty) {
       std::cerr << "\r\033[Kcalibrating " << done << "/" << missing.size() << " " << c.benchmark->name << std::flush;
     }
-    if (!s.has_value || !s.gbench.contains("pairbench_record")) continue;  // the timed processes will report why
+    // Not supported here, or wrong: the timed processes report it (and it is no calibration matter).
+    if (s.verification == "not_supported" || s.verification == "incorrect") continue;
+    if (const std::string problem = calibration_problem(s); !problem.empty()) {
+      cache.put_failure(c.benchmark->name, problem);
+      continue;
+    }
     const auto& rec = s.gbench["pairbench_record"];
     const double n = rec.value("iterations_recorded", 0.0);
     const double measured = rec.value("measured_s", 0.0), wall = rec.value("loop_wall_s", 0.0);
-    if (n <= 0 || measured <= 0) continue;
     cache.put(c.benchmark->name, {measured / n, (n > 1 ? wall / (n - 1) : wall / n), utc_stamp("%Y-%m-%dT%H:%M:%SZ")});
     ++out.calibrated;
   }
@@ -274,7 +308,12 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
   }
   for (const auto& [name, job] : first) {
     const Calibration* c = cache.find(name);
-    // Uncalibrated (the calibration process failed): the timed processes will say why.
+    if (const auto* f = cache.failure(name)) {
+      std::cerr << "pairbench: " << name << " is not calibrated (" << f->reason << (f->at.empty() ? "" : ", " + f->at)
+                << "): it runs " << planned_iterations(Calibration{1e-3, 1e-3, ""}, ctx.options.plan)
+                << " iterations per process; --recalibrate tries again\n";
+    }
+    // Uncalibrated: the fallback count (the timed processes say why where they fail).
     const Calibration fallback{1e-3, 1e-3, ""};
     const std::int64_t n = planned_iterations(c ? *c : fallback, ctx.options.plan);
     out.time_iterations[name] = n;
@@ -528,9 +567,10 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
   if (done_processes < total_processes) outcome.interrupted_by = interrupt_signal();
 }
 
-// A benchmark now 3x faster or slower than its calibration keeps its iteration count (a new
+// A benchmark 100x off its calibration has it refused (forgotten: calibrated again next run). One
+// now 3x faster or slower than its calibration keeps its iteration count (a new
 // count would change the work measured, and with it the baseline comparison) and is named.
-void note_drift(const CalibrationCache& cache, RunOutcome& outcome) {
+void note_drift(CalibrationCache& cache, RunOutcome& outcome) {
   std::map<std::string, std::vector<double>> observed;
   for (const Sample& s : outcome.samples) {
     if (s.instrument == "time" && s.has_value && s.iterations > 0 && s.measured_s > 0) {
@@ -539,6 +579,16 @@ void note_drift(const CalibrationCache& cache, RunOutcome& outcome) {
   }
   for (const auto& [name, values] : observed) {
     const Calibration* c = cache.find(name);
+    if (c && wildly_off(c->measured_s_per_iteration, stats::median(values))) {
+      // Orders of magnitude from its own iterations: the calibration measured something else.
+      char why[200];
+      std::snprintf(why, sizeof why, "calibration refused: %.3g s per iteration, its processes took %.3g",
+                    c->measured_s_per_iteration, stats::median(values));
+      std::cerr << "pairbench: " << name << ": " << why << "; calibrated again in the next run\n";
+      outcome.drifted.push_back(name);
+      cache.forget(name);
+      continue;
+    }
     if (c && calibration_drifted(*c, stats::median(values))) {
       outcome.drifted.push_back(name);
       std::cerr << "pairbench: " << name << " runs " << std::fixed;

@@ -197,6 +197,62 @@ TEST(Calibration, CacheRoundTripsAndSurvivesABadFile) {
   EXPECT_NE(broken.load_problem().find(path), std::string::npos);
 }
 
+TEST(Calibration, FailuresAreRememberedAndWildlyOffIsOrdersOfMagnitude) {
+  TempDir dir;
+  const std::string path = dir.path + "/cache.json";
+  {
+    CalibrationCache cache(path);
+    cache.put("ok", {2e-3, 3e-3, ""});
+    cache.put_failure("stuck", "the calibration process timed out after 60 s");
+    EXPECT_EQ(cache.find("stuck"), nullptr);
+    EXPECT_EQ(cache.save(), "");
+  }
+  CalibrationCache again(path);
+  ASSERT_NE(again.failure("stuck"), nullptr);
+  EXPECT_EQ(again.failure("stuck")->reason, "the calibration process timed out after 60 s");
+  EXPECT_FALSE(again.failure("stuck")->at.empty());
+  EXPECT_EQ(again.failure("ok"), nullptr);
+  again.put("stuck", {1e-6, 1e-6, ""});  // calibrated at last: no longer a failure
+  EXPECT_EQ(again.failure("stuck"), nullptr);
+  again.forget("ok");
+  EXPECT_EQ(again.find("ok"), nullptr);
+
+  EXPECT_TRUE(wildly_off(8.05, 200e-9));
+  EXPECT_TRUE(wildly_off(1e-9, 1.01e-7));
+  EXPECT_FALSE(wildly_off(1e-9, 0.99e-7));
+  EXPECT_FALSE(wildly_off(0, 1));  // nothing to compare
+}
+
+// A benchmark whose calibration process crashes is named and remembered, not calibrated again in
+// every run; --recalibrate tries again.
+TEST(Run, AnUncalibratableBenchmarkIsRememberedNotRetried) {
+  TempDir dir;
+  auto run = [&](const std::string& out, bool recalibrate) {
+    std::vector<std::string> argv = {PAIRBENCH_EXE, "run", "--bench-dir", FAULT_BENCH_DIR, "--arms", "ok,crash",
+                                     "--repetitions", "1", "--no-history", "--calibration", dir.path + "/cal.json",
+                                     "--out", out, "--instruction-processes", "0"};
+    if (recalibrate) argv.push_back("--recalibrate");
+    return run_process(argv, {}, std::chrono::seconds(300));
+  };
+  const ProcessResult first = run(dir.path + "/r1.json", false);
+  EXPECT_EQ(first.exit_code, 3) << first.output;  // the crashing arm's processes fail
+  const auto cache = read(dir.path + "/cal.json");
+  ASSERT_TRUE(cache.contains("uncalibratable")) << cache.dump();
+  EXPECT_EQ(cache["uncalibratable"].size(), 2u) << cache.dump();  // crash at size 1 and 2
+  EXPECT_EQ(cache["benchmarks"].size(), 2u) << cache.dump();     // ok at size 1 and 2
+  const ProcessResult second = run(dir.path + "/r2.json", false);
+  EXPECT_EQ(read(dir.path + "/r2.json")["pairbench"]["sampling"]["calibrated_in_this_run"], 0);
+  EXPECT_EQ(second.output.find("pairbench: calibrated"), std::string::npos) << second.output;  // nothing tried
+  std::size_t named = 0;
+  for (std::size_t at = second.output.find("is not calibrated"); at != std::string::npos;
+       at = second.output.find("is not calibrated", at + 1)) {
+    ++named;
+  }
+  EXPECT_EQ(named, 2u) << second.output;  // each once
+  const ProcessResult third = run(dir.path + "/r3.json", true);
+  EXPECT_NE(third.output.find("calibrated 2 of 4 benchmarks"), std::string::npos) << third.output;
+}
+
 TEST(Batches, FollowTheMetricsTimeRelation) {
   const nlohmann::json record = {{"iterations_recorded", 4}, {"measured_s", 4.0},
                                  {"batch_iterations", {2, 2}}, {"batch_seconds", {1.0, 3.0}}};
