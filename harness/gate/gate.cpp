@@ -86,11 +86,11 @@ std::map<std::string, ExperimentInfo> experiments_of(const nlohmann::json& doc) 
 }
 
 // Benchmarks that stopped working: failed or incorrect in this run (pairbench.not_run).
-std::map<std::string, std::string> broken_in(const nlohmann::json& doc, const std::string& instrument) {
+std::map<std::string, std::string> broken_in(const nlohmann::json& doc, Instrument instrument) {
   std::map<std::string, std::string> out;
   for (const auto& n : doc.at("pairbench").value("not_run", nlohmann::json::array())) {
     const std::string v = n.value("verification", "");
-    if (n.value("instrument", "time") != instrument) continue;
+    if (instrument_from_string(n.value("instrument", "time")) != instrument) continue;
     if (v == "failed" || v == "incorrect") out[n.at("name")] = v + ": " + n.value("reason", "");
   }
   return out;
@@ -133,7 +133,7 @@ std::string change_text(const BenchmarkVerdict& v) {
 }
 
 std::string row_name(const BenchmarkVerdict& v) {
-  return v.instrument == "time" ? v.benchmark : v.benchmark + " [instructions]";
+  return v.instrument == Instrument::time ? v.benchmark : v.benchmark + " [instructions]";
 }
 
 double robust_cv_or_zero(const std::vector<double>& values) {
@@ -262,28 +262,33 @@ void add_history_noise(GateOptions& options, const std::string& benchmark, const
   if (h.process_variance >= 0) options.process_variance_history[benchmark] = {h.process_variance, h.process_df};
 }
 
-int GateReport::count(const std::string& verdict) const {
+int GateReport::count(Verdict verdict) const {
   return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return r.verdict == verdict; }));
 }
 
-std::string GateReport::outcome() const {
-  if (failed()) return "regression";
-  if (undecided()) return "undecided";
-  return "pass";
+bool GateReport::failed() const {
+  return std::any_of(rows.begin(), rows.end(), [](const auto& r) { return fails_gate(r.verdict); });
+}
+
+GateOutcome GateReport::outcome() const {
+  if (failed()) return GateOutcome::regression;
+  if (undecided()) return GateOutcome::undecided;
+  return GateOutcome::pass;
 }
 
 int GateReport::exit_status() const {
   if (failed()) return 1;
-  if (undecided() && options.undecided == "fail") return kGateExitUndecided;
+  if (undecided() && options.undecided == UndecidedPolicy::fail) return kGateExitUndecided;
   return 0;
 }
 
 std::string GateReport::headline() const {
   auto plural = [](int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
-  return plural(count("regression"), "regression", "regressions") + ", " + std::to_string(count("undecided")) +
-         " undecided, " + std::to_string(count("unchanged")) + " unchanged (+ " +
-         plural(count("improvement"), "improvement", "improvements") + ", " + std::to_string(count("broken")) +
-         " broken, " + std::to_string(count("new")) + " new, " + std::to_string(count("missing")) + " missing)";
+  return plural(count(Verdict::regression), "regression", "regressions") + ", " +
+         std::to_string(count(Verdict::undecided)) + " undecided, " + std::to_string(count(Verdict::unchanged)) +
+         " unchanged (+ " + plural(count(Verdict::improvement), "improvement", "improvements") + ", " +
+         std::to_string(count(Verdict::broken)) + " broken, " + std::to_string(count(Verdict::new_)) + " new, " +
+         std::to_string(count(Verdict::missing)) + " missing)";
 }
 
 GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,
@@ -324,7 +329,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
 
   // --- time -------------------------------------------------------------------------------
   const auto base = time_sides(baseline), cur = time_sides(current);
-  const auto broken = broken_in(current, "time");
+  const auto broken = broken_in(current, Instrument::time);
   struct Pending {
     std::size_t row;
     Contrast c;
@@ -343,7 +348,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     const auto it = cur.find(name);
     if (it == cur.end()) {
       const auto br = broken.find(name);
-      v.verdict = br != broken.end() ? "broken" : "missing";
+      v.verdict = br != broken.end() ? Verdict::broken : Verdict::missing;
       v.note = br != broken.end() ? br->second : "not in the current run";
       report.rows.push_back(v);
       continue;
@@ -369,7 +374,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     v.experiment = c.experiment;
     v.current_samples = static_cast<int>(c.values.size());
     v.current_median = stats::median(c.values);
-    v.verdict = "new";
+    v.verdict = Verdict::new_;
     v.note = "not in the baseline";
     report.rows.push_back(v);
   }
@@ -403,7 +408,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
       const auto [hv, hdf] = history->second;
       variance = (hdf * hv + c.df * c.variance) / (hdf + c.df);
       df = hdf + c.df;
-    } else if (options.moderation == "eb" && c.df > 0 && prior.df > 0) {
+    } else if (options.moderation == Moderation::eb && c.df > 0 && prior.df > 0) {
       // Moderate towards the gate's noise prior, except a benchmark far quieter than the rest
       // (below the 1 % quantile of its own chi-square around the prior; Wilson-Hilferty): the
       // prior would only blur the benchmarks best placed to see a small change.
@@ -456,7 +461,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     p_better.push_back(pb);
   }
   const auto adjust = [&](const std::vector<double>& p) {
-    return options.correction == "bh" ? stats::benjamini_hochberg_adjust(p) : stats::holm_adjust(p);
+    return options.correction == Correction::bh ? stats::benjamini_hochberg_adjust(p) : stats::holm_adjust(p);
   };
   const std::vector<double> adj_worse = adjust(p_worse), adj_better = adjust(p_better);
   const double family = static_cast<double>(pending.size());
@@ -478,14 +483,14 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     v.slowdown_high = std::isfinite(high) ? std::expm1(high) : std::numeric_limits<double>::infinity();
     const bool slower = adj_worse[i] < options.alpha, faster = adj_better[i] < options.alpha;
     if (slower && high >= log_threshold) {
-      v.verdict = "regression";
+      v.verdict = Verdict::regression;
     } else if (faster && low <= -log_threshold) {
-      v.verdict = "improvement";
+      v.verdict = Verdict::improvement;
     } else if (high < log_threshold && low > -log_threshold) {
-      v.verdict = "unchanged";
+      v.verdict = Verdict::unchanged;
       if (slower || faster) v.note += std::string(v.note.empty() ? "" : "; ") + "significant change within the threshold";
     } else {
-      v.verdict = "undecided";
+      v.verdict = Verdict::undecided;
       char buf[400];
       const double n_now = std::min(v.baseline_samples, v.current_samples);
       if (!(d.df > 0)) {
@@ -508,7 +513,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
         std::string why;
         if (suspected) {
           std::snprintf(buf, sizeof buf, "a %s change, not significant after %s over %d benchmarks (p %.2g)",
-                        percent(v.slowdown).c_str(), options.correction == "bh" ? "BH" : "Holm",
+                        percent(v.slowdown).c_str(), options.correction == Correction::bh ? "BH" : "Holm",
                         static_cast<int>(family), c.delta > 0 ? adj_worse[i] : adj_better[i]);
         } else {
           std::snprintf(buf, sizeof buf, "the %.0f%% interval reaches +-%.0f%%", 100 * options.interval_level,
@@ -541,10 +546,10 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
 
   // --- instructions -------------------------------------------------------------------------
   const auto ibase = instruction_sides(baseline), icur = instruction_sides(current);
-  const auto ibroken = broken_in(current, "instructions");
+  const auto ibroken = broken_in(current, Instrument::instructions);
   for (const auto& [name, b] : ibase) {
     BenchmarkVerdict v;
-    v.instrument = "instructions";
+    v.instrument = Instrument::instructions;
     v.benchmark = name;
     v.experiment = b.experiment;
     const ExperimentInfo& e = info[b.experiment];
@@ -555,7 +560,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     const auto it = icur.find(name);
     if (it == icur.end()) {
       const auto br = ibroken.find(name);
-      v.verdict = br != ibroken.end() ? "broken" : "missing";
+      v.verdict = br != ibroken.end() ? Verdict::broken : Verdict::missing;
       v.note = br != ibroken.end() ? br->second : "no instruction count in the current run";
       report.rows.push_back(v);
       continue;
@@ -575,21 +580,21 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     v.slowdown_low = lo, v.slowdown_high = hi;
     char buf[300];
     if (b.values.size() < 2 || c.size() < 2) {
-      v.verdict = "undecided";
+      v.verdict = Verdict::undecided;
       v.note = "one counting process on a side: its determinism is unchecked (--instruction-processes 2 or more)";
     } else if (v.noise_cv > v.threshold / 2) {
-      v.verdict = "undecided";
+      v.verdict = Verdict::undecided;
       std::snprintf(buf, sizeof buf, "counts differ by %.2f%% between processes of one side: not deterministic enough "
                     "for a %.1f%% threshold", 100 * v.noise_cv, 100 * v.threshold);
       v.note = buf;
     } else if (lo >= v.threshold) {
-      v.verdict = "regression";
+      v.verdict = Verdict::regression;
     } else if (hi <= -v.threshold) {
-      v.verdict = "improvement";
+      v.verdict = Verdict::improvement;
     } else if (hi < v.threshold && lo > -v.threshold) {
-      v.verdict = "unchanged";
+      v.verdict = Verdict::unchanged;
     } else {
-      v.verdict = "undecided";
+      v.verdict = Verdict::undecided;
       std::snprintf(buf, sizeof buf, "the change %s is within the processes' spread of the %.1f%% threshold",
                     percent(v.slowdown).c_str(), 100 * v.threshold);
       v.note = buf;
@@ -599,12 +604,12 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
   for (const auto& [name, c] : icur) {
     if (ibase.count(name)) continue;
     BenchmarkVerdict v;
-    v.instrument = "instructions";
+    v.instrument = Instrument::instructions;
     v.benchmark = name;
     v.experiment = c.experiment;
     v.current_samples = static_cast<int>(c.values.size());
     v.current_median = stats::median(c.values);
-    v.verdict = "new";
+    v.verdict = Verdict::new_;
     v.note = "no instruction count in the baseline";
     report.rows.push_back(v);
   }
@@ -628,17 +633,17 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
   for (const auto& v : r.rows) {
     char p[32] = "", noise[32] = "";
     if (v.baseline_samples && v.current_samples) {
-      if (v.instrument == "time") std::snprintf(p, sizeof p, "%.2g", v.p_adjusted);
+      if (v.instrument == Instrument::time) std::snprintf(p, sizeof p, "%.2g", v.p_adjusted);
       std::snprintf(noise, sizeof noise, "%.1f%%", 100 * v.noise_cv);
     }
-    std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s  %s\n", row_name(v).c_str(), v.verdict.c_str(),
+    std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s  %s\n", row_name(v).c_str(), to_string(v.verdict).c_str(),
                   change_text(v).c_str(), p, noise, v.note.c_str());
     out << line;
   }
   std::snprintf(line, sizeof line,
                 "\nthresholds: time %.1f%% (or the experiment's), instructions %.1f%%; false regressions: %s at %.3g "
                 "over the gate; noise prior: %d benchmarks, df0 %.3g\n",
-                100 * r.options.threshold, 100 * r.options.instructions_threshold, r.options.correction.c_str(),
+                100 * r.options.threshold, 100 * r.options.instructions_threshold, to_string(r.options.correction).c_str(),
                 r.options.alpha, r.prior.count, r.prior.df);
   out << line;
   out << "run-to-run noise: "
@@ -651,9 +656,9 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
     out << "GATE FAILED: regression\n";
   } else if (r.undecided()) {
     out << "GATE UNDECIDED: "
-        << (r.partial_runs.empty() ? std::to_string(r.count("undecided")) + " benchmark(s) could not be decided"
+        << (r.partial_runs.empty() ? std::to_string(r.count(Verdict::undecided)) + " benchmark(s) could not be decided"
                                    : std::string("a partial (interrupted) run cannot pass"))
-        << (r.options.undecided == "pass" ? " (passing by --undecided pass)" : " (exit 4; --undecided pass to accept)")
+        << (r.options.undecided == UndecidedPolicy::pass ? " (passing by --undecided pass)" : " (exit 4; --undecided pass to accept)")
         << "\n";
   } else {
     out << "gate passed\n";
@@ -664,12 +669,12 @@ std::string gate_markdown(const GateReport& r) {
   std::ostringstream md;
   md << r.headline() << "\n\n";
   const std::string outcome = r.failed() ? "**failed: regression**"
-                              : r.undecided() ? (r.options.undecided == "pass" ? "**undecided** (passing by policy)"
+                              : r.undecided() ? (r.options.undecided == UndecidedPolicy::pass ? "**undecided** (passing by policy)"
                                                                                : "**undecided**")
                                               : "passed";
   md << "## pairbench gate: " << outcome << "\n\n";
   md << "Time threshold " << 100 * r.options.threshold << " % (or the experiment's), instructions "
-     << 100 * r.options.instructions_threshold << " %; false regressions controlled by " << r.options.correction
+     << 100 * r.options.instructions_threshold << " %; false regressions controlled by " << to_string(r.options.correction)
      << " at " << r.options.alpha << " over the whole gate. Run-to-run noise: "
      << md_escape(r.options.run_variance_source.empty() ? "none known (no history)" : r.options.run_variance_source)
      << ".\n\n";
@@ -685,10 +690,10 @@ std::string gate_markdown(const GateReport& r) {
     for (const auto* v : rows) {
       char p[32] = "", noise[32] = "";
       if (v->baseline_samples && v->current_samples) {
-        if (v->instrument == "time") std::snprintf(p, sizeof p, "%.2g", v->p_adjusted);
+        if (v->instrument == Instrument::time) std::snprintf(p, sizeof p, "%.2g", v->p_adjusted);
         std::snprintf(noise, sizeof noise, "%.1f %%", 100 * v->noise_cv);
       }
-      md << "| " << md_escape(row_name(*v)) << " | " << v->verdict << " | " << change_text(*v) << " | " << p << " | "
+      md << "| " << md_escape(row_name(*v)) << " | " << to_string(v->verdict) << " | " << change_text(*v) << " | " << p << " | "
          << noise << " | " << md_escape(v->note) << " |\n";
     }
     md << "\n";
@@ -696,7 +701,7 @@ std::string gate_markdown(const GateReport& r) {
   std::vector<const BenchmarkVerdict*> notable, all;
   for (const auto& v : r.rows) {
     all.push_back(&v);
-    if (v.verdict != "unchanged") notable.push_back(&v);
+    if (v.verdict != Verdict::unchanged) notable.push_back(&v);
   }
   if (!notable.empty()) {
     md << "### Needs attention\n\n";
@@ -710,22 +715,22 @@ std::string gate_markdown(const GateReport& r) {
 
 std::string gate_junit(const GateReport& r) {
   std::ostringstream x;
-  const int failures = r.count("regression") + r.count("broken");
-  const int skipped = r.count("undecided") + r.count("missing") + r.count("new");
+  const int failures = r.count(Verdict::regression) + r.count(Verdict::broken);
+  const int skipped = r.count(Verdict::undecided) + r.count(Verdict::missing) + r.count(Verdict::new_);
   x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x << "<!-- " << xml_escape(r.headline()) << " -->\n";
   x << "<testsuites name=\"pairbench gate: " << xml_escape(r.headline()) << "\" tests=\"" << r.rows.size()
     << "\" failures=\"" << failures << "\">\n";
   x << "  <testsuite name=\"pairbench gate\" tests=\"" << r.rows.size() << "\" failures=\"" << failures
     << "\" skipped=\"" << skipped << "\">\n";
-  x << "    <properties><property name=\"outcome\" value=\"" << r.outcome() << "\"/></properties>\n";
+  x << "    <properties><property name=\"outcome\" value=\"" << to_string(r.outcome()) << "\"/></properties>\n";
   for (const auto& v : r.rows) {
     x << "    <testcase classname=\"" << xml_escape(v.experiment) << "\" name=\"" << xml_escape(row_name(v)) << "\">";
-    const std::string message = v.verdict + (change_text(v).empty() ? "" : " " + change_text(v)) +
+    const std::string message = to_string(v.verdict) + (change_text(v).empty() ? "" : " " + change_text(v)) +
                                 (v.note.empty() ? "" : ": " + v.note);
-    if (v.verdict == "regression" || v.verdict == "broken") {
+    if (fails_gate(v.verdict)) {
       x << "<failure message=\"" << xml_escape(message) << "\"/>";
-    } else if (v.verdict == "undecided" || v.verdict == "missing" || v.verdict == "new") {
+    } else if (v.verdict == Verdict::undecided || v.verdict == Verdict::missing || v.verdict == Verdict::new_) {
       x << "<skipped message=\"" << xml_escape(message) << "\"/>";
     } else {
       x << "<system-out>" << xml_escape(message) << "</system-out>";
@@ -739,7 +744,7 @@ std::string gate_junit(const GateReport& r) {
 nlohmann::json gate_json(const GateReport& r) {
   auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
   nlohmann::json j = {{"headline", r.headline()},
-                      {"outcome", r.outcome()},
+                      {"outcome", to_string(r.outcome())},
                       {"exit_status", r.exit_status()},
                       {"baseline", r.baseline_label},
                       {"current", r.current_label},
@@ -750,15 +755,15 @@ nlohmann::json gate_json(const GateReport& r) {
                       {"threshold", r.options.threshold},
                       {"instructions_threshold", r.options.instructions_threshold},
                       {"alpha", r.options.alpha},
-                      {"correction", r.options.correction},
+                      {"correction", to_string(r.options.correction)},
                       {"interval_level", r.options.interval_level},
-                      {"undecided_policy", r.options.undecided},
+                      {"undecided_policy", to_string(r.options.undecided)},
                       {"run_variance_source", r.options.run_variance_source},
                       {"noise_prior", {{"benchmarks", r.prior.count}, {"df", num(r.prior.df)}, {"variance", r.prior.variance}}},
                       {"benchmarks", nlohmann::json::array()}};
   for (const auto& v : r.rows) {
-    j["benchmarks"].push_back({{"name", v.benchmark}, {"instrument", v.instrument}, {"experiment", v.experiment},
-                               {"verdict", v.verdict}, {"note", v.note}, {"metric", v.metric}, {"unit", v.unit},
+    j["benchmarks"].push_back({{"name", v.benchmark}, {"instrument", to_string(v.instrument)}, {"experiment", v.experiment},
+                               {"verdict", to_string(v.verdict)}, {"note", v.note}, {"metric", v.metric}, {"unit", v.unit},
                                {"better", v.better}, {"baseline_samples", v.baseline_samples},
                                {"current_samples", v.current_samples}, {"baseline_median", v.baseline_median},
                                {"current_median", v.current_median}, {"slowdown", num(v.slowdown)},
