@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "harness/cli/commands.h"
+#include "harness/gate/print.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/history.h"
 #include "harness/stats/stats.h"

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "harness/cli/commands.h"
+#include "harness/gate/print.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/history.h"
 #include "harness/store/json_field.h"

@@ -1,5 +1,5 @@
 // Per-benchmark comparison of two runs: the moderated trimmed t for time, the threshold rule for
-// instruction counts, false regressions controlled across the whole gate, four output formats.
+// instruction counts, false regressions controlled across the whole gate. The outputs: print_*.cpp.
 #include "harness/gate/gate.h"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/gate/text.h"
 #include "harness/store/run_file.h"
 
 namespace pairbench::harness {
@@ -94,46 +95,6 @@ std::map<std::string, std::string> broken_in(const nlohmann::json& doc, Instrume
     if (v == "failed" || v == "incorrect") out[n.at("name")] = v + ": " + n.value("reason", "");
   }
   return out;
-}
-
-std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * fraction);
-  return buf;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t') out += c;  // XML forbids other controls
-    }
-  }
-  return out;
-}
-
-std::string md_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|' || c == '<' || c == '>' || c == '*' || c == '_' || c == '`') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-std::string change_text(const BenchmarkVerdict& v) {
-  if (v.baseline_samples == 0 || v.current_samples == 0) return "";
-  return percent(v.slowdown) + " [" + percent(v.slowdown_low) + ", " + percent(v.slowdown_high) + "]";
-}
-
-std::string row_name(const BenchmarkVerdict& v) {
-  return v.instrument == Instrument::time ? v.benchmark : v.benchmark + " [instructions]";
 }
 
 double robust_cv_or_zero(const std::vector<double>& values) {
@@ -280,15 +241,6 @@ int GateReport::exit_status() const {
   if (failed()) return 1;
   if (undecided() && options.undecided == UndecidedPolicy::fail) return kGateExitUndecided;
   return 0;
-}
-
-std::string GateReport::headline() const {
-  auto plural = [](int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
-  return plural(count(Verdict::regression), "regression", "regressions") + ", " +
-         std::to_string(count(Verdict::undecided)) + " undecided, " + std::to_string(count(Verdict::unchanged)) +
-         " unchanged (+ " + plural(count(Verdict::improvement), "improvement", "improvements") + ", " +
-         std::to_string(count(Verdict::broken)) + " broken, " + std::to_string(count(Verdict::new_)) + " new, " +
-         std::to_string(count(Verdict::missing)) + " missing)";
 }
 
 GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,
@@ -513,7 +465,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
         std::string why;
         if (suspected) {
           std::snprintf(buf, sizeof buf, "a %s change, not significant after %s over %d benchmarks (p %.2g)",
-                        percent(v.slowdown).c_str(), options.correction == Correction::bh ? "BH" : "Holm",
+                        gate_text::percent(v.slowdown).c_str(), options.correction == Correction::bh ? "BH" : "Holm",
                         static_cast<int>(family), c.delta > 0 ? adj_worse[i] : adj_better[i]);
         } else {
           std::snprintf(buf, sizeof buf, "the %.0f%% interval reaches +-%.0f%%", 100 * options.interval_level,
@@ -596,7 +548,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     } else {
       v.verdict = Verdict::undecided;
       std::snprintf(buf, sizeof buf, "the change %s is within the processes' spread of the %.1f%% threshold",
-                    percent(v.slowdown).c_str(), 100 * v.threshold);
+                    gate_text::percent(v.slowdown).c_str(), 100 * v.threshold);
       v.note = buf;
     }
     report.rows.push_back(v);
@@ -614,166 +566,6 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     report.rows.push_back(v);
   }
   return report;
-}
-
-void print_gate_table(std::ostream& out, const GateReport& r) {
-  out << r.headline() << "\n";
-  out << "baseline: " << r.baseline_label << "\ncurrent:  " << r.current_label << "\n";
-  if (r.forced) {
-    out << "WARNING: forced comparison of different machines or builds:\n";
-    for (const auto& d : r.fingerprint_differences) out << "  " << d << "\n";
-  }
-  for (const auto& p : r.partial_runs) {
-    out << "PARTIAL RUN: " << p << "; benchmarks it did not reach are missing, and the gate cannot pass\n";
-  }
-  char line[800];
-  std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s  %s\n", "benchmark", "verdict", "change [90% CI] (+ = worse)",
-                "p (adj)", "noise", "note");
-  out << line;
-  for (const auto& v : r.rows) {
-    char p[32] = "", noise[32] = "";
-    if (v.baseline_samples && v.current_samples) {
-      if (v.instrument == Instrument::time) std::snprintf(p, sizeof p, "%.2g", v.p_adjusted);
-      std::snprintf(noise, sizeof noise, "%.1f%%", 100 * v.noise_cv);
-    }
-    std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s  %s\n", row_name(v).c_str(), to_string(v.verdict).c_str(),
-                  change_text(v).c_str(), p, noise, v.note.c_str());
-    out << line;
-  }
-  std::snprintf(line, sizeof line,
-                "\nthresholds: time %.1f%% (or the experiment's), instructions %.1f%%; false regressions: %s at %.3g "
-                "over the gate; noise prior: %d benchmarks, df0 %.3g\n",
-                100 * r.options.threshold, 100 * r.options.instructions_threshold, to_string(r.options.correction).c_str(),
-                r.options.alpha, r.prior.count, r.prior.df);
-  out << line;
-  out << "run-to-run noise: "
-      << (r.options.run_variance_source.empty()
-              ? "none known (no history): the intervals hold process-to-process noise only"
-              : r.options.run_variance_source)
-      << "\n";
-  out << r.headline() << "\n";
-  if (r.failed()) {
-    out << "GATE FAILED: regression\n";
-  } else if (r.undecided()) {
-    out << "GATE UNDECIDED: "
-        << (r.partial_runs.empty() ? std::to_string(r.count(Verdict::undecided)) + " benchmark(s) could not be decided"
-                                   : std::string("a partial (interrupted) run cannot pass"))
-        << (r.options.undecided == UndecidedPolicy::pass ? " (passing by --undecided pass)" : " (exit 4; --undecided pass to accept)")
-        << "\n";
-  } else {
-    out << "gate passed\n";
-  }
-}
-
-std::string gate_markdown(const GateReport& r) {
-  std::ostringstream md;
-  md << r.headline() << "\n\n";
-  const std::string outcome = r.failed() ? "**failed: regression**"
-                              : r.undecided() ? (r.options.undecided == UndecidedPolicy::pass ? "**undecided** (passing by policy)"
-                                                                               : "**undecided**")
-                                              : "passed";
-  md << "## pairbench gate: " << outcome << "\n\n";
-  md << "Time threshold " << 100 * r.options.threshold << " % (or the experiment's), instructions "
-     << 100 * r.options.instructions_threshold << " %; false regressions controlled by " << to_string(r.options.correction)
-     << " at " << r.options.alpha << " over the whole gate. Run-to-run noise: "
-     << md_escape(r.options.run_variance_source.empty() ? "none known (no history)" : r.options.run_variance_source)
-     << ".\n\n";
-  md << "Baseline `" << md_escape(r.baseline_label) << "`, current `" << md_escape(r.current_label) << "`.\n\n";
-  if (r.forced) {
-    md << "> **Forced comparison of different machines or builds:** ";
-    for (const auto& d : r.fingerprint_differences) md << md_escape(d) << "; ";
-    md << "\n\n";
-  }
-  for (const auto& p : r.partial_runs) md << "> **Partial run:** " << md_escape(p) << "; the gate cannot pass.\n\n";
-  auto table = [&](const std::vector<const BenchmarkVerdict*>& rows) {
-    md << "| benchmark | verdict | change [90% CI] (+ = worse) | p (adjusted) | noise | note |\n|---|---|---|---|---|---|\n";
-    for (const auto* v : rows) {
-      char p[32] = "", noise[32] = "";
-      if (v->baseline_samples && v->current_samples) {
-        if (v->instrument == Instrument::time) std::snprintf(p, sizeof p, "%.2g", v->p_adjusted);
-        std::snprintf(noise, sizeof noise, "%.1f %%", 100 * v->noise_cv);
-      }
-      md << "| " << md_escape(row_name(*v)) << " | " << to_string(v->verdict) << " | " << change_text(*v) << " | " << p << " | "
-         << noise << " | " << md_escape(v->note) << " |\n";
-    }
-    md << "\n";
-  };
-  std::vector<const BenchmarkVerdict*> notable, all;
-  for (const auto& v : r.rows) {
-    all.push_back(&v);
-    if (v.verdict != Verdict::unchanged) notable.push_back(&v);
-  }
-  if (!notable.empty()) {
-    md << "### Needs attention\n\n";
-    table(notable);
-  }
-  md << "<details><summary>All benchmarks</summary>\n\n";
-  table(all);
-  md << "</details>\n";
-  return md.str();
-}
-
-std::string gate_junit(const GateReport& r) {
-  std::ostringstream x;
-  const int failures = r.count(Verdict::regression) + r.count(Verdict::broken);
-  const int skipped = r.count(Verdict::undecided) + r.count(Verdict::missing) + r.count(Verdict::new_);
-  x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x << "<!-- " << xml_escape(r.headline()) << " -->\n";
-  x << "<testsuites name=\"pairbench gate: " << xml_escape(r.headline()) << "\" tests=\"" << r.rows.size()
-    << "\" failures=\"" << failures << "\">\n";
-  x << "  <testsuite name=\"pairbench gate\" tests=\"" << r.rows.size() << "\" failures=\"" << failures
-    << "\" skipped=\"" << skipped << "\">\n";
-  x << "    <properties><property name=\"outcome\" value=\"" << to_string(r.outcome()) << "\"/></properties>\n";
-  for (const auto& v : r.rows) {
-    x << "    <testcase classname=\"" << xml_escape(v.experiment) << "\" name=\"" << xml_escape(row_name(v)) << "\">";
-    const std::string message = to_string(v.verdict) + (change_text(v).empty() ? "" : " " + change_text(v)) +
-                                (v.note.empty() ? "" : ": " + v.note);
-    if (fails_gate(v.verdict)) {
-      x << "<failure message=\"" << xml_escape(message) << "\"/>";
-    } else if (v.verdict == Verdict::undecided || v.verdict == Verdict::missing || v.verdict == Verdict::new_) {
-      x << "<skipped message=\"" << xml_escape(message) << "\"/>";
-    } else {
-      x << "<system-out>" << xml_escape(message) << "</system-out>";
-    }
-    x << "</testcase>\n";
-  }
-  x << "  </testsuite>\n</testsuites>\n";
-  return x.str();
-}
-
-nlohmann::json gate_json(const GateReport& r) {
-  auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
-  nlohmann::json j = {{"headline", r.headline()},
-                      {"outcome", to_string(r.outcome())},
-                      {"exit_status", r.exit_status()},
-                      {"baseline", r.baseline_label},
-                      {"current", r.current_label},
-                      {"failed", r.failed()},
-                      {"forced", r.forced},
-                      {"fingerprint_differences", r.fingerprint_differences},
-                      {"partial_runs", r.partial_runs},
-                      {"threshold", r.options.threshold},
-                      {"instructions_threshold", r.options.instructions_threshold},
-                      {"alpha", r.options.alpha},
-                      {"correction", to_string(r.options.correction)},
-                      {"interval_level", r.options.interval_level},
-                      {"undecided_policy", to_string(r.options.undecided)},
-                      {"run_variance_source", r.options.run_variance_source},
-                      {"noise_prior", {{"benchmarks", r.prior.count}, {"df", num(r.prior.df)}, {"variance", r.prior.variance}}},
-                      {"benchmarks", nlohmann::json::array()}};
-  for (const auto& v : r.rows) {
-    j["benchmarks"].push_back({{"name", v.benchmark}, {"instrument", to_string(v.instrument)}, {"experiment", v.experiment},
-                               {"verdict", to_string(v.verdict)}, {"note", v.note}, {"metric", v.metric}, {"unit", v.unit},
-                               {"better", v.better}, {"baseline_samples", v.baseline_samples},
-                               {"current_samples", v.current_samples}, {"baseline_median", v.baseline_median},
-                               {"current_median", v.current_median}, {"slowdown", num(v.slowdown)},
-                               {"slowdown_low", num(v.slowdown_low)}, {"slowdown_high", num(v.slowdown_high)},
-                               {"t", num(v.t)}, {"df", num(v.df)}, {"se", num(v.se)}, {"p_value", v.p_value}, {"p_adjusted", v.p_adjusted},
-                               {"noise_cv", v.noise_cv}, {"inprocess_cv", v.inprocess_cv}, {"threshold", v.threshold},
-                               {"paired", v.paired}, {"processes_needed", v.processes_needed},
-                               {"run_noise", num(v.run_noise)}});
-  }
-  return j;
 }
 
 }  // namespace pairbench::harness

@@ -117,9 +117,4 @@ void add_history_noise(GateOptions& options, const std::string& benchmark, const
 GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,
                         const std::string& baseline_label, const std::string& current_label);
 
-void print_gate_table(std::ostream& out, const GateReport& report);
-std::string gate_markdown(const GateReport& report);
-std::string gate_junit(const GateReport& report);
-nlohmann::json gate_json(const GateReport& report);
-
 }  // namespace pairbench::harness

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/gate/gate.h"
+#include "harness/gate/print.h"
 #include "harness/store/run_file.h"
 
 namespace pairbench::fuzz {

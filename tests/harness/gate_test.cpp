@@ -1,6 +1,7 @@
 // Gate decisions on synthetic run files with known answers: regression, improvement, noise,
 // too few samples, broken and missing benchmarks, mismatched machines; and the output formats.
 #include "harness/gate/gate.h"
+#include "harness/gate/print.h"
 
 #include <gtest/gtest.h>
 
