@@ -14,6 +14,7 @@
 //   instructions: counts are near-deterministic, so no test: unchanged / regression /
 //     improvement by the threshold (1 % default), undecided when the processes of a side
 //     disagree by more than half the threshold.
+// compare_runs decides; the printers (harness/gate/print.h) only write what it decided.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -89,7 +90,8 @@ struct GateReport {
   GateOutcome outcome() const;
   // 0 pass; 1 regression or broken; 4 undecided under --undecided fail.
   int exit_status() const;
-  // `N regressions, M undecided, K unchanged (+ I improvements, B broken, W new, X missing)`
+  // `N regressions, M undecided, K unchanged (+ I improvements, B broken, W new, X missing)`;
+  // every output opens with it (defined with the printers' shared text, text.cpp).
   std::string headline() const;
 };
 
