@@ -494,5 +494,24 @@ TEST(Gate, AaComparisonsOfManyBenchmarksRarelyFail) {
   EXPECT_LE(failures, 5);
 }
 
+// The vocabulary: each name round-trips, and a misspelt one is refused rather than read as another.
+TEST(GateVocabulary, NamesRoundTripAndUnknownNamesAreRefused) {
+  for (Verdict v : {Verdict::regression, Verdict::improvement, Verdict::unchanged, Verdict::undecided, Verdict::broken,
+                    Verdict::missing, Verdict::new_}) {
+    EXPECT_EQ(verdict_from_string(to_string(v)), v);
+  }
+  EXPECT_EQ(to_string(Verdict::new_), "new");
+  EXPECT_EQ(verdict_from_string("regresion"), std::nullopt);
+  for (GateOutcome o : {GateOutcome::pass, GateOutcome::regression, GateOutcome::undecided}) {
+    EXPECT_EQ(gate_outcome_from_string(to_string(o)), o);
+  }
+  EXPECT_EQ(instrument_from_string("instructions"), Instrument::instructions);
+  EXPECT_EQ(instrument_from_string("cycles"), std::nullopt);
+  EXPECT_EQ(correction_from_string(to_string(Correction::bh)), Correction::bh);
+  EXPECT_EQ(undecided_policy_from_string(to_string(UndecidedPolicy::pass)), UndecidedPolicy::pass);
+  EXPECT_EQ(moderation_from_string("none"), Moderation::none);
+  EXPECT_EQ(moderation_from_string("EB"), std::nullopt);  // names are exact, as the command line takes them
+}
+
 }  // namespace
 }  // namespace pairbench::harness
