@@ -105,12 +105,12 @@ int cmd_gate_commit(const std::string& git_sha, const std::string& results_dir, 
       GateOptions options = args.options;
       add_run_variance(options, *db, m.machine_key);
       const GateReport report = compare_runs(*base, *cur, options, "baseline of " + m.machine_key, row.run);
-      row.regressions = report.count("regression") + report.count("broken");
-      row.undecided = report.count("undecided");
-      row.unchanged = report.count("unchanged");
-      row.improvements = report.count("improvement");
-      row.other = report.count("missing") + report.count("new");
-      row.outcome = report.outcome();
+      row.regressions = report.count(Verdict::regression) + report.count(Verdict::broken);
+      row.undecided = report.count(Verdict::undecided);
+      row.unchanged = report.count(Verdict::unchanged);
+      row.improvements = report.count(Verdict::improvement);
+      row.other = report.count(Verdict::missing) + report.count(Verdict::new_);
+      row.outcome = to_string(report.outcome());
       row.exit = report.exit_status();
       // The table says what the exit status says: under --undecided pass an undecided machine passed.
       if (row.outcome == "undecided" && row.exit == kExitOk) {

@@ -7,6 +7,7 @@
 
 #include "harness/cli/command.h"
 #include "harness/cli/history_access.h"
+#include "harness/gate/print.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/json_field.h"
 #include "harness/store/run_file.h"

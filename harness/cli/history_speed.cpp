@@ -96,7 +96,7 @@ nlohmann::json measure_history_speed(const std::string& db_arg, int runs, int be
     if (!base || !current) throw std::runtime_error(name + ": the synthetic runs were stored without documents");
     GateOptions options;
     add_run_variance(options, db, kSpeedMachine);
-    outcome = compare_runs(*base, *current, options, "baseline", latest.run_uid).outcome();
+    outcome = to_string(compare_runs(*base, *current, options, "baseline", latest.run_uid).outcome());
   }
   const double gate_s = seconds_since(t_gate);
   return {{"db", name},           {"runs", runs},         {"benchmarks", benchmarks}, {"samples_per_run", samples},

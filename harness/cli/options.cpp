@@ -104,13 +104,18 @@ void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default) {
                   "relative increase of instructions per iteration that counts (0.01 = 1%)")
       ->check(finite_in(0.0001, 10.0));
   cmd->add_option("--alpha", gate.options.alpha, "whole-gate false-regression level")->check(finite_in(1e-9, 0.5));
-  cmd->add_option("--undecided", gate.options.undecided,
-                  "exit status when some benchmark could not be decided: fail (4, default) or pass (0)")
+  // Typed options read as text: IsMember has refused any other name before the callback runs.
+  cmd->add_option_function<std::string>(
+         "--undecided", [&gate](const std::string& s) { gate.options.undecided = *undecided_policy_from_string(s); },
+         "exit status when some benchmark could not be decided: fail (4, default) or pass (0)")
       ->check(CLI::IsMember({"pass", "fail"}));
-  cmd->add_option("--correction", gate.options.correction, "holm (family-wise) or bh (false discovery rate)")
+  cmd->add_option_function<std::string>(
+         "--correction", [&gate](const std::string& s) { gate.options.correction = *correction_from_string(s); },
+         "holm (family-wise) or bh (false discovery rate)")
       ->check(CLI::IsMember({"holm", "bh"}));
-  cmd->add_option("--moderation", gate.options.moderation,
-                  "eb: borrow noise from every benchmark (empirical Bayes), none: each benchmark alone")
+  cmd->add_option_function<std::string>(
+         "--moderation", [&gate](const std::string& s) { gate.options.moderation = *moderation_from_string(s); },
+         "eb: borrow noise from every benchmark (empirical Bayes), none: each benchmark alone")
       ->check(CLI::IsMember({"eb", "none"}));
   auto* db = cmd->add_option("--db,--history", gate.history,
                              "history database (an SQLite path or a postgresql:// URL) for each benchmark's run-to-run "

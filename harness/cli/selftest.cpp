@@ -172,7 +172,7 @@ void tally_combined(Tally& t, const GateReport& report) {
   std::map<std::string, bool> caught;
   for (const auto& v : report.rows) {
     if (v.baseline_samples == 0 || v.current_samples == 0) continue;
-    caught[v.benchmark] = caught[v.benchmark] || v.verdict == "regression";
+    caught[v.benchmark] = caught[v.benchmark] || v.verdict == Verdict::regression;
   }
   bool any = false;
   for (const auto& [name, c] : caught) {
@@ -189,14 +189,14 @@ void tally_gate(Tally& t, const GateReport& report, const std::string& instrumen
   ++t.gates;
   bool regressed = false, all_decided = true;
   for (const auto& v : report.rows) {
-    if (v.instrument != instrument || v.baseline_samples == 0 || v.current_samples == 0) continue;
+    if (to_string(v.instrument) != instrument || v.baseline_samples == 0 || v.current_samples == 0) continue;
     ++t.decisions;
-    const bool regression = v.verdict == "regression";
+    const bool regression = v.verdict == Verdict::regression;
     t.regressions += regression;
-    t.undecided += v.verdict == "undecided";
-    t.unchanged += v.verdict == "unchanged";
+    t.undecided += v.verdict == Verdict::undecided;
+    t.unchanged += v.verdict == Verdict::unchanged;
     regressed = regressed || regression;
-    all_decided = all_decided && (v.verdict == "unchanged" || v.verdict == "improvement");
+    all_decided = all_decided && (v.verdict == Verdict::unchanged || v.verdict == Verdict::improvement);
     if (regression) ++t.regressions_by_benchmark[v.benchmark];
     const auto it = noise.find(v.benchmark);
     auto& band = t.by_band[instrument == "time" ? noise_band(it == noise.end() ? 0 : it->second) : "instructions"];
@@ -214,7 +214,7 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
                   const Environment& env) {
   GateOptions gate = args.gate.options;
   gate.force = true;
-  gate.undecided = "pass";
+  gate.undecided = UndecidedPolicy::pass;
   nlohmann::json result;
   result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")}, {"cpu_count", env.fingerprint.value("cpu_count", 0)}};
   result["processes_per_side"] = profile.repetitions;
@@ -240,12 +240,12 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
       const GateReport report = compare_runs(r.baseline, r.candidate, gate, "A", sides[1].name);
       std::vector<double> se;
       for (const auto& v : report.rows) {
-        if (v.instrument == "time" && v.se > 0 && std::isfinite(v.se)) se.push_back(v.se);
+        if (v.instrument == Instrument::time && v.se > 0 && std::isfinite(v.se)) se.push_back(v.se);
       }
       const std::string key = std::string(planted ? "planted_5pct" : "aa");
-      result[pairing][key] = {{"regressions", report.count("regression")},
-                              {"unchanged", report.count("unchanged")},
-                              {"undecided", report.count("undecided")},
+      result[pairing][key] = {{"regressions", report.count(Verdict::regression)},
+                              {"unchanged", report.count(Verdict::unchanged)},
+                              {"undecided", report.count(Verdict::undecided)},
                               {"benchmarks", report.rows.size()},
                               {"median_se_of_log_change", se.empty() ? 0.0 : stats::median(se)},
                               {"wall_s", wall},
@@ -347,7 +347,7 @@ struct SelftestGates {
 SelftestGates selftest_gates(const GateOptions& asked, const SelftestRuns& runs) {
   SelftestGates g{asked, {}, {}};
   g.gate.force = true;
-  g.gate.undecided = "pass";
+  g.gate.undecided = UndecidedPolicy::pass;
   std::map<std::string, std::vector<std::vector<double>>> per_run;
   for (const Pool& p : runs.a_pools) {
     for (const auto& [name, entries] : p.time) {
@@ -609,7 +609,7 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   result["benchmarks"] = noise.size();
   result["draws"] = {{"aa", args.trials}, {"planted", std::max(1, args.trials / 2)}};
   result["gate"] = {{"threshold", gate.threshold}, {"instructions_threshold", gate.instructions_threshold},
-                    {"alpha", gate.alpha}, {"correction", gate.correction}, {"moderation", gate.moderation},
+                    {"alpha", gate.alpha}, {"correction", to_string(gate.correction)}, {"moderation", to_string(gate.moderation)},
                     {"run_variance_source", gate.run_variance_source}};
   result["instruction_counter"] = runs.a_runs[0]["pairbench"]["sampling"].value("instruction_counter", "none");
   result["time_noise"] = {{"process_to_process_median", noises.empty() ? 0.0 : stats::median(noises)},

@@ -14,6 +14,7 @@
 //   instructions: counts are near-deterministic, so no test: unchanged / regression /
 //     improvement by the threshold (1 % default), undecided when the processes of a side
 //     disagree by more than half the threshold.
+// compare_runs decides; the printers (harness/gate/print.h) only write what it decided.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/gate/verdict.h"
 #include "harness/stats/stats.h"
 
 namespace pairbench::harness {
@@ -29,11 +31,11 @@ struct GateOptions {
   double threshold = 0.05;               // relative slowdown that counts (time); experiments may set their own
   double instructions_threshold = 0.01;  // relative increase in instructions per iteration that counts
   double alpha = 0.01;                   // whole-gate false-regression level (Holm) or FDR (BH)
-  std::string correction = "holm";       // holm | bh
+  Correction correction = Correction::holm;
   double interval_level = 0.90;          // of the change intervals: "unchanged" is two one-sided 5 % tests
   bool force = false;                    // compare runs from different machines or builds anyway
-  std::string undecided = "fail";        // what an undecided gate exits with: fail (4) | pass (0)
-  std::string moderation = "eb";         // eb (empirical-Bayes noise prior, quiet benchmarks exempt) | none
+  UndecidedPolicy undecided = UndecidedPolicy::fail;  // what an undecided gate exits with
+  Moderation moderation = Moderation::eb;  // eb: quiet benchmarks exempt from the prior
   // Run-to-run variance of each benchmark's log value (what moves a whole run's level: the
   // machine's state that day), from this machine's history; two runs' difference carries it twice.
   // Not applied to the two halves of one `ab` run. Benchmarks absent: unknown, taken as 0.
@@ -53,7 +55,7 @@ struct GateOptions {
 
 struct BenchmarkVerdict {
   std::string benchmark, experiment, metric, unit, better;
-  std::string instrument = "time";  // time | instructions
+  Instrument instrument = Instrument::time;
   int baseline_samples = 0, current_samples = 0;  // processes
   double baseline_median = 0, current_median = 0;
   // Relative change of current vs baseline, oriented so that + is worse (time up, throughput
@@ -68,8 +70,7 @@ struct BenchmarkVerdict {
   bool paired = false;              // duet pairs compared pair by pair
   double run_noise = -1;            // run-to-run SD of the log value used, -1 = unknown
   int processes_needed = 0;         // per side, for undecided rows: an estimate of what would decide it
-  // regression | improvement | unchanged | undecided | broken | missing | new
-  std::string verdict;
+  Verdict verdict = Verdict::undecided;  // every row is decided before compare_runs returns
   std::string note;
 };
 
@@ -83,14 +84,14 @@ struct GateReport {
   GateOptions options;
   std::string baseline_label, current_label;
   stats::VariancePrior prior;  // the time instrument's prior, over every time-following metric
-  int count(const std::string& verdict) const;
-  bool failed() const { return count("regression") + count("broken") > 0; }
-  bool undecided() const { return count("undecided") > 0 || !partial_runs.empty(); }
-  // "regression" | "undecided" | "pass"
-  std::string outcome() const;
+  int count(Verdict verdict) const;
+  bool failed() const;  // a row fails the gate (fails_gate)
+  bool undecided() const { return count(Verdict::undecided) > 0 || !partial_runs.empty(); }
+  GateOutcome outcome() const;
   // 0 pass; 1 regression or broken; 4 undecided under --undecided fail.
   int exit_status() const;
-  // `N regressions, M undecided, K unchanged (+ I improvements, B broken, W new, X missing)`
+  // `N regressions, M undecided, K unchanged (+ I improvements, B broken, W new, X missing)`;
+  // every output opens with it (defined with the printers' shared text, text.cpp).
   std::string headline() const;
 };
 
@@ -117,10 +118,5 @@ void add_history_noise(GateOptions& options, const std::string& benchmark, const
 // metric value that is not finite and > 0 (naming the benchmark).
 GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,
                         const std::string& baseline_label, const std::string& current_label);
-
-void print_gate_table(std::ostream& out, const GateReport& report);
-std::string gate_markdown(const GateReport& report);
-std::string gate_junit(const GateReport& report);
-nlohmann::json gate_json(const GateReport& report);
 
 }  // namespace pairbench::harness

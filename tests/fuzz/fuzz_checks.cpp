@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/gate/gate.h"
+#include "harness/gate/print.h"
 #include "harness/store/run_file.h"
 
 namespace pairbench::fuzz {
@@ -53,8 +54,8 @@ bool check_gate_input(std::string_view data) {
   harness::GateOptions options;
   options.force = true;
   // The input's length picks the correction and the noise model, so that each path is fuzzed.
-  if (data.size() % 2) options.correction = "bh";
-  if (data.size() % 3 == 0) options.moderation = "none";
+  if (data.size() % 2) options.correction = harness::Correction::bh;
+  if (data.size() % 3 == 0) options.moderation = harness::Moderation::none;
   harness::GateReport report;
   try {
     report = harness::compare_runs(baseline, current, options, "baseline", "current");

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   std::string noise = "measured";
   double outliers = 0.03, shift = 0;
   GateOptions options;
-  options.undecided = "pass";
+  options.undecided = UndecidedPolicy::pass;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--benchmarks") benchmarks = std::atoi(v.c_str());
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     else if (k == "--noise") noise = v;
     else if (k == "--outliers") outliers = std::atof(v.c_str());
     else if (k == "--shift") shift = std::log1p(std::atof(v.c_str()));
-    else if (k == "--moderation") options.moderation = v;
+    else if (k == "--moderation" && moderation_from_string(v)) options.moderation = *moderation_from_string(v);
     else if (k == "--trim") options.trim = std::atof(v.c_str());
     else {
       std::fprintf(stderr, "gate_simulation: unknown option %s\n", k.c_str());
@@ -82,19 +82,19 @@ int main(int argc, char** argv) {
     failed += r.failed();
     for (const auto& v : r.rows) {
       ++rows;
-      regressions += v.verdict == "regression";
-      unchanged += v.verdict == "unchanged";
-      undecided += v.verdict == "undecided";
+      regressions += v.verdict == Verdict::regression;
+      unchanged += v.verdict == Verdict::unchanged;
+      undecided += v.verdict == Verdict::undecided;
       if (cv[static_cast<std::size_t>(std::stoi(v.benchmark.substr(1)))] <= 0.03) {
         ++quiet;
-        quiet_caught += v.verdict == "regression";
+        quiet_caught += v.verdict == Verdict::regression;
       }
     }
   }
   std::printf("%d benchmarks x %d processes, noise %s, outliers %.0f%%, shift %+.1f%%, moderation %s, trim %.2f, "
               "%d gates:\n  gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
               "undecided %.3f; benchmarks with noise <= 3%%: regression %.3f\n",
-              benchmarks, processes, noise.c_str(), 100 * outliers, 100 * std::expm1(shift), options.moderation.c_str(),
+              benchmarks, processes, noise.c_str(), 100 * outliers, 100 * std::expm1(shift), to_string(options.moderation).c_str(),
               options.trim, gates, failed, 100.0 * failed / gates, double(regressions) / rows, double(unchanged) / rows,
               double(undecided) / rows, quiet ? double(quiet_caught) / quiet : 0.0);
   return 0;

@@ -1,11 +1,13 @@
 // Gate decisions on synthetic run files with known answers: regression, improvement, noise,
 // too few samples, broken and missing benchmarks, mismatched machines; and the output formats.
 #include "harness/gate/gate.h"
+#include "harness/gate/print.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 
 namespace pairbench::harness {
@@ -53,10 +55,10 @@ TEST(Gate, CatchesARegressionAndReportsAnImprovementWithoutFailing) {
   const auto base = run_doc({{"slow", noisy(100, 0.01, 9, 1)}, {"fast", noisy(100, 0.01, 9, 2)}, {"same", noisy(100, 0.01, 9, 3)}});
   const auto cur = run_doc({{"slow", noisy(110, 0.01, 9, 4)}, {"fast", noisy(80, 0.01, 9, 5)}, {"same", noisy(100, 0.01, 9, 6)}});
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
-  EXPECT_EQ(row(r, "slow").verdict, "regression");
+  EXPECT_EQ(row(r, "slow").verdict, Verdict::regression);
   EXPECT_NEAR(row(r, "slow").slowdown, 0.10, 0.03);
-  EXPECT_EQ(row(r, "fast").verdict, "improvement");
-  EXPECT_EQ(row(r, "same").verdict, "unchanged");
+  EXPECT_EQ(row(r, "fast").verdict, Verdict::improvement);
+  EXPECT_EQ(row(r, "same").verdict, Verdict::unchanged);
   EXPECT_TRUE(r.failed());
 
   const GateReport only_improved = compare_runs(base, run_doc({{"slow", noisy(100, 0.01, 9, 7)},
@@ -70,7 +72,7 @@ TEST(Gate, HigherIsBetterMetricsAreOrientedSoThatSlowdownIsPositive) {
   const auto base = run_doc({{"bw", noisy(10e9, 0.01, 9, 1)}}, "Test CPU", "higher");
   const auto cur = run_doc({{"bw", noisy(8e9, 0.01, 9, 2)}}, "Test CPU", "higher");
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
-  EXPECT_EQ(row(r, "bw").verdict, "regression");
+  EXPECT_EQ(row(r, "bw").verdict, Verdict::regression);
   EXPECT_NEAR(row(r, "bw").slowdown, 0.25, 0.03);  // 10/8 - 1
 }
 
@@ -78,15 +80,15 @@ TEST(Gate, NoisyBenchmarksAreUndecidedAndSayWhatWouldDecideThem) {
   const auto base = run_doc({{"wobbly", noisy(100, 0.30, 9, 11)}});
   const auto cur = run_doc({{"wobbly", noisy(105, 0.30, 9, 12)}});
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
-  EXPECT_EQ(row(r, "wobbly").verdict, "undecided");
+  EXPECT_EQ(row(r, "wobbly").verdict, Verdict::undecided);
   EXPECT_GT(row(r, "wobbly").noise_cv, 0.1);
   EXPECT_GT(row(r, "wobbly").processes_needed, 9);
   EXPECT_NE(row(r, "wobbly").note.find("processes per side would"), std::string::npos) << row(r, "wobbly").note;
   EXPECT_FALSE(r.failed());
-  EXPECT_EQ(r.outcome(), "undecided");
+  EXPECT_EQ(r.outcome(), GateOutcome::undecided);
   EXPECT_EQ(r.exit_status(), kGateExitUndecided);
   GateOptions lenient;
-  lenient.undecided = "pass";
+  lenient.undecided = UndecidedPolicy::pass;
   EXPECT_EQ(compare_runs(base, cur, lenient, "a", "b").exit_status(), 0);
 }
 
@@ -99,13 +101,13 @@ TEST(Gate, ThreeProcessesPerSideCanDecideALargeChange) {
     c["x" + std::to_string(i)] = noisy(150, 0.01, 3, 200 + i);
   }
   const GateReport r = compare_runs(run_doc(b), run_doc(c), {}, "a", "b");
-  EXPECT_EQ(r.count("regression"), 20);
+  EXPECT_EQ(r.count(Verdict::regression), 20);
   EXPECT_EQ(r.exit_status(), 1);
 }
 
 TEST(Gate, OneProcessPerSideWithoutAPriorIsUndecided) {
   const GateReport r = compare_runs(run_doc({{"x", {100}}}), run_doc({{"x", {150}}}), {}, "a", "b");
-  EXPECT_EQ(row(r, "x").verdict, "undecided");
+  EXPECT_EQ(row(r, "x").verdict, Verdict::undecided);
   EXPECT_NE(row(r, "x").note.find("no estimate of the noise"), std::string::npos);
 }
 
@@ -114,8 +116,8 @@ TEST(Gate, DeterministicMetricsDecideExactly) {
   const auto base = run_doc({{"peak", {1000, 1000, 1000}}, {"flat", {500, 500, 500}}});
   const auto cur = run_doc({{"peak", {1100, 1100, 1100}}, {"flat", {500, 500, 500}}});
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
-  EXPECT_EQ(row(r, "peak").verdict, "regression");
-  EXPECT_EQ(row(r, "flat").verdict, "unchanged");
+  EXPECT_EQ(row(r, "peak").verdict, Verdict::regression);
+  EXPECT_EQ(row(r, "flat").verdict, Verdict::unchanged);
 }
 
 TEST(Gate, RejectsNonPositiveOrNonFiniteValuesNamingTheBenchmark) {
@@ -138,10 +140,10 @@ TEST(Gate, BrokenMissingAndNewBenchmarks) {
   auto cur = run_doc({{"fresh", {1, 1, 1}}});
   cur["pairbench"]["not_run"].push_back({{"name", "crashes"}, {"verification", "failed"}, {"reason", "killed by SIGSEGV"}});
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
-  EXPECT_EQ(row(r, "gone").verdict, "missing");
-  EXPECT_EQ(row(r, "crashes").verdict, "broken");
+  EXPECT_EQ(row(r, "gone").verdict, Verdict::missing);
+  EXPECT_EQ(row(r, "crashes").verdict, Verdict::broken);
   EXPECT_NE(row(r, "crashes").note.find("SIGSEGV"), std::string::npos);
-  EXPECT_EQ(row(r, "fresh").verdict, "new");
+  EXPECT_EQ(row(r, "fresh").verdict, Verdict::new_);
   EXPECT_TRUE(r.failed());  // a benchmark that stopped working fails the gate
 }
 
@@ -164,9 +166,9 @@ TEST(Gate, RefusesDifferentMachinesUnlessForcedAndNamesTheFields) {
 TEST(Gate, PerExperimentThresholdOverridesTheDefault) {
   auto base = run_doc({{"x", noisy(100, 0.005, 9, 1)}});
   auto cur = run_doc({{"x", noisy(103, 0.005, 9, 2)}});  // +3 %
-  EXPECT_EQ(row(compare_runs(base, cur, {}, "a", "b"), "x").verdict, "unchanged");
+  EXPECT_EQ(row(compare_runs(base, cur, {}, "a", "b"), "x").verdict, Verdict::unchanged);
   cur["pairbench"]["experiments"][0]["gate_threshold"] = 0.02;
-  EXPECT_EQ(row(compare_runs(base, cur, {}, "a", "b"), "x").verdict, "regression");
+  EXPECT_EQ(row(compare_runs(base, cur, {}, "a", "b"), "x").verdict, Verdict::regression);
 }
 
 TEST(Gate, OutputsEscapeNamesAndCarryVerdicts) {
@@ -243,7 +245,7 @@ TEST(GateAtScale, NightlyShapedPairFiftyPercentSlowerEverywhereIsARegressionEver
     ASSERT_LT(*std::max_element(vb.begin(), vb.end()), *std::min_element(vc.begin(), vc.end()));
   }
   const GateReport r = compare_runs(run_doc(b), run_doc(c), {}, "a", "b");
-  EXPECT_EQ(r.count("regression"), kBenchmarks) << r.headline();
+  EXPECT_EQ(r.count(Verdict::regression), kBenchmarks) << r.headline();
   EXPECT_EQ(r.exit_status(), 1);
   EXPECT_EQ(r.headline().rfind("335 regressions, 0 undecided", 0), 0u) << r.headline();
 }
@@ -253,8 +255,8 @@ TEST(GateAtScale, QuickShapedPairFiftyPercentSlowerFailsTheGate) {
   const GateReport r =
       compare_runs(run_doc(side(m, 5, 22)), run_doc(side(m, 5, 23, std::vector<double>(128, 1.5))), {}, "a", "b");
   EXPECT_EQ(r.exit_status(), 1) << r.headline();
-  EXPECT_GE(r.count("regression"), 40) << r.headline();
-  EXPECT_EQ(r.count("improvement") + r.count("unchanged"), 0) << r.headline();
+  EXPECT_GE(r.count(Verdict::regression), 40) << r.headline();
+  EXPECT_EQ(r.count(Verdict::improvement) + r.count(Verdict::unchanged), 0) << r.headline();
 }
 
 TEST(GateAtScale, AaPairsOfRealisticNoiseFailAtMostTheDesignedRate) {
@@ -265,7 +267,7 @@ TEST(GateAtScale, AaPairsOfRealisticNoiseFailAtMostTheDesignedRate) {
   for (int g = 0; g < kGates; ++g) {
     const GateReport r = compare_runs(run_doc(side(m, 9, 1000 + 2 * g)), run_doc(side(m, 9, 1001 + 2 * g)), {}, "a", "b");
     failed += r.failed();
-    improved += r.count("improvement") > 0;
+    improved += r.count(Verdict::improvement) > 0;
   }
   // 1 % designed: about 1 of 100; 4 or more would happen by chance with probability 1.8 %.
   EXPECT_LE(failed, 3) << failed << " of " << kGates << " A/A gates failed";
@@ -277,8 +279,8 @@ TEST(GateAtScale, AQuietUnchangedPairPasses) {
   for (int i = 0; i < 335; ++i) m.cv.push_back(0.002 + 0.013 * i / 334.0);  // 0.2 % to 1.5 %
   m.outlier_rate = 0;
   const GateReport r = compare_runs(run_doc(side(m, 9, 41)), run_doc(side(m, 9, 42)), {}, "a", "b");
-  EXPECT_EQ(r.outcome(), "pass") << r.headline();
-  EXPECT_EQ(r.count("unchanged"), 335);
+  EXPECT_EQ(r.outcome(), GateOutcome::pass) << r.headline();
+  EXPECT_EQ(r.count(Verdict::unchanged), 335);
   EXPECT_EQ(r.exit_status(), 0);
 }
 
@@ -327,17 +329,17 @@ TEST(GateAtScale, NightlyShapedGatesWithHistoryPassUnchangedCodeAndFindPlantedCh
   std::vector<double> factor(335, 1.0);
   factor[17] = 1.25;
   const GateReport planted = compare_runs(run_doc(n.run(300)), run_doc(n.run(301, factor)), options, "a", "b");
-  EXPECT_EQ(row(planted, "bench1017").verdict, "regression") << row(planted, "bench1017").note;
-  EXPECT_EQ(planted.count("regression"), 1) << planted.headline();
+  EXPECT_EQ(row(planted, "bench1017").verdict, Verdict::regression) << row(planted, "bench1017").note;
+  EXPECT_EQ(planted.count(Verdict::regression), 1) << planted.headline();
   const GateReport everywhere =
       compare_runs(run_doc(n.run(302)), run_doc(n.run(303, std::vector<double>(335, 1.5))), options, "a", "b");
   EXPECT_EQ(everywhere.exit_status(), 1);
-  EXPECT_EQ(everywhere.count("unchanged") + everywhere.count("improvement"), 0) << everywhere.headline();
+  EXPECT_EQ(everywhere.count(Verdict::unchanged) + everywhere.count(Verdict::improvement), 0) << everywhere.headline();
   // Every benchmark whose processes vary by 10 % or less is caught; only the noisiest may stay undecided.
   for (std::size_t i = 0; i < n.m.cv.size(); ++i) {
     if (n.m.cv[i] > 0.10 || i == 5) continue;
     const std::string name = "bench" + std::to_string(1000 + i);
-    EXPECT_EQ(row(everywhere, name).verdict, "regression") << name << " (noise " << n.m.cv[i] << "): " << row(everywhere, name).note;
+    EXPECT_EQ(row(everywhere, name).verdict, Verdict::regression) << name << " (noise " << n.m.cv[i] << "): " << row(everywhere, name).note;
   }
 }
 
@@ -347,8 +349,8 @@ TEST(GateAtScale, OnePlantedRegressionAmongManyIsFoundAndNothingElse) {
   std::vector<double> factor(335, 1.0);
   factor[17] = 1.10;
   const GateReport r = compare_runs(run_doc(side(m, 9, 52)), run_doc(side(m, 9, 53, factor)), {}, "a", "b");
-  EXPECT_EQ(row(r, "bench1017").verdict, "regression") << row(r, "bench1017").note;
-  EXPECT_EQ(r.count("regression"), 1) << r.headline();
+  EXPECT_EQ(row(r, "bench1017").verdict, Verdict::regression) << row(r, "bench1017").note;
+  EXPECT_EQ(r.count(Verdict::regression), 1) << r.headline();
 }
 
 // Duet: both sides' processes of a pair ran at the same time, so a machine-wide slowdown hits
@@ -369,13 +371,13 @@ TEST(GateAtScale, DuetPairsAreComparedPairByPair) {
     }
   }
   const GateReport unpaired = compare_runs(base, cur, {}, "a", "b");
-  EXPECT_NE(row(unpaired, "b0").verdict, "regression");
+  EXPECT_NE(row(unpaired, "b0").verdict, Verdict::regression);
   EXPECT_FALSE(row(unpaired, "b0").paired);
   base["pairbench"]["ab_run_id"] = cur["pairbench"]["ab_run_id"] = "run-1";
   const GateReport paired = compare_runs(base, cur, {}, "a", "b");
   EXPECT_TRUE(row(paired, "b0").paired);
-  EXPECT_EQ(row(paired, "b0").verdict, "regression") << row(paired, "b0").note;
-  EXPECT_EQ(paired.count("regression"), 1) << paired.headline();
+  EXPECT_EQ(row(paired, "b0").verdict, Verdict::regression) << row(paired, "b0").note;
+  EXPECT_EQ(paired.count(Verdict::regression), 1) << paired.headline();
 }
 
 // --- Run-to-run noise ------------------------------------------------------------------------
@@ -406,18 +408,18 @@ TEST(GateRunNoise, AShiftOfTheRunsLevelIsNoRegressionWhereHistorySaysRunsMoveTha
   std::vector<double> factor(20, 1.0);
   factor[0] = 1.04 * 1.04;  // 8 %: its interval reaches 5 %
   const auto base = run_doc(side(m, 9, 71)), cur = run_doc(side(m, 9, 72, factor));
-  EXPECT_EQ(row(compare_runs(base, cur, {}, "a", "b"), "bench1000").verdict, "regression");
+  EXPECT_EQ(row(compare_runs(base, cur, {}, "a", "b"), "bench1000").verdict, Verdict::regression);
   GateOptions with_history;
   with_history.run_variance["bench1000"] = 0.03 * 0.03;
   with_history.run_variance_source = "test";
   const GateReport r = compare_runs(base, cur, with_history, "a", "b");
-  EXPECT_EQ(row(r, "bench1000").verdict, "undecided") << row(r, "bench1000").note;
+  EXPECT_EQ(row(r, "bench1000").verdict, Verdict::undecided) << row(r, "bench1000").note;
   EXPECT_NEAR(row(r, "bench1000").run_noise, 0.03, 1e-12);
   EXPECT_NE(row(r, "bench1000").note.find("run to run"), std::string::npos) << row(r, "bench1000").note;
   // A large change still is one: 30 % on top of 3 % run-to-run noise.
   factor[0] = 1.30;
   EXPECT_EQ(row(compare_runs(base, run_doc(side(m, 9, 72, factor)), with_history, "a", "b"), "bench1000").verdict,
-            "regression");
+            Verdict::regression);
 }
 
 TEST(GateRunNoise, ARunVarianceFromFewRunsCarriesItsFewDegreesOfFreedom) {
@@ -433,13 +435,13 @@ TEST(GateRunNoise, ARunVarianceFromFewRunsCarriesItsFewDegreesOfFreedom) {
   options.run_variance["bench1000"] = 0.03 * 0.03;
   options.run_variance_runs["bench1000"] = 30;
   const BenchmarkVerdict many = row(compare_runs(base, cur, options, "a", "b"), "bench1000");
-  EXPECT_EQ(many.verdict, "regression") << many.note;
+  EXPECT_EQ(many.verdict, Verdict::regression) << many.note;
   EXPECT_GT(many.df, 28);  // dominated by the run part: about runs - 1
   EXPECT_LT(many.df, 40);
   options.run_variance_runs["bench1000"] = 3;
   const BenchmarkVerdict few = row(compare_runs(base, cur, options, "a", "b"), "bench1000");
   EXPECT_LT(few.df, 2.5);
-  EXPECT_EQ(few.verdict, "undecided") << few.note;
+  EXPECT_EQ(few.verdict, Verdict::undecided) << few.note;
   EXPECT_NEAR(few.slowdown, many.slowdown, 1e-12);  // the estimate is the same; only its uncertainty differs
 }
 
@@ -462,17 +464,17 @@ TEST(GateInstructions, DeterministicCountsDecideATwoPercentChange) {
   const auto cur = with_instructions(run_doc({}), {{"same", {1e6, 1e6}}, {"more", {1.02e6, 1.02e6}},
                                                    {"less", {0.97e6, 0.97e6}}, {"wobbly", {1e6, 1e6}}, {"single", {1e6}}});
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
-  auto verdict = [&](const std::string& name) {
+  auto verdict = [&](const std::string& name) -> std::optional<Verdict> {
     for (const auto& v : r.rows) {
-      if (v.benchmark == name && v.instrument == "instructions") return v.verdict;
+      if (v.benchmark == name && v.instrument == Instrument::instructions) return v.verdict;
     }
-    return std::string("absent");
+    return std::nullopt;  // absent
   };
-  EXPECT_EQ(verdict("same"), "unchanged");
-  EXPECT_EQ(verdict("more"), "regression");
-  EXPECT_EQ(verdict("less"), "improvement");
-  EXPECT_EQ(verdict("wobbly"), "undecided");  // 2 % apart within a side: not deterministic here
-  EXPECT_EQ(verdict("single"), "undecided");  // determinism unchecked
+  EXPECT_EQ(verdict("same"), Verdict::unchanged);
+  EXPECT_EQ(verdict("more"), Verdict::regression);
+  EXPECT_EQ(verdict("less"), Verdict::improvement);
+  EXPECT_EQ(verdict("wobbly"), Verdict::undecided);  // 2 % apart within a side: not deterministic here
+  EXPECT_EQ(verdict("single"), Verdict::undecided);  // determinism unchecked
   EXPECT_EQ(r.exit_status(), 1);
   EXPECT_NE(gate_markdown(r).find("more [instructions]"), std::string::npos);
 }
@@ -490,6 +492,25 @@ TEST(Gate, AaComparisonsOfManyBenchmarksRarelyFail) {
     failures += compare_runs(run_doc(b), run_doc(c), {}, "a", "b").failed();
   }
   EXPECT_LE(failures, 5);
+}
+
+// The vocabulary: each name round-trips, and a misspelt one is refused rather than read as another.
+TEST(GateVocabulary, NamesRoundTripAndUnknownNamesAreRefused) {
+  for (Verdict v : {Verdict::regression, Verdict::improvement, Verdict::unchanged, Verdict::undecided, Verdict::broken,
+                    Verdict::missing, Verdict::new_}) {
+    EXPECT_EQ(verdict_from_string(to_string(v)), v);
+  }
+  EXPECT_EQ(to_string(Verdict::new_), "new");
+  EXPECT_EQ(verdict_from_string("regresion"), std::nullopt);
+  for (GateOutcome o : {GateOutcome::pass, GateOutcome::regression, GateOutcome::undecided}) {
+    EXPECT_EQ(gate_outcome_from_string(to_string(o)), o);
+  }
+  EXPECT_EQ(instrument_from_string("instructions"), Instrument::instructions);
+  EXPECT_EQ(instrument_from_string("cycles"), std::nullopt);
+  EXPECT_EQ(correction_from_string(to_string(Correction::bh)), Correction::bh);
+  EXPECT_EQ(undecided_policy_from_string(to_string(UndecidedPolicy::pass)), UndecidedPolicy::pass);
+  EXPECT_EQ(moderation_from_string("none"), Moderation::none);
+  EXPECT_EQ(moderation_from_string("EB"), std::nullopt);  // names are exact, as the command line takes them
 }
 
 }  // namespace

@@ -1,0 +1,44 @@
+// The gate as JSON (`--json`): the report's every field, names as the outputs spell them.
+#include <cmath>
+
+#include "harness/gate/print.h"
+
+namespace pairbench::harness {
+
+nlohmann::json gate_json(const GateReport& r) {
+  // JSON has no infinity or NaN: an unbounded interval or an undefined t is written as null.
+  auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
+  nlohmann::json j = {{"headline", r.headline()},
+                      {"outcome", to_string(r.outcome())},
+                      {"exit_status", r.exit_status()},
+                      {"baseline", r.baseline_label},
+                      {"current", r.current_label},
+                      {"failed", r.failed()},
+                      {"forced", r.forced},
+                      {"fingerprint_differences", r.fingerprint_differences},
+                      {"partial_runs", r.partial_runs},
+                      {"threshold", r.options.threshold},
+                      {"instructions_threshold", r.options.instructions_threshold},
+                      {"alpha", r.options.alpha},
+                      {"correction", to_string(r.options.correction)},
+                      {"interval_level", r.options.interval_level},
+                      {"undecided_policy", to_string(r.options.undecided)},
+                      {"run_variance_source", r.options.run_variance_source},
+                      {"noise_prior", {{"benchmarks", r.prior.count}, {"df", num(r.prior.df)}, {"variance", r.prior.variance}}},
+                      {"benchmarks", nlohmann::json::array()}};
+  for (const auto& v : r.rows) {
+    j["benchmarks"].push_back({{"name", v.benchmark}, {"instrument", to_string(v.instrument)}, {"experiment", v.experiment},
+                               {"verdict", to_string(v.verdict)}, {"note", v.note}, {"metric", v.metric}, {"unit", v.unit},
+                               {"better", v.better}, {"baseline_samples", v.baseline_samples},
+                               {"current_samples", v.current_samples}, {"baseline_median", v.baseline_median},
+                               {"current_median", v.current_median}, {"slowdown", num(v.slowdown)},
+                               {"slowdown_low", num(v.slowdown_low)}, {"slowdown_high", num(v.slowdown_high)},
+                               {"t", num(v.t)}, {"df", num(v.df)}, {"se", num(v.se)}, {"p_value", v.p_value}, {"p_adjusted", v.p_adjusted},
+                               {"noise_cv", v.noise_cv}, {"inprocess_cv", v.inprocess_cv}, {"threshold", v.threshold},
+                               {"paired", v.paired}, {"processes_needed", v.processes_needed},
+                               {"run_noise", num(v.run_noise)}});
+  }
+  return j;
+}
+
+}  // namespace pairbench::harness

@@ -1,0 +1,80 @@
+// The gate as Markdown for a CI job summary: the outcome as a heading, the rows that need
+// attention, then every row folded away.
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+#include "harness/gate/print.h"
+#include "harness/gate/text.h"
+
+namespace pairbench::harness {
+namespace {
+
+// Backslash before what Markdown (or GitHub's HTML filter) would read as markup or a cell border.
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|' || c == '<' || c == '>' || c == '*' || c == '_' || c == '`') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string outcome_text(const GateReport& r) {
+  switch (r.outcome()) {
+    case GateOutcome::regression: return "**failed: regression**";
+    case GateOutcome::undecided:
+      return r.options.undecided == UndecidedPolicy::pass ? "**undecided** (passing by policy)" : "**undecided**";
+    case GateOutcome::pass: break;
+  }
+  return "passed";
+}
+
+void write_table(std::ostringstream& md, const std::vector<const BenchmarkVerdict*>& rows) {
+  md << "| benchmark | verdict | change [90% CI] (+ = worse) | p (adjusted) | noise | note |\n|---|---|---|---|---|---|\n";
+  for (const auto* v : rows) {
+    char p[32] = "", noise[32] = "";
+    if (v->baseline_samples && v->current_samples) {
+      if (v->instrument == Instrument::time) std::snprintf(p, sizeof p, "%.2g", v->p_adjusted);
+      std::snprintf(noise, sizeof noise, "%.1f %%", 100 * v->noise_cv);
+    }
+    md << "| " << md_escape(gate_text::row_name(*v)) << " | " << to_string(v->verdict) << " | "
+       << gate_text::change_text(*v) << " | " << p << " | " << noise << " | " << md_escape(v->note) << " |\n";
+  }
+  md << "\n";
+}
+
+}  // namespace
+
+std::string gate_markdown(const GateReport& r) {
+  std::ostringstream md;
+  md << r.headline() << "\n\n";
+  md << "## pairbench gate: " << outcome_text(r) << "\n\n";
+  md << "Time threshold " << 100 * r.options.threshold << " % (or the experiment's), instructions "
+     << 100 * r.options.instructions_threshold << " %; false regressions controlled by " << to_string(r.options.correction)
+     << " at " << r.options.alpha << " over the whole gate. Run-to-run noise: "
+     << md_escape(r.options.run_variance_source.empty() ? "none known (no history)" : r.options.run_variance_source)
+     << ".\n\n";
+  md << "Baseline `" << md_escape(r.baseline_label) << "`, current `" << md_escape(r.current_label) << "`.\n\n";
+  if (r.forced) {
+    md << "> **Forced comparison of different machines or builds:** ";
+    for (const auto& d : r.fingerprint_differences) md << md_escape(d) << "; ";
+    md << "\n\n";
+  }
+  for (const auto& p : r.partial_runs) md << "> **Partial run:** " << md_escape(p) << "; the gate cannot pass.\n\n";
+  std::vector<const BenchmarkVerdict*> notable, all;
+  for (const auto& v : r.rows) {
+    all.push_back(&v);
+    if (v.verdict != Verdict::unchanged) notable.push_back(&v);
+  }
+  if (!notable.empty()) {
+    md << "### Needs attention\n\n";
+    write_table(md, notable);
+  }
+  md << "<details><summary>All benchmarks</summary>\n\n";
+  write_table(md, all);
+  md << "</details>\n";
+  return md.str();
+}
+
+}  // namespace pairbench::harness
