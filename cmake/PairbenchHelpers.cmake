@@ -113,12 +113,107 @@ function(pairbench_add_bench_areas)
   endforeach()
 endfunction()
 
-# pairbench_add_test(NAME SOURCES ... LABELS ... [LINK ...]): a GoogleTest binary under ctest.
+# pairbench_add_test(NAME SOURCES ... LABELS label [LINK ...] [DEFINITIONS ...] [DEPENDS ...]
+#                    [PROPERTIES ...]): a GoogleTest binary under ctest, built after DEPENDS; PROPERTIES
+#                    (e.g. FIXTURES_REQUIRED postgres TIMEOUT 120) go to each of its tests.
 function(pairbench_add_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LABELS;LINK" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;LABELS;LINK;DEFINITIONS;DEPENDS;PROPERTIES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_link_libraries(${name} PRIVATE pairbench_flags GTest::gtest GTest::gtest_main ${ARG_LINK})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})  # tests see the whole tree
-  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
+  if(ARG_DEFINITIONS)
+    target_compile_definitions(${name} PRIVATE ${ARG_DEFINITIONS})
+  endif()
+  if(ARG_DEPENDS)
+    add_dependencies(${name} ${ARG_DEPENDS})
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" ${ARG_PROPERTIES} DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# pairbench_test_exception(NAME [LABELS label] [LINK ...] [SOURCES ...] [DEPENDS ...]): what the
+# test binary NAME (a file NAME.cpp that pairbench_add_test_folder finds) needs beyond its folder's
+# convention: LABELS replaces the folder's label, the rest is added. Call it before the folder's
+# pairbench_add_test_folder; pairbench_check_test_exceptions() then fails on an entry naming no test.
+function(pairbench_test_exception name)
+  set(PAIRBENCH_TEST_EXCEPTION_${name} ${ARGN} PARENT_SCOPE)
+  set_property(GLOBAL APPEND PROPERTY PAIRBENCH_TEST_EXCEPTIONS ${name})
+endfunction()
+
+# pairbench_add_test_folder(FOLDER LABELS label [LINK ...] [SOURCES ...] [DEPENDS ...] [KERNEL_FAMILY]):
+# one GoogleTest binary per FOLDER/*_test.cpp (FOLDER relative to the current source directory),
+# named after the file, so that a new test is one new file and no CMake edit. Globbed with
+# CONFIGURE_DEPENDS: the build re-runs the configure step when a test file appears or goes. Each
+# binary is built from its file and SOURCES (the folder's shared sources), links LINK, is built after
+# DEPENDS, is compiled with PAIRBENCH_TEST_DEFINITIONS (the same for every test), and its tests carry
+# LABELS. By the test's name:
+#   - a word cuda, gpu or cublas (copy_cuda_test, alloc_gpu_test): label `device` instead (needs a
+#     GPU; its tests skip without one), and it links pairbench_kernels_dispatch (the CUDA seam);
+#   - history_*: its tests need the PostgreSQL fixture `postgres`: FIXTURES_REQUIRED postgres, TIMEOUT 120.
+# KERNEL_FAMILY: it also links pairbench_kernels_<family>, <family> being the longest leading words
+# of its name that PAIRBENCH_TEST_FAMILY_<words> aliases, else that name a kernels library
+# (gemm_cpu_test: gemm; allreduce_test: PAIRBENCH_TEST_FAMILY_allreduce). Anything else a test needs:
+# pairbench_test_exception.
+function(pairbench_add_test_folder folder)
+  cmake_parse_arguments(ARG "KERNEL_FAMILY" "" "LABELS;LINK;SOURCES;DEPENDS" ${ARGN})
+  list(TRANSFORM ARG_SOURCES PREPEND ${folder}/)
+  file(GLOB files RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} CONFIGURE_DEPENDS ${folder}/*_test.cpp)
+  list(SORT files)
+  foreach(file IN LISTS files)
+    get_filename_component(name ${file} NAME_WE)
+    if(NOT name MATCHES "^[a-z][a-z0-9_]*_test$")
+      message(FATAL_ERROR "test file '${file}': expected a name of a-z, 0-9 and _ ending in _test.cpp "
+                          "(it becomes the test binary's name)")
+    endif()
+    cmake_parse_arguments(EXC "" "" "LABELS;LINK;SOURCES;DEPENDS" ${PAIRBENCH_TEST_EXCEPTION_${name}})
+    set(labels ${ARG_LABELS})
+    set(link ${ARG_LINK})
+    set(properties)
+    if(name MATCHES "(^|_)(cuda|gpu|cublas)(_|$)")
+      set(labels device)
+      list(APPEND link pairbench_kernels_dispatch)
+    endif()
+    if(name MATCHES "^history_")
+      list(APPEND properties FIXTURES_REQUIRED postgres TIMEOUT 120)
+    endif()
+    if(ARG_KERNEL_FAMILY)
+      string(REGEX REPLACE "_test$" "" words ${name})
+      set(family)
+      while(words)
+        if(DEFINED PAIRBENCH_TEST_FAMILY_${words})
+          set(family ${PAIRBENCH_TEST_FAMILY_${words}})
+        elseif(TARGET pairbench_kernels_${words})
+          set(family ${words})
+        endif()
+        if(family OR NOT words MATCHES "_")
+          break()
+        endif()
+        string(REGEX REPLACE "_[^_]*$" "" words ${words})
+      endwhile()
+      if(family)
+        list(APPEND link pairbench_kernels_${family})
+      elseif(NOT link AND NOT EXC_LINK)
+        message(FATAL_ERROR "test '${file}': no kernels family in its name; name it <family>_..._test.cpp, "
+                            "alias its first word with PAIRBENCH_TEST_FAMILY_<word>, or give its LINK "
+                            "with pairbench_test_exception")
+      endif()
+    endif()
+    if(EXC_LABELS)
+      set(labels ${EXC_LABELS})
+    endif()
+    pairbench_add_test(${name} SOURCES ${file} ${ARG_SOURCES} ${EXC_SOURCES} LABELS ${labels}
+                       LINK ${link} ${EXC_LINK} DEFINITIONS ${PAIRBENCH_TEST_DEFINITIONS}
+                       DEPENDS ${ARG_DEPENDS} ${EXC_DEPENDS} PROPERTIES ${properties})
+  endforeach()
+endfunction()
+
+# pairbench_check_test_exceptions(): fails on a pairbench_test_exception for a test that no longer
+# exists (renamed or removed), so that the exception list cannot go stale.
+function(pairbench_check_test_exceptions)
+  get_property(names GLOBAL PROPERTY PAIRBENCH_TEST_EXCEPTIONS)
+  foreach(name IN LISTS names)
+    if(NOT TARGET ${name})
+      message(FATAL_ERROR "pairbench_test_exception(${name} ...): no test file ${name}.cpp was found")
+    endif()
+  endforeach()
 endfunction()

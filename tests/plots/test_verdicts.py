@@ -13,7 +13,7 @@ from helpers import CPU_RUN_SKIPPED, REPO, pairbench, parse_page, run_report, tm
 from pairbench_report import claims
 from pairbench_report.errors import BadInput
 
-CATALOGUE = os.path.join(REPO, "harness", "claims.json")
+CATALOGUE = os.path.join(REPO, "harness", "analysis", "claims.json")
 
 
 def c3_row(doc):
