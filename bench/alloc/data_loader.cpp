@@ -77,6 +77,8 @@ PAIRBENCH_EXPERIMENT(alloc_data_loader) {
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
       .secondary = {{.name = "peak_rss_bytes", .unit = "B", .better = Better::kLower},
                     {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      // The workers, and the main thread checking and freeing every batch meanwhile.
+      .threads = [](const Arm&, const Point& p) { return 1 + static_cast<int>(p.get_int("workers")); },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"jemalloc", "tcmalloc"},
                     .threshold = 1.0,

@@ -66,6 +66,7 @@ PAIRBENCH_EXPERIMENT(alloc_small_objects) {
       .metric = {.name = "ops_per_second", .unit = "op/s", .better = Better::kHigher},
       .secondary = {{.name = "peak_rss_bytes", .unit = "B", .better = Better::kLower},
                     {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      .threads = [](const Arm&, const Point& p) { return thread_count(p); },  // the caller is thread 0
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"jemalloc", "tcmalloc"},
                     .threshold = 1.0,

@@ -148,6 +148,11 @@ PAIRBENCH_EXPERIMENT(allreduce) {
       .timing = Timing::kByDevice,  // host clock at device:cpu, CUDA events at device:cuda
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .secondary = {{.name = "bus_bytes_per_second", .unit = "B/s", .better = Better::kHigher}},
+      // device:cpu: P participant threads (the caller is participant 0); device:cuda: one host
+      // thread enqueues every GPU's work and waits.
+      .threads = [](const Arm& a, const Point& p) {
+        return cpu_point(a, p) ? static_cast<int>(p.get_int("participants")) : 1;
+      },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"ring"},
                     .where = {{"device", {"cuda"}}},

@@ -151,7 +151,8 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                                     {"params", params},
                                     {"available", reason.empty()},
                                     {"reason", reason},
-                                    {"instructions", e.instructions && e.instructions(arm, p)}});
+                                    {"instructions", e.instructions && e.instructions(arm, p)},
+                                    {"threads", threads_at(e, arm, p)}});
       }
     }
     out["experiments"].push_back(je);

@@ -1,10 +1,12 @@
 // Experiment registry, grid expansion and benchmark naming.
 #include "bench/common/experiment.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
 #include "bench/common/devices.h"
+#include "kernels/common/cpus.h"
 #include "kernels/common/device.h"
 
 namespace pairbench::bench {
@@ -90,6 +92,19 @@ bool cpu_point(const Arm&, const Point& p) {
     if (axis == "device") return value == "cpu";
   }
   return true;
+}
+
+int threads_from_axis(const Point& p, const std::string& axis) {
+  if (p.get(axis) == "all") return kernels::usable_cpus();
+  return static_cast<int>(p.get_int(axis));
+}
+
+std::function<int(const Arm&, const Point&)> threads_at_cpu_points(int n) {
+  return [n](const Arm& arm, const Point& p) { return cpu_point(arm, p) ? n : 1; };
+}
+
+int threads_at(const Experiment& e, const Arm& arm, const Point& p) {
+  return e.threads ? std::max(1, e.threads(arm, p)) : 1;
 }
 
 void fail_verification(benchmark::State& state, const std::string& what) {

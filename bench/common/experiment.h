@@ -184,6 +184,13 @@ struct Experiment {
   // whose counts vary run to run. Empty: never.
   std::function<bool(const Arm&, const Point&)> instructions;
   double instructions_gate_threshold = 0;  // relative increase the gate acts on; 0 = its default (1 %)
+  // How many threads an arm keeps busy at a point, the thread that times the region included:
+  // worker threads, an async engine's backend, OpenBLAS's threads, participants as threads, a
+  // ping-pong partner; spinning counts as busy, a thread parked for the whole region does not. It
+  // drives scheduling: `ab`'s duet gives each side that many cores, or runs the two sides one at a
+  // time where both would not fit, so that a benchmark runs in `ab` the way it runs alone. Where
+  // the count follows an axis, compute it from the point ("all": threads_from_axis). Empty: 1.
+  std::function<int(const Arm&, const Point&)> threads;
   // How this experiment decides its claim; empty = every treatment at every point must be better
   // than the baseline (kBetter, threshold 1). Only read where claims.json lists the experiment.
   std::vector<VerdictCheck> verdict;
@@ -197,6 +204,15 @@ const char* timing_name(Timing t);
 
 // For Experiment::instructions: every arm at every CPU point (no `device` axis, or device:cpu).
 bool cpu_point(const Arm& arm, const Point& p);
+
+// For Experiment::threads: the count an axis names at the point, "all" = this process's usable
+// CPUs (kernels/common/cpus.h, what an arm's "all" resolves to when it runs).
+int threads_from_axis(const Point& p, const std::string& axis);
+// For Experiment::threads: `n` at CPU points (cpu_point), 1 at device points (the host thread
+// enqueues and waits; the device does the work).
+std::function<int(const Arm&, const Point&)> threads_at_cpu_points(int n);
+// The declared threads of an arm at a point, at least 1.
+int threads_at(const Experiment& e, const Arm& arm, const Point& p);
 
 using ExperimentFactory = Experiment (*)();
 bool register_experiment(ExperimentFactory factory);

@@ -103,6 +103,8 @@ PAIRBENCH_EXPERIMENT(barriers) {
                {.name = "unrelated_us", .quick = {"0", "1000"}, .nightly = {"0", "100", "1000"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+      // device:cpu: the frontend and the engine's two workers (an idle one spins before it parks).
+      .threads = threads_at_cpu_points(3),
       .verdict = {{.test = VerdictCheck::Test::kSame,
                     .treatments = {"wait_for"},
                     .where = {{"unrelated_us", {"0"}}},

@@ -87,6 +87,8 @@ PAIRBENCH_EXPERIMENT(bounded_queue) {
       .metric = {.name = "peak_live_bytes", .unit = "B", .better = Better::kLower},
       .secondary = {{.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
                     {.name = "peak_outstanding_ops", .unit = "ops", .better = Better::kLower}},
+      // The frontend making each minibatch's tensor (spinning when the queue is full) and the worker.
+      .threads = [](const Arm&, const Point&) { return 2; },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"bounded", "sync_per_batch"},
                     .threshold = 1.0,

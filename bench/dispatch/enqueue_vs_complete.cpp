@@ -103,6 +103,7 @@ PAIRBENCH_EXPERIMENT(enqueue_vs_complete) {
                {.name = "ops", .quick = {"1000"}, .nightly = {"1000", "10000"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+      .threads = threads_at_cpu_points(2),  // device:cpu: the frontend and the engine's worker
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"enqueue"},
                     .threshold = 1.0}},

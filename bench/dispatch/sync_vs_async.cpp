@@ -99,6 +99,8 @@ PAIRBENCH_EXPERIMENT(sync_vs_async) {
                    .text = "sync round trip (enqueue + wait) <= 2 us"}},
       // A synchronous hand-off cannot beat one cross-core round trip: the physical floor.
       .limits = {{.experiment = "limits.core_pingpong", .arm = "spin", .arms = {"sync"}, .when = {{"device", "cpu"}}}},
+      // device:cpu: the frontend and the engine's worker, each spinning while the other works.
+      .threads = threads_at_cpu_points(2),
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"async", "graph"},
                     .threshold = 1.0}},

@@ -99,6 +99,7 @@ PAIRBENCH_EXPERIMENT(core_pingpong) {
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
       .is_limit = true,
+      .threads = [](const Arm&, const Point&) { return 2; },  // main and its partner, a core each
   };
 }
 

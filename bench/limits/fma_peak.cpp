@@ -148,6 +148,8 @@ PAIRBENCH_EXPERIMENT(fma_peak) {
                  // the fastest round, not the mean: one sample per process
                  .time_relation = TimeRelation::kNone},
       .is_limit = true,
+      // A team of `threads` FMA threads, each pinned to its own CPU; main waits for them.
+      .threads = [](const Arm&, const Point& p) { return threads_from_axis(p, "threads"); },
   };
 }
 

@@ -98,6 +98,7 @@ PAIRBENCH_EXPERIMENT(memory_bandwidth) {
       .timing = Timing::kWallClock,
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .is_limit = true,
+      .threads = [](const Arm&, const Point& p) { return threads_from_axis(p, "threads"); },
   };
 }
 

@@ -213,6 +213,8 @@ PAIRBENCH_EXPERIMENT(loader) {
       .secondary = {{.name = "consumer_idle_fraction", .unit = "fraction", .better = Better::kLower},
                     {.name = "bytes_read_per_second", .unit = "B/s", .better = Better::kHigher},
                     {.name = "cpu_cores_used", .unit = "cores", .better = Better::kHigher}},
+      // The consumer (at workers_0 it loads every batch itself) and its workers, on either device.
+      .threads = [figure](const Arm& a, const Point&) { return 1 + static_cast<int>(figure.arm_values.at(a.name)); },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"workers_1"},
                     .threshold = 1.0,

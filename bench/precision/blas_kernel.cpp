@@ -49,6 +49,7 @@ PAIRBENCH_EXPERIMENT(blas_kernel) {
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}}},
+      .threads = [](const Arm&, const Point& p) { return precision::openblas_busy_threads(eg::parse_shape(p.get("n"))); },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .threshold = 1.0}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},

@@ -41,6 +41,8 @@ PAIRBENCH_EXPERIMENT(cpu_gemm) {
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}}},
+      // Every arm ends in an OpenBLAS call (sgemm or sbgemm) on OpenBLAS's threads.
+      .threads = [](const Arm&, const Point& p) { return precision::openblas_busy_threads(kernels::gemm::parse_shape(p.get("n"))); },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .threshold = 1.0}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},

@@ -39,6 +39,9 @@ PAIRBENCH_EXPERIMENT(cpu_gemm_loops) {
       // Instruction counts gate the two loops (one thread, deterministic); OpenBLAS picks its
       // kernel and thread count at run time, which a simulator's CPU model would change.
       .instructions = [](const Arm& a, const Point&) { return a.name != "openblas"; },
+      .threads = [](const Arm& a, const Point& p) {
+        return a.name == "openblas" ? precision::openblas_busy_threads(kernels::gemm::parse_shape(p.get("n"))) : 1;
+      },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .threshold = 1.0}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},

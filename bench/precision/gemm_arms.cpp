@@ -10,6 +10,7 @@
 
 #include "bench/common/exec.h"
 #include "bench/common/experiment.h"
+#include "kernels/common/cpus.h"
 #include "kernels/elementwise/float16.h"
 #include "kernels/gemm/cpu_gemm.h"
 
@@ -36,6 +37,13 @@ double cpu_seconds() {
 }
 
 }  // namespace
+
+int openblas_busy_threads(const eg::GemmShape& shape, int num_threads) {
+  constexpr double kOneThreadMaxMnk = 4.0 * 65536;  // SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD
+  const double mnk = static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  if (mnk <= kOneThreadMaxMnk) return 1;
+  return num_threads > 0 ? num_threads : kernels::usable_cpus();
+}
 
 bool uses_openblas(CpuGemm kind) { return kind != CpuGemm::kNaive && kind != CpuGemm::kBlocked; }
 

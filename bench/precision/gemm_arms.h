@@ -25,6 +25,12 @@ bool uses_openblas(CpuGemm kind);
 // the kernel that ran and how the check was done.
 void run_cpu_gemm(benchmark::State& state, const kernels::gemm::GemmShape& shape, CpuGemm kind, int products = 1);
 
+// Threads an OpenBLAS sgemm of this shape keeps busy, the caller included (Experiment::threads).
+// OpenBLAS 0.3.21 (interface/gemm.c) runs a product of m*n*k <= 4 * 65536 on the calling thread
+// alone; larger ones on `num_threads` (OPENBLAS_NUM_THREADS), or where that is 0 (unset) on one
+// thread per CPU of the process's affinity mask (kernels/common/cpus.h's usable CPUs).
+int openblas_busy_threads(const kernels::gemm::GemmShape& shape, int num_threads = 0);
+
 // True when the environment arm is in effect; otherwise reports not_supported (not set in this
 // process: run through the harness) or incorrect (set, but OpenBLAS ignored it) and returns false.
 bool env_in_effect(benchmark::State& state, const kernels::gemm::EnvCheck& check);

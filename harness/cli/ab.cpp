@@ -1,9 +1,12 @@
 // `pairbench ab`: two builds' benchmarks in one run (duet pairs on two cores by default, or
 // sequentially interleaved), then compared.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <unistd.h>
 
 #include "harness/cli/command.h"
@@ -48,9 +51,36 @@ Environment environment_of(const std::string& bench_dir) {
   return capture_environment(PAIRBENCH_SOURCE_DIR);
 }
 
+// One line naming the benchmarks whose sides ran one at a time in the duet, and why; then every
+// benchmark and side above the calibration limit (the rule that ab measures code, not its regime).
+void report_regime(const AbResult& r, const std::vector<Side>& sides) {
+  if (!r.sequential_in_duet.empty()) {
+    std::map<std::string, int> by_reason;
+    for (const auto& q : r.sequential_in_duet) ++by_reason[q.reason];
+    std::string why;
+    for (const auto& [reason, n] : by_reason) why += (why.empty() ? "" : "; ") + reason + " (" + std::to_string(n) + ")";
+    std::cerr << "pairbench: " << r.sequential_in_duet.size() << " benchmark"
+              << (r.sequential_in_duet.size() == 1 ? "" : "s")
+              << " ran their two sides one after the other, not in duet pairs: " << why
+              << " (sampling.sequential_in_duet in the run files)\n";
+  }
+  for (std::size_t side = 0; side < r.against_calibration.size(); ++side) {
+    const RunRecord::CalibrationCheck& check = r.against_calibration[side];
+    for (const auto& c : check.over) {
+      std::fprintf(stderr, "pairbench: %s (%s) ran %.2fx its calibrated time per iteration (limit %.1fx)\n",
+                   c.name.c_str(), sides[side].name.c_str(), c.ratio, check.limit);
+    }
+    if (check.max) {
+      std::fprintf(stderr, "pairbench: %s: %zu benchmark%s above %.1fx the calibrated time per iteration; highest %.2fx (%s)\n",
+                   sides[side].name.c_str(), check.over.size(), check.over.size() == 1 ? "" : "s", check.limit,
+                   check.max->ratio, check.max->name.c_str());
+    }
+  }
+}
+
 struct AbArgs {
   std::string baseline_build, candidate_build, experiments, arms, profile = "quick", out_dir;
-  std::string pairing = "duet";  // duet (both sides at once, one core each) | sequential
+  std::string pairing = "duet";  // duet (both sides at once, a core per thread each) | sequential
   int repetitions = 0;
   double min_time_s = 0, timeout_s = 0;
   std::uint64_t seed = 0;
@@ -87,6 +117,7 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
     envs.push_back(environment_of(dir));
   }
   const AbResult r = run_ab(sides, envs, options, command_line);
+  report_regime(r, sides);
   write_json_atomically(out_dir + "/baseline.json", r.baseline);
   write_json_atomically(out_dir + "/candidate.json", r.candidate);
   std::cout << "wrote " << out_dir << "/baseline.json and candidate.json\n";
@@ -116,8 +147,9 @@ Command command_ab() {
             cmd.add_option("--timeout", a->timeout_s)->check(finite_in(1.0, 86400.0));
             cmd.add_option("--seed", a->seed)->check(unsigned_64());
             cmd.add_option("--pairing", a->pairing,
-                           "duet: both sides' processes at once, each pinned to its own core, cores swapped each round; "
-                           "sequential: one process at a time")
+                           "duet: both sides' processes at once, each pinned to its own cores (one per thread it "
+                           "declares), cores swapped each round; a benchmark whose two sides do not fit runs them one "
+                           "at a time; sequential: one process at a time")
                 ->check(CLI::IsMember({"duet", "sequential"}));
             cmd.add_option("--out-dir", a->out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
                 ->check(path_is(directory_or_absent_problem, "DIR"));

@@ -52,7 +52,8 @@ RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
 
 nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& all_samples,
                              const RunOptions& options, const RunOutcome& outcome, const Environment& env,
-                             const std::string& started, const std::string& command, int side) {
+                             const std::string& started, const std::string& command, int side,
+                             double calibration_limit) {
   RunRecord r;
   for (const Sample& s : all_samples) {
     if (s.side == side) r.samples.push_back(s);
@@ -70,6 +71,8 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
   r.calibration_wall_s = outcome.calibration_wall_s;
   r.pairing = outcome.pairing;
   r.duet_cpus = outcome.duet_cpus;
+  for (const SequentialInDuet& q : outcome.sequential_in_duet) r.sequential_in_duet.push_back({q.benchmark, q.reason, q.threads});
+  if (calibration_limit > 0) r.calibration_check = calibration_check(outcome, side, calibration_limit);
   const bool counting = !outcome.instruction_counter.name.empty();
   r.instruction_processes = counting ? options.instruction_processes : 0;
   r.instruction_counter = counting ? outcome.instruction_counter.name : "none";
@@ -90,12 +93,29 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
   return run_document(r);
 }
 
+RunRecord::CalibrationCheck calibration_check(const RunOutcome& outcome, int side, double limit) {
+  RunRecord::CalibrationCheck check;
+  check.limit = limit;
+  for (const CalibrationRatio& c : outcome.calibration_ratios) {
+    if (c.side != side) continue;
+    const RunRecord::CalibrationRatio r{c.benchmark, c.observed_s_per_iteration, c.calibrated_s_per_iteration, c.ratio()};
+    if (!check.max || r.ratio > check.max->ratio) check.max = r;
+    if (r.ratio > limit) check.over.push_back(r);
+  }
+  std::sort(check.over.begin(), check.over.end(), [](const auto& a, const auto& b) { return a.ratio > b.ratio; });
+  return check;
+}
+
 AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& envs, const RunOptions& options,
                 const std::string& command) {
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
   const RunOutcome outcome = run_sides(sides, options);
-  AbResult r{build_run_doc(sides[0].experiments, outcome.samples, options, outcome, envs[0], started, command, 0),
-             build_run_doc(sides[1].experiments, outcome.samples, options, outcome, envs[1], started, command, 1)};
+  AbResult r{build_run_doc(sides[0].experiments, outcome.samples, options, outcome, envs[0], started, command, 0,
+                           kAbCalibrationLimit),
+             build_run_doc(sides[1].experiments, outcome.samples, options, outcome, envs[1], started, command, 1,
+                           kAbCalibrationLimit),
+             outcome.sequential_in_duet,
+             {calibration_check(outcome, 0, kAbCalibrationLimit), calibration_check(outcome, 1, kAbCalibrationLimit)}};
   // The two halves of one run: the gate may compare duet pairs pair by pair only between these.
   char id[40];
   std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(outcome.seed));

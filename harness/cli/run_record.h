@@ -11,6 +11,7 @@
 #include "harness/exec/catalogue.h"
 #include "harness/exec/environment.h"
 #include "harness/exec/runner.h"
+#include "harness/store/run_file.h"
 #include "harness/store/sample.h"
 
 namespace pairbench::harness {
@@ -32,14 +33,26 @@ struct RunArgs {
 RunOptions run_options(const RunArgs& args, const std::string& machine_key = "");
 
 // A run file from the samples of one side of a run: the experiment summary and the claims judged
-// on it, laid out by run_document (store/run_file.h).
+// on it, laid out by run_document (store/run_file.h). With `calibration_limit` > 0 it also records
+// the side's time per iteration against its calibration (`sampling.against_calibration`).
 nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
                              const RunOptions& options, const RunOutcome& outcome, const Environment& env,
-                             const std::string& started, const std::string& command, int side = 0);
+                             const std::string& started, const std::string& command, int side = 0,
+                             double calibration_limit = 0);
 
-// Both sides of an ab run as run files, marked as the two halves of one run (ab_run_id).
+// Issue 23's rule: no benchmark's time per iteration in `ab` more than this many times its time
+// alone (its calibration, which `run` uses). Above it, ab's regime, not the code, is measured.
+inline constexpr double kAbCalibrationLimit = 1.5;
+
+// One side's ratios against the calibration: the highest, and every one above `limit`, highest first.
+RunRecord::CalibrationCheck calibration_check(const RunOutcome& outcome, int side, double limit);
+
+// Both sides of an ab run as run files, marked as the two halves of one run (ab_run_id), and
+// what the run's regime was: the benchmarks run one side at a time, each side against its calibration.
 struct AbResult {
   nlohmann::json baseline, candidate;
+  std::vector<SequentialInDuet> sequential_in_duet;
+  std::vector<RunRecord::CalibrationCheck> against_calibration;  // per side
 };
 AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& envs, const RunOptions& options,
                 const std::string& command);

@@ -181,6 +181,11 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
       be.available = b["available"].boolean();
       be.reason = b["reason"].string();
       be.instructions = b.boolean_or("instructions", false);
+      if (const auto threads = b.find("threads")) {
+        const std::int64_t n = threads->integer();
+        if (n < 1 || n > 1 << 20) threads->fail("a thread count from 1 to 1048576");
+        be.threads = static_cast<int>(n);
+      }
       e.benchmarks.push_back(std::move(be));
     }
     if (const auto figure = je.find("figure")) e.figure = parse_figure(*figure, e);
@@ -250,7 +255,7 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
       for (const auto& [k, v] : b.params) params[k] = v;
       je["benchmarks"].push_back({{"name", b.name}, {"arm", b.arm}, {"params", params},
                                   {"available", b.available}, {"reason", b.reason},
-                                  {"instructions", b.instructions}});
+                                  {"instructions", b.instructions}, {"threads", b.threads}});
     }
     out.push_back(je);
   }

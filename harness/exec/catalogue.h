@@ -19,6 +19,10 @@ struct BenchmarkEntry {
   bool available = true;
   std::string reason;  // why not available here
   bool instructions = false;  // instruction counts are a meaningful gate metric here (deterministic CPU work)
+  // Threads its process keeps busy, the timing thread included (bench Experiment::threads): a duet
+  // side gets that many cores, or the two sides run one at a time where they would not fit.
+  // Absent from listings of binaries built before it was declared: 1.
+  int threads = 1;
 };
 
 struct ArmEntry {

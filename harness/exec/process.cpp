@@ -38,6 +38,13 @@ std::string ProcessResult::describe() const {
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& extra_env,
                           std::chrono::duration<double> limit, int cpu, std::size_t keep_output_bytes) {
+  return run_process(argv, extra_env, limit, cpu >= 0 ? std::vector<int>{cpu} : std::vector<int>{}, keep_output_bytes);
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& extra_env,
+                          std::chrono::duration<double> limit, const std::vector<int>& cpus,
+                          std::size_t keep_output_bytes) {
   using Clock = std::chrono::steady_clock;
   ProcessResult result;
   if (const int sig = interrupt_signal()) {
@@ -67,7 +74,12 @@ ProcessResult run_process(const std::vector<std::string>& argv,
 
   cpu_set_t cpu_set;
   CPU_ZERO(&cpu_set);
-  if (cpu >= 0) CPU_SET(cpu, &cpu_set);
+  bool pin = false;
+  for (const int cpu : cpus) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) continue;
+    CPU_SET(cpu, &cpu_set);
+    pin = true;
+  }
 
   // SIGINT/SIGTERM stay blocked in this thread from fork until the child's group is tracked (so
   // the handler's "kill every child group" cannot miss it) and in the child until its handlers
@@ -95,7 +107,7 @@ ProcessResult run_process(const std::vector<std::string>& argv,
     sigaction(SIGINT, &default_action, nullptr);
     sigaction(SIGTERM, &default_action, nullptr);
     sigprocmask(SIG_SETMASK, &saved_mask, nullptr);
-    if (cpu >= 0) sched_setaffinity(0, sizeof cpu_set, &cpu_set);  // inherited by exec and its threads
+    if (pin) sched_setaffinity(0, sizeof cpu_set, &cpu_set);  // inherited by exec and its threads
     dup2(pipe_fds[1], STDOUT_FILENO);
     dup2(pipe_fds[1], STDERR_FILENO);
     execve(args[0], args.data(), envp.data());

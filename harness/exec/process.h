@@ -30,5 +30,11 @@ struct ProcessResult {
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& extra_env,
                           std::chrono::duration<double> limit, int cpu = -1, std::size_t keep_output_bytes = 64u << 10);
+// The same, pinned to a set of CPUs (its threads share them; the scheduler places them within the
+// set): a duet side that runs several threads. Empty: not pinned.
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& extra_env,
+                          std::chrono::duration<double> limit, const std::vector<int>& cpus,
+                          std::size_t keep_output_bytes = 64u << 10);
 
 }  // namespace pairbench::harness

@@ -44,7 +44,7 @@ struct Job {
   int side = 0;
   Kind kind = Kind::kTime;
   std::int64_t iterations = 0;  // 0 = Google Benchmark's ramp (calibration)
-  int cpu = -1;
+  std::vector<int> cpus;        // pinned to these (duet); empty = not pinned
   int pair = -1;
 };
 
@@ -166,7 +166,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   const double limit = job.kind == Kind::kInstructions ? 10 * ctx.options.timeout_s : ctx.options.timeout_s;
   auto env = job_env(ctx, job);
   env["TMPDIR"] = process_tmp;
-  const ProcessResult pr = run_process(argv, env, std::chrono::duration<double>(limit), job.cpu);
+  const ProcessResult pr = run_process(argv, env, std::chrono::duration<double>(limit), job.cpus);
   const auto gbench = read_json(out_path);
   const auto record = read_json(record_path);
   const auto callgrind_total = job.kind == Kind::kInstructions && ctx.counter.name == "callgrind"
@@ -189,7 +189,8 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   s.process_wall_s = pr.wall_s;
   s.side = job.side;
   s.pair = job.pair;
-  s.cpu = job.cpu;
+  s.cpu = job.cpus.empty() ? -1 : job.cpus.front();
+  s.cpus = job.cpus;
   s.iterations = job.iterations;
   if (!s.has_value || (s.verification != "passed" && s.verification != "not_verified")) return s;
 
@@ -412,8 +413,16 @@ std::vector<Job> runnable_jobs(const std::vector<Side>& sides, RunOutcome& outco
   return runnable;
 }
 
-// What runs at once in one round: one process, or (duet) the same benchmark of both sides.
-std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, bool duet) {
+// Cores per side of a duet pair: the larger of the two sides' declared threads (an old build's
+// listing declares none: 1).
+int pair_threads(const Job& a, const Job& b) { return std::max({1, a.benchmark->threads, b.benchmark->threads}); }
+
+// What runs at once in one round: one process, or (duet) the same benchmark of both sides, each
+// side on as many cores as it runs threads. Where both sides' threads do not fit on the pool at
+// once (2 x threads > CPUs), each side is a unit of its own, run one at a time and unpinned as in
+// sequential pairing, and the benchmark is named in `sequential` with why.
+std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, bool duet, std::size_t pool_cpus,
+                                             std::vector<SequentialInDuet>& sequential) {
   std::vector<std::vector<Job>> round_units;
   if (!duet) {
     for (const Job& j : runnable) round_units.push_back({j});
@@ -426,12 +435,22 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, b
   std::set<std::string> paired;
   for (const Job& j : runnable) {
     if (j.side != 0) continue;
-    if (const auto it = other.find(j.benchmark->name); it != other.end()) {
-      round_units.push_back({j, *it->second});
-      paired.insert(j.benchmark->name);
-    } else {
+    const auto it = other.find(j.benchmark->name);
+    if (it == other.end()) {
       round_units.push_back({j});
+      continue;
     }
+    paired.insert(j.benchmark->name);
+    const int threads = pair_threads(j, *it->second);
+    if (2 * static_cast<std::size_t>(threads) <= pool_cpus) {
+      round_units.push_back({j, *it->second});
+      continue;
+    }
+    round_units.push_back({j});
+    round_units.push_back({*it->second});
+    sequential.push_back({j.benchmark->name, threads,
+                          std::to_string(threads) + " threads per side need " + std::to_string(2 * threads) +
+                              " cores for both sides at once; " + std::to_string(pool_cpus) + " usable"});
   }
   for (const Job& j : runnable) {
     if (j.side == 1 && !paired.count(j.benchmark->name)) round_units.push_back({j});
@@ -441,10 +460,13 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, b
 
 // Blocked randomisation: each round runs every benchmark once, in a fresh random order, so that
 // drift over the run spreads evenly over the arms instead of favouring whichever ran first.
+// `pool`: the CPUs duet pairs are placed on.
 std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, const RunOptions& options,
-                                          const Calibrated& cal, RunOutcome& outcome, std::mt19937_64& rng) {
+                                          const Calibrated& cal, const std::vector<int>& pool, RunOutcome& outcome,
+                                          std::mt19937_64& rng) {
   std::vector<std::vector<Job>> units;
-  const std::vector<std::vector<Job>> round_units = round_units_of(runnable, outcome.pairing == "duet");
+  const std::vector<std::vector<Job>> round_units =
+      round_units_of(runnable, outcome.pairing == "duet", pool.size(), outcome.sequential_in_duet);
   int pair_id = 0;
   for (int r = 0; r < options.repetitions; ++r) {
     std::vector<std::vector<Job>> round = round_units;
@@ -456,8 +478,12 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
         j.kind = Kind::kTime;
         j.iterations = cal.time_iterations.at(j.benchmark->name);
         if (unit.size() == 2) {
-          // Swap cores every round: a core's own quirks hit both sides equally often.
-          j.cpu = outcome.duet_cpus[(k + static_cast<std::size_t>(r)) % 2];
+          // `threads` cores per side, the first or the second `threads` of the pool; swapped
+          // every round, so a core's own quirks hit both sides equally often.
+          const auto threads = static_cast<std::size_t>(pair_threads(unit[0], unit[1]));
+          const std::size_t first = (k + static_cast<std::size_t>(r)) % 2 * threads;
+          j.cpus.assign(pool.begin() + static_cast<std::ptrdiff_t>(first),
+                        pool.begin() + static_cast<std::ptrdiff_t>(first + threads));
           j.pair = pair_id;
         }
       }
@@ -600,6 +626,24 @@ void note_drift(CalibrationCache& cache, RunOutcome& outcome) {
   }
 }
 
+// Per benchmark and side, the median over its time processes of measured seconds per iteration
+// against the calibration: the same work, in this run's regime (duet pair, load) vs alone.
+std::vector<CalibrationRatio> calibration_ratios(const CalibrationCache& cache, const std::vector<Sample>& samples) {
+  std::map<std::pair<std::string, int>, std::vector<double>> observed;
+  for (const Sample& s : samples) {
+    if (s.instrument == "time" && s.has_value && s.iterations > 0 && s.measured_s > 0) {
+      observed[{s.benchmark, s.side}].push_back(s.measured_s / static_cast<double>(s.iterations));
+    }
+  }
+  std::vector<CalibrationRatio> out;
+  for (const auto& [key, values] : observed) {
+    const Calibration* c = cache.find(key.first);
+    if (!c || !(c->measured_s_per_iteration > 0)) continue;
+    out.push_back({key.first, key.second, stats::median(values), c->measured_s_per_iteration});
+  }
+  return out;
+}
+
 }  // namespace
 
 RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) {
@@ -631,18 +675,19 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   outcome.calibration_wall_s = cal.wall_s;
   outcome.iterations = cal.time_iterations;
 
-  // Duet pairs: the same benchmark on both sides, started together on two cores.
-  std::vector<int> cpus = kernels::usable_cpu_list();
+  // Duet pairs: the same benchmark on both sides, started together, each side on its own cores.
+  const std::vector<int> cpus = options.duet_cpu_pool.empty() ? kernels::usable_cpu_list() : options.duet_cpu_pool;
   outcome.pairing = options.pairing == "duet" && sides.size() == 2 && cpus.size() >= 2 ? "duet" : "sequential";
   if (options.pairing == "duet" && sides.size() == 2 && outcome.pairing != "duet") {
     std::cerr << "pairbench: warning: duet pairing needs two sides and two usable CPUs; running sequentially\n";
   }
   if (outcome.pairing == "duet") outcome.duet_cpus = {cpus[0], cpus[1]};
 
-  std::vector<std::vector<Job>> units = timed_units(runnable, options, cal, outcome, rng);
+  std::vector<std::vector<Job>> units = timed_units(runnable, options, cal, cpus, outcome, rng);
   add_instruction_units(units, runnable, ctx, options, cal, cache, outcome);
   launch_units(ctx, units, outcome);
   note_drift(cache, outcome);
+  outcome.calibration_ratios = calibration_ratios(cache, outcome.samples);
   if (const std::string problem = cache.save(); !problem.empty()) {
     std::cerr << "pairbench: warning: calibration cache not saved: " << problem << "\n";
   }

@@ -33,9 +33,28 @@ struct RunOptions {
   std::string calibration_path;    // the per-machine iteration cache; "" = calibrate for this run only
   bool recalibrate = false;        // ignore the cache's entries (and rewrite them)
   // With two sides (`ab`): sequential (one process at a time, sides interleaved) or duet (the
-  // two sides' processes of a benchmark at the same time, each pinned to its own core, cores
-  // swapped every round, so machine-wide noise hits both alike).
+  // two sides' processes of a benchmark at the same time, each pinned to its own cores, as many
+  // as the benchmark declares threads, cores swapped every round, so machine-wide noise hits both
+  // alike). A benchmark whose two sides need more cores than there are runs its sides one at a
+  // time, unpinned, in a duet run too (RunOutcome::sequential_in_duet).
   std::string pairing = "sequential";
+  std::vector<int> duet_cpu_pool;  // the CPUs duet places sides on; empty = every usable CPU
+};
+
+// A benchmark whose two sides ran one at a time in a duet run, and why.
+struct SequentialInDuet {
+  std::string benchmark;
+  int threads = 1;     // per side, the larger of the two sides' declarations
+  std::string reason;  // "2 threads per side need 4 cores for both sides at once; 2 usable"
+};
+
+// A benchmark's time per iteration in this run against its calibration (the cache `run` uses):
+// one side's median over its processes of measured seconds / iterations.
+struct CalibrationRatio {
+  std::string benchmark;
+  int side = 0;
+  double observed_s_per_iteration = 0, calibrated_s_per_iteration = 0;
+  double ratio() const { return observed_s_per_iteration / calibrated_s_per_iteration; }
 };
 
 struct RunOutcome {
@@ -47,7 +66,9 @@ struct RunOutcome {
   double calibration_wall_s = 0;
   InstructionCounterChoice instruction_counter;
   std::string pairing = "sequential";  // what ran: duet falls back to sequential on one CPU
-  std::vector<int> duet_cpus;
+  std::vector<int> duet_cpus;      // the cores of one-thread duet pairs
+  std::vector<SequentialInDuet> sequential_in_duet;  // duet only
+  std::vector<CalibrationRatio> calibration_ratios;  // every benchmark and side with a calibration and time samples
   std::map<std::string, std::int64_t> iterations;  // per benchmark, the fixed count used
   std::vector<std::string> drifted;  // benchmarks 3x off their calibration (their counts were kept)
   int interrupted_by = 0;            // SIGINT / SIGTERM that stopped the run early; 0 = ran to the end

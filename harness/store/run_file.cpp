@@ -448,6 +448,7 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
   b["measured_s"] = s.measured_s;
   if (!s.batches.empty()) b["metric_batches"] = s.batches;
   if (s.pair >= 0) b["duet_pair"] = s.pair, b["cpu"] = s.cpu;
+  if (s.pair >= 0 && s.cpus.size() > 1) b["cpus"] = s.cpus;
   b["sequence"] = s.sequence;
   b["start_s"] = s.start_s;
   return b;
@@ -515,6 +516,23 @@ nlohmann::json run_document(const RunRecord& r) {
                       {"experiments", r.experiments}};
   doc["pairbench"]["claims"] = r.claims;
   doc["pairbench"]["run_id"] = r.run_id;
+  nlohmann::json& sampling = doc["pairbench"]["sampling"];
+  if (r.pairing == "duet") {
+    sampling["sequential_in_duet"] = nlohmann::json::array();
+    for (const auto& q : r.sequential_in_duet) {
+      sampling["sequential_in_duet"].push_back({{"name", q.name}, {"threads", q.threads}, {"reason", q.reason}});
+    }
+  }
+  if (r.calibration_check) {
+    auto ratio_json = [](const RunRecord::CalibrationRatio& c) {
+      return nlohmann::json{{"name", c.name}, {"s_per_iteration", c.s_per_iteration},
+                            {"calibrated_s_per_iteration", c.calibrated_s_per_iteration}, {"ratio", c.ratio}};
+    };
+    nlohmann::json check = {{"limit", r.calibration_check->limit}, {"over", nlohmann::json::array()}};
+    check["max"] = r.calibration_check->max ? ratio_json(*r.calibration_check->max) : nlohmann::json(nullptr);
+    for (const auto& c : r.calibration_check->over) check["over"].push_back(ratio_json(c));
+    sampling["against_calibration"] = check;
+  }
   if (r.interrupted) {
     doc["pairbench"]["interrupted"] = {{"signal", r.interrupted->signal},
                                        {"completed_processes", r.interrupted->completed_processes},

@@ -87,6 +87,23 @@ struct RunRecord {
   double calibration_wall_s = 0;
   std::string pairing;          // duet | sequential
   std::vector<int> duet_cpus;
+  // Duet: the benchmarks whose two sides ran one at a time (their threads did not fit twice).
+  struct SequentialInDuet {
+    std::string name, reason;
+    int threads = 1;
+  };
+  std::vector<SequentialInDuet> sequential_in_duet;
+  // `ab`: this side's time per iteration against the calibration `run` uses, where above `limit`.
+  struct CalibrationRatio {
+    std::string name;
+    double s_per_iteration = 0, calibrated_s_per_iteration = 0, ratio = 0;
+  };
+  struct CalibrationCheck {
+    double limit = 1.5;
+    std::optional<CalibrationRatio> max;  // the highest ratio of the side; none without calibrations
+    std::vector<CalibrationRatio> over;   // every benchmark above the limit, highest first
+  };
+  std::optional<CalibrationCheck> calibration_check;
   int instruction_processes = 0;
   std::string instruction_counter = "none", instruction_counter_note;
   std::uint64_t seed = 0;

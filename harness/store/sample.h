@@ -30,7 +30,8 @@ struct Sample {
   std::vector<double> batches;
   double measured_s = 0;  // time inside the timed regions
   int pair = -1;          // duet: the pair this process ran in, beside the other side's process
-  int cpu = -1;           // the CPU it was pinned to (duet), -1 = not pinned
+  int cpu = -1;           // the CPU it was pinned to (duet), -1 = not pinned; the first of `cpus`
+  std::vector<int> cpus;  // every CPU it was pinned to: a duet side running several threads has several
   int sequence = -1;      // position in the run's launch order (time order)
   double start_s = 0;     // when it started, seconds after the timed rounds began
 };

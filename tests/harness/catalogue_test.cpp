@@ -55,6 +55,31 @@ TEST(Catalogue, DeclaredFigureIsCarriedAsDeclared) {
   EXPECT_FALSE(out[1].contains("figure"));
 }
 
+// Issue 23: a benchmark's declared threads drive duet scheduling; a listing without them (a binary
+// built before they were declared, which `ab` may run) means one thread.
+TEST(Catalogue, ThreadsAreReadAndAbsentMeansOne) {
+  nlohmann::json l = listing();
+  nlohmann::json second = l["experiments"][0]["benchmarks"][0];
+  second["name"] = "demo.loader/w2/device:cpu/batch:16";
+  second["arm"] = "w2";
+  second["threads"] = 3;
+  l["experiments"][0]["benchmarks"].push_back(second);
+  const auto experiments = parse_catalogue(l, "bench_demo");
+  ASSERT_EQ(experiments[0].benchmarks.size(), 2u);
+  EXPECT_EQ(experiments[0].benchmarks[0].threads, 1);
+  EXPECT_EQ(experiments[0].benchmarks[1].threads, 3);
+  EXPECT_EQ(catalogue_to_json(experiments)[0]["benchmarks"][1]["threads"], 3);
+  for (const nlohmann::json bad : {nlohmann::json(0), nlohmann::json("2"), nlohmann::json(1.5)}) {
+    l["experiments"][0]["benchmarks"][1]["threads"] = bad;
+    try {
+      parse_catalogue(l, "bench_demo");
+      ADD_FAILURE() << "accepted threads " << bad.dump();
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("benchmarks[1].threads"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Catalogue, AFigureNamingWhatTheExperimentLacksIsRefusedByFieldPath) {
   struct Case {
     std::function<void(nlohmann::json&)> edit;

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,7 @@
 #include "harness/exec/instructions.h"
 #include "harness/exec/process.h"
 #include "harness/exec/runner.h"
+#include "kernels/common/cpus.h"
 
 namespace pairbench::harness {
 namespace {
@@ -277,7 +280,8 @@ TEST(Run, FixedIterationsCalibratedOnceAndReused) {
   TempDir dir;
   const bool counting = !valgrind_or_skip().empty();
   auto run = [&](const std::string& out) {
-    return run_process({PAIRBENCH_EXE, "run", "--bench-dir", TIMING_BENCH_DIR, "--repetitions", "3", "--no-history",
+    return run_process({PAIRBENCH_EXE, "run", "--bench-dir", TIMING_BENCH_DIR, "--experiments", "timing.work",
+                        "--repetitions", "3", "--no-history",
                         "--calibration", dir.path + "/cal.json", "--out", out, "--instruction-processes",
                         counting ? "2" : "0"},
                        {}, std::chrono::seconds(600));
@@ -308,6 +312,86 @@ TEST(Run, FixedIterationsCalibratedOnceAndReused) {
                                            std::chrono::seconds(60));
     EXPECT_NE(gate.exit_code, 1) << gate.output;
     EXPECT_NE(gate.output.find("[instructions]"), std::string::npos) << gate.output;
+  }
+}
+
+// The listing carries each benchmark's declared threads (issue 23): 1 where nothing is declared.
+TEST(Threads, TheListingCarriesEachBenchmarksThreads) {
+  const ProcessResult r = run_process({kBench, "--pairbench_list"}, {}, std::chrono::seconds(60), -1, std::size_t{1} << 20);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::map<std::string, int> threads;
+  const nlohmann::json listing = nlohmann::json::parse(r.output);
+  for (const auto& e : listing["experiments"]) {
+    for (const auto& b : e["benchmarks"]) threads[b["name"].get<std::string>()] = b["threads"].get<int>();
+  }
+  EXPECT_EQ(threads.at("timing.work/steps/work:1000"), 1);
+  EXPECT_EQ(threads.at("timing.threads/steps/work:1000"), 2);
+  const auto catalogue = load_catalogue({kBench}, "quick");
+  for (const auto& e : catalogue) {
+    for (const auto& b : e.benchmarks) EXPECT_EQ(b.threads, threads.at(b.name)) << b.name;
+  }
+}
+
+// A duet of both sides of the known-work bench on a pool of CPUs: only the benchmarks whose two
+// sides fit at once are paired, each side pinned to as many cores as it declares threads; the
+// rest run one side at a time, unpinned, and are named with why.
+RunOutcome duet_on(const std::vector<int>& pool) {
+  std::vector<ExperimentEntry> experiments = load_catalogue({kBench}, "quick");
+  for (auto& e : experiments) {
+    std::erase_if(e.benchmarks, [](const BenchmarkEntry& b) { return !b.name.ends_with("/work:1000"); });
+  }
+  RunOptions options;
+  options.repetitions = 2;
+  options.plan = {2, 0.0005, 0.25};
+  options.pairing = "duet";
+  options.duet_cpu_pool = pool;
+  options.seed = 23;
+  return run_sides({Side{"a", experiments, {}, {}, {}}, Side{"b", experiments, {}, {}, {}}}, options);
+}
+
+TEST(Threads, TwoThreadsOnTwoCpusAreNotPairedInDuet) {
+  const std::vector<int> usable = kernels::usable_cpu_list();
+  if (usable.size() < 2) GTEST_SKIP() << "skipped: a duet needs two usable CPUs, this machine has " << usable.size();
+  const RunOutcome out = duet_on({usable[0], usable[1]});
+  EXPECT_EQ(out.pairing, "duet");
+  EXPECT_EQ(out.failed_processes, 0);
+  ASSERT_EQ(out.sequential_in_duet.size(), 1u);
+  EXPECT_EQ(out.sequential_in_duet[0].benchmark, "timing.threads/steps/work:1000");
+  EXPECT_EQ(out.sequential_in_duet[0].threads, 2);
+  EXPECT_EQ(out.sequential_in_duet[0].reason, "2 threads per side need 4 cores for both sides at once; 2 usable");
+  std::map<std::string, int> processes;
+  for (const Sample& s : out.samples) {
+    ++processes[s.benchmark];
+    if (s.benchmark.starts_with("timing.threads/")) {
+      EXPECT_EQ(s.pair, -1);
+      EXPECT_TRUE(s.cpus.empty());
+      EXPECT_EQ(s.cpu, -1);
+    } else {
+      EXPECT_GE(s.pair, 0);
+      ASSERT_EQ(s.cpus.size(), 1u);
+      EXPECT_EQ(s.cpu, s.cpus[0]);
+    }
+  }
+  EXPECT_EQ(processes["timing.threads/steps/work:1000"], 4);  // 2 per side, one at a time
+  EXPECT_EQ(processes["timing.work/steps/work:1000"], 4);
+  // Every benchmark with a calibration and time samples has its ratio, per side.
+  EXPECT_EQ(out.calibration_ratios.size(), 4u);
+}
+
+TEST(Threads, TwoThreadsOnFourCpusGetTwoCoresPerSide) {
+  const std::vector<int> usable = kernels::usable_cpu_list();
+  if (usable.size() < 4) GTEST_SKIP() << "skipped: needs four usable CPUs, this machine has " << usable.size();
+  const RunOutcome out = duet_on({usable[0], usable[1], usable[2], usable[3]});
+  EXPECT_TRUE(out.sequential_in_duet.empty());
+  std::map<int, std::vector<std::vector<int>>> pairs;
+  for (const Sample& s : out.samples) {
+    ASSERT_GE(s.pair, 0) << s.benchmark;
+    EXPECT_EQ(s.cpus.size(), s.benchmark.starts_with("timing.threads/") ? 2u : 1u) << s.benchmark;
+    pairs[s.pair].push_back(s.cpus);
+  }
+  for (const auto& [pair, sides] : pairs) {
+    ASSERT_EQ(sides.size(), 2u);
+    for (int cpu : sides[0]) EXPECT_EQ(std::count(sides[1].begin(), sides[1].end(), cpu), 0) << "pair " << pair;
   }
 }
 
