@@ -36,16 +36,29 @@ std::string format_quantity(double value, const std::string& unit) {
 
 namespace {
 
-// The worst status wins: one failed repetition makes the arm failed.
-std::string combine_verification(const std::vector<const Sample*>& samples) {
-  static const std::map<std::string, int> kRank = {
-      {"passed", 0}, {"not_verified", 1}, {"not_supported", 2}, {"incorrect", 3}, {"failed", 4}};
-  std::string worst = "passed";
-  for (const Sample* s : samples) {
-    const auto it = kRank.find(s->verification);
-    if (it == kRank.end() || it->second > kRank.at(worst)) worst = it == kRank.end() ? "failed" : s->verification;
+// How bad a process's status is for its arm: the worst of its processes wins.
+int severity(Verification v) {
+  switch (v) {
+    case Verification::passed: return 0;
+    case Verification::not_verified: return 1;
+    case Verification::not_supported: return 2;
+    case Verification::incorrect: return 3;
+    case Verification::failed:
+    case Verification::not_run: return 4;
   }
-  return samples.empty() ? "not_run" : worst;
+  return 4;
+}
+
+// The worst status wins: one failed repetition makes the arm failed. A process whose status was
+// never set (not_run) counts as failed: it cannot be trusted to have passed.
+Verification combine_verification(const std::vector<const Sample*>& samples) {
+  if (samples.empty()) return Verification::not_run;
+  Verification worst = Verification::passed;
+  for (const Sample* s : samples) {
+    const Verification v = s->verification == Verification::not_run ? Verification::failed : s->verification;
+    if (severity(v) > severity(worst)) worst = v;
+  }
+  return worst;
 }
 
 using Params = std::vector<std::pair<std::string, std::string>>;
@@ -58,7 +71,7 @@ bool matches(const Params& params, const std::map<std::string, std::string>& wan
   return true;
 }
 
-bool good(const Sample& s) { return s.has_value && (s.verification == "passed" || s.verification == "not_verified"); }
+bool good(const Sample& s) { return s.has_value && has_usable_value(s.verification); }
 
 // Secondary counters: each one's median over the processes that report it.
 std::map<std::string, SecondarySummary> secondary_of(const ExperimentEntry& e, const std::vector<const Sample*>& ss) {
@@ -281,7 +294,7 @@ void attach_limits(const std::vector<ExperimentEntry>& experiments, std::vector<
 
 nlohmann::json to_json(const ArmSummary& a) {
   nlohmann::json j = {{"arm", a.arm}, {"role", a.role}, {"benchmark", a.benchmark}, {"unit", a.unit},
-                      {"verification", a.verification}, {"samples", a.samples}};
+                      {"verification", to_string(a.verification)}, {"samples", a.samples}};
   if (!a.secondary.empty()) {
     j["secondary"] = nlohmann::json::object();
     for (const auto& [name, m] : a.secondary) {
@@ -348,7 +361,7 @@ std::vector<ExperimentSummary> summarise_experiments(const std::vector<Experimen
                                                      const std::vector<Sample>& samples, double confidence) {
   std::map<std::string, std::vector<const Sample*>> by_benchmark;
   for (const Sample& s : samples) {
-    if (s.instrument == "time") by_benchmark[s.benchmark].push_back(&s);  // instruction counts are gated, not summarised
+    if (s.instrument == Instrument::time) by_benchmark[s.benchmark].push_back(&s);  // instruction counts are gated, not summarised
   }
   std::vector<ExperimentSummary> out;
   for (const ExperimentEntry& e : experiments) {

@@ -13,6 +13,7 @@
 
 #include "harness/exec/catalogue.h"
 #include "harness/store/sample.h"
+#include "harness/store/vocabulary.h"
 
 namespace pairbench::harness {
 
@@ -45,7 +46,7 @@ struct ArmStatistics {
 
 struct ArmSummary {
   std::string arm, role, benchmark, unit;
-  std::string verification;  // the worst of its processes; not_run when none ran
+  Verification verification = Verification::not_run;  // the worst of its processes; not_run when none ran
   std::string reason;        // the first failed process's reason
   std::size_t samples = 0;   // processes that passed
   std::optional<ArmStatistics> statistics;  // none passed: absent

@@ -25,14 +25,14 @@ ExperimentEntry experiment(const std::string& better) {
   return e;
 }
 
-Sample sample(const std::string& arm, double value, const std::string& verification = "passed") {
+Sample sample(const std::string& arm, double value, Verification verification = Verification::passed) {
   Sample s;
   s.benchmark = "demo.exp/" + arm + "/n:1";
   s.experiment = "demo.exp";
   s.arm = arm;
   s.verification = verification;
   s.metric_value = value;
-  s.has_value = verification == "passed";
+  s.has_value = verification == Verification::passed;
   if (!s.has_value) s.reason = "boom";
   return s;
 }
@@ -41,7 +41,7 @@ TEST(Summary, LowerIsBetterRatioIsBaselineOverTreatment) {
   std::vector<Sample> samples;
   for (double v : {100.0, 101.0, 99.0, 100.5, 99.5}) samples.push_back(sample("base", v));
   for (double v : {25.0, 25.25, 24.75, 25.125, 24.875}) samples.push_back(sample("fast", v));
-  samples.push_back(sample("broken", 0, "incorrect"));
+  samples.push_back(sample("broken", 0, Verification::incorrect));
   const auto s = summarise({experiment("lower")}, samples);
   const auto& p = s[0]["points"][0];
   ASSERT_EQ(p["ratios"].size(), 1u);  // no ratio for an arm without good samples
@@ -65,7 +65,7 @@ TEST(Summary, HigherIsBetterRatioIsTreatmentOverBaseline) {
 }
 
 TEST(Summary, OneFailedRepetitionMarksTheArmFailed) {
-  std::vector<Sample> samples = {sample("base", 1), sample("base", 1, "failed"), sample("fast", 1)};
+  std::vector<Sample> samples = {sample("base", 1), sample("base", 1, Verification::failed), sample("fast", 1)};
   const auto s = summarise({experiment("lower")}, samples);
   EXPECT_EQ(s[0]["points"][0]["arms"][0]["verification"], "failed");
   EXPECT_EQ(s[0]["points"][0]["arms"][0]["samples"], 1);
@@ -242,7 +242,7 @@ TEST(Summary, TheTypedSummaryIsWhatItsJsonSays) {
     samples.push_back(sample("fast", v));
     samples.back().gbench = {{"peak_rss_bytes", 1e6}, {"label", "jemalloc"}};
   }
-  samples.push_back(sample("broken", 0, "incorrect"));
+  samples.push_back(sample("broken", 0, Verification::incorrect));
   const std::vector<ExperimentSummary> typed = summarise_experiments({e}, samples);
   ASSERT_EQ(typed.size(), 1u);
   const PointSummary& p = typed[0].points.at(0);
