@@ -62,24 +62,12 @@ bool gpu_only(const std::string& reason) {
   return reason.find("no CUDA device") != std::string::npos || reason.find("not compiled with CUDA") != std::string::npos;
 }
 
-// The run-file reader's defaults (plots/pairbench_report/runfile.py): text fields may be absent
-// or numbers (grid values), numbers may be absent or null.
+// A text field of claims.json or the environment: absent or null takes the fallback, a number is
+// written as JSON.
 std::string text(const nlohmann::json& j, const std::string& key, const std::string& fallback = "") {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
   return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-std::optional<double> number(const nlohmann::json& j, const std::string& key) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  const double v = it->get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
-const nlohmann::json& member_or_empty(const nlohmann::json& j, const std::string& key, const nlohmann::json& empty) {
-  const auto it = j.find(key);
-  return it == j.end() ? empty : *it;
 }
 
 std::string fmt(const char* format, double v) {
@@ -100,33 +88,23 @@ std::vector<std::string> sorted_unique(std::vector<std::string> v) {
   return v;
 }
 
-struct Arm {
-  std::string name, role, benchmark, verification, reason;
-  std::optional<double> median, percent_of_limit;
-  bool has_limit = false;
-  std::string limit_benchmark, limit_counter, limit_defect;
-};
-
-struct Ratio {
-  std::string treatment;
-  std::optional<double> ratio, ci_low, ci_high, confidence;
-};
-
+// The rules' view of a grid point of the typed summary: its label, and only the ratios that can
+// decide (a ratio of nothing decides nothing).
 struct Point {
-  std::vector<std::pair<std::string, std::string>> params;  // in the file's order
-  std::vector<Arm> arms;
-  std::vector<Ratio> ratios;
+  const std::vector<std::pair<std::string, std::string>>& params;
+  const std::vector<ArmSummary>& arms;
+  std::vector<const RatioSummary*> ratios;
   std::string label;  // "axis:value axis:value" in the benchmark names' axis order
 
-  const Arm* arm(const std::string& name) const {
-    for (const Arm& a : arms) {
-      if (a.name == name) return &a;
+  const ArmSummary* arm(const std::string& name) const {
+    for (const ArmSummary& a : arms) {
+      if (a.arm == name) return &a;
     }
     return nullptr;
   }
-  const Ratio* ratio(const std::string& treatment) const {
-    for (const Ratio& r : ratios) {
-      if (r.treatment == treatment) return &r;
+  const RatioSummary* ratio(const std::string& treatment) const {
+    for (const RatioSummary* r : ratios) {
+      if (r->treatment == treatment) return r;
     }
     return nullptr;
   }
@@ -139,60 +117,59 @@ struct Point {
 };
 
 struct Experiment {
-  std::string name, claim, kind;
+  const std::string &name, &claim, &kind;
+  const std::vector<VerdictCheckEntry>& checks;
   std::vector<Point> points;
-  std::vector<VerdictCheckEntry> checks;
 };
+
+// A figure that can decide: finite (a run file writes a non-finite one as null, read back as NaN).
+std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+
+bool has_median(const ArmSummary& a) { return a.statistics && std::isfinite(a.statistics->median); }
+
+bool placed_against_limit(const ArmSummary& a) {
+  return a.percent_of_limit && std::isfinite(*a.percent_of_limit) && a.limit && std::isfinite(a.limit->median);
+}
 
 // A limit more than 5 % below the median is a measurement defect (summary.h kLimitDefectMargin);
 // run files written before `limit_defect` existed are judged the same way.
 constexpr double kDefectPercent = 105.0;
 
-Experiment read_experiment(const nlohmann::json& e) {
-  static const nlohmann::json kEmpty = nlohmann::json::array();
-  Experiment x{text(e, "name"), text(e, "claim"), text(e, "kind", "comparison"), {}, {}};
+bool limit_defect(const ArmSummary& a) {
+  return !a.limit_defect.empty() || (a.percent_of_limit && *a.percent_of_limit > kDefectPercent);
+}
+
+// Axis order as the benchmark names give it (`exp/arm/a:1/b:2`), appended to `axes`.
+void add_name_axes(const std::string& benchmark, std::vector<std::string>& axes) {
+  std::size_t from = 0;
+  for (int slash = 0; slash < 2 && from != std::string::npos; ++slash) {
+    from = benchmark.find('/', from);
+    if (from != std::string::npos) ++from;
+  }
+  while (from != std::string::npos && from < benchmark.size()) {
+    const std::size_t end = benchmark.find('/', from);
+    const std::string part = benchmark.substr(from, end == std::string::npos ? std::string::npos : end - from);
+    if (const std::size_t colon = part.find(':'); colon != std::string::npos) {
+      const std::string axis = part.substr(0, colon);
+      if (std::find(axes.begin(), axes.end(), axis) == axes.end()) axes.push_back(axis);
+    }
+    from = end == std::string::npos ? end : end + 1;
+  }
+}
+
+Experiment view_of(const ExperimentSummary& e) {
+  Experiment x{e.name, e.claim, e.kind, e.verdict, {}};
   std::vector<std::string> axes;
-  for (const auto& p : member_or_empty(e, "points", kEmpty)) {
-    Point point;
-    for (const auto& [k, v] : member_or_empty(p, "params", nlohmann::json::object()).items()) {
-      point.params.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
-    }
-    for (const auto& a : member_or_empty(p, "arms", kEmpty)) {
-      Arm arm{text(a, "arm"), text(a, "role", "treatment"), text(a, "benchmark"), text(a, "verification", "not_run"),
-              text(a, "reason"), number(a, "median"), number(a, "percent_of_limit")};
-      if (const auto lim = a.find("limit"); lim != a.end() && lim->is_object() && number(*lim, "median")) {
-        arm.has_limit = true;
-        arm.limit_benchmark = text(*lim, "benchmark");
-        arm.limit_counter = text(*lim, "counter");
-      }
-      arm.limit_defect = text(a, "limit_defect");
-      if (arm.limit_defect.empty() && arm.percent_of_limit && *arm.percent_of_limit > kDefectPercent) {
-        arm.limit_defect = "above its limit";
-      }
-      // Axis order as the benchmark names give it (`exp/arm/a:1/b:2`), then any other parameter.
-      std::size_t from = 0;
-      for (int slash = 0; slash < 2 && from != std::string::npos; ++slash) {
-        from = arm.benchmark.find('/', from);
-        if (from != std::string::npos) ++from;
-      }
-      while (from != std::string::npos && from < arm.benchmark.size()) {
-        const std::size_t end = arm.benchmark.find('/', from);
-        const std::string part = arm.benchmark.substr(from, end == std::string::npos ? std::string::npos : end - from);
-        if (const std::size_t colon = part.find(':'); colon != std::string::npos) {
-          const std::string axis = part.substr(0, colon);
-          if (std::find(axes.begin(), axes.end(), axis) == axes.end()) axes.push_back(axis);
-        }
-        from = end == std::string::npos ? end : end + 1;
-      }
-      point.arms.push_back(std::move(arm));
-    }
-    for (const auto& [k, v] : point.params) {
+  for (const PointSummary& p : e.points) {
+    Point point{p.params, p.arms, {}, ""};
+    for (const ArmSummary& a : p.arms) add_name_axes(a.benchmark, axes);
+    // Then any other parameter, by name (as a run file's params object orders them).
+    const std::map<std::string, std::string> by_name(p.params.begin(), p.params.end());
+    for (const auto& [k, v] : by_name) {
       if (std::find(axes.begin(), axes.end(), k) == axes.end()) axes.push_back(k);
     }
-    for (const auto& r : member_or_empty(p, "ratios", kEmpty)) {
-      Ratio ratio{text(r, "treatment"), number(r, "ratio"), number(r, "ci_low"), number(r, "ci_high"),
-                  number(r, "confidence")};
-      if (ratio.ratio && *ratio.ratio > 0) point.ratios.push_back(ratio);  // a ratio of nothing decides nothing
+    for (const RatioSummary& r : p.ratios) {
+      if (std::isfinite(r.ratio) && r.ratio > 0) point.ratios.push_back(&r);
     }
     x.points.push_back(std::move(point));
   }
@@ -203,10 +180,6 @@ Experiment read_experiment(const nlohmann::json& e) {
       if (const std::string* v = point.param(axis)) parts.push_back(axis + ":" + *v);
     }
     point.label = parts.empty() ? "(single point)" : join(parts, " ");
-  }
-  if (const auto verdict = e.find("verdict"); verdict != e.end()) {
-    const JsonField checks(*verdict, "pairbench.experiments", x.name + ".verdict");
-    for (const JsonField& c : checks.elements()) x.checks.push_back(parse_verdict_check(c));
   }
   return x;
 }
@@ -225,75 +198,77 @@ bool selected(const Point& p, const VerdictCheckEntry& check) {
   return check.exclude.empty() || !matches(p, check.exclude, false);
 }
 
-std::string arm_reason(const Arm* arm) {
+std::string arm_reason(const ArmSummary* arm) {
   if (!arm) return "not run";
+  const Verification v = arm->verification;
   if (!arm->reason.empty()) {
-    const std::string& v = arm->verification;
-    return v == "not_supported" || v == "not_run" || v.empty() ? arm->reason : v + ": " + arm->reason;
+    return v == Verification::not_supported || v == Verification::not_run ? arm->reason : to_string(v) + ": " + arm->reason;
   }
-  if (arm->verification != "passed") return arm->verification;
+  if (v != Verification::passed) return to_string(v);
   return "no ratio";
 }
 
-const Arm* baseline_of(const Point& p) {
-  for (const Arm& a : p.arms) {
+const ArmSummary* baseline_of(const Point& p) {
+  for (const ArmSummary& a : p.arms) {
     if (a.role == "baseline") return &a;
   }
   return nullptr;
 }
 
-std::pair<std::string, std::string> judge_point(const Ratio& r, const VerdictCheckEntry& check) {
-  if (!r.ci_low || !r.ci_high) return {kInconclusive, "no interval"};
-  const double low = *r.ci_low, high = *r.ci_high;
+std::pair<ClaimVerdict, std::string> judge_point(const RatioSummary& r, const VerdictCheckEntry& check) {
+  if (!std::isfinite(r.ci_low) || !std::isfinite(r.ci_high)) return {ClaimVerdict::inconclusive, "no interval"};
+  const double low = r.ci_low, high = r.ci_high;
   if (check.test == "same") {
     const double tol = check.tolerance;
     const std::string band = "[" + fmt("%.3g", 1 / tol) + ", " + fmt("%.3g", tol) + "]";
-    if (1 / tol <= low && high <= tol) return {kHeld, "interval inside " + band};
-    if (low > tol || high < 1 / tol) return {kNotHeld, "interval outside " + band};
-    return {kInconclusive, "interval overlaps the edge of " + band};
+    if (1 / tol <= low && high <= tol) return {ClaimVerdict::held, "interval inside " + band};
+    if (low > tol || high < 1 / tol) return {ClaimVerdict::did_not_hold, "interval outside " + band};
+    return {ClaimVerdict::inconclusive, "interval overlaps the edge of " + band};
   }
   const double threshold = check.threshold, eq = check.equivalence;
-  if (low > threshold) return {kHeld, "interval above " + fmt("%g", threshold)};
-  if (high < threshold) return {kNotHeld, "interval below " + fmt("%g", threshold) + ": the treatment is worse"};
+  if (low > threshold) return {ClaimVerdict::held, "interval above " + fmt("%g", threshold)};
+  if (high < threshold) return {ClaimVerdict::did_not_hold, "interval below " + fmt("%g", threshold) + ": the treatment is worse"};
   if (1 / eq <= low && high <= eq) {
-    return {kNotHeld, "interval inside [" + fmt("%.3g", 1 / eq) + ", " + fmt("%.3g", eq) + "]: no meaningful difference"};
+    return {ClaimVerdict::did_not_hold, "interval inside [" + fmt("%.3g", 1 / eq) + ", " + fmt("%.3g", eq) + "]: no meaningful difference"};
   }
-  return {kInconclusive, "interval spans " + fmt("%g", threshold)};
+  return {ClaimVerdict::inconclusive, "interval spans " + fmt("%g", threshold)};
 }
 
 // The ordered treatments' ratios at one point: does the last stop beating an earlier one k?
 // last/k is bounded by [low_last / high_k, high_last / low_k] (both intervals at once).
-std::pair<std::string, std::string> judge_plateau(const std::vector<const Ratio*>& rows, double eq) {
-  for (const Ratio* r : rows) {
-    if (!r->ci_low || !r->ci_high || *r->ci_low <= 0) return {kInconclusive, "no interval"};
+std::pair<ClaimVerdict, std::string> judge_plateau(const std::vector<const RatioSummary*>& rows, double eq) {
+  for (const RatioSummary* r : rows) {
+    if (!std::isfinite(r->ci_low) || !std::isfinite(r->ci_high) || r->ci_low <= 0) {
+      return {ClaimVerdict::inconclusive, "no interval"};
+    }
   }
-  const Ratio& last = *rows.back();
+  const RatioSummary& last = *rows.back();
   for (std::size_t k = 0; k + 1 < rows.size(); ++k) {
-    if (*last.ci_high / *rows[k]->ci_low <= eq) {
-      return {kHeld, last.treatment + " is at most " + fmt("%g", eq) + "x " + rows[k]->treatment +
+    if (last.ci_high / rows[k]->ci_low <= eq) {
+      return {ClaimVerdict::held, last.treatment + " is at most " + fmt("%g", eq) + "x " + rows[k]->treatment +
                          ": more stopped helping by " + rows[k]->treatment};
     }
   }
   bool beats_all = true;
-  for (std::size_t k = 0; k + 1 < rows.size(); ++k) beats_all = beats_all && *last.ci_low / *rows[k]->ci_high > 1.0;
-  if (beats_all) return {kNotHeld, last.treatment + " beats every earlier treatment: still helping"};
-  return {kInconclusive, "the intervals are too wide to tell whether more stopped helping"};
+  for (std::size_t k = 0; k + 1 < rows.size(); ++k) beats_all = beats_all && last.ci_low / rows[k]->ci_high > 1.0;
+  if (beats_all) return {ClaimVerdict::did_not_hold, last.treatment + " beats every earlier treatment: still helping"};
+  return {ClaimVerdict::inconclusive, "the intervals are too wide to tell whether more stopped helping"};
 }
 
-ClaimRow measured_row(const Experiment& e, const Point& p, const Ratio& r, const VerdictCheckEntry& check,
-                      std::pair<std::string, std::string> verdict) {
-  const Arm* baseline = baseline_of(p);
-  return {e.name, p.label, r.treatment, baseline ? baseline->name : "", r.ratio, r.ci_low, r.ci_high, r.confidence,
-          std::move(verdict.first), std::move(verdict.second), check.test, check.analogue};
+ClaimRow measured_row(const Experiment& e, const Point& p, const RatioSummary& r, const VerdictCheckEntry& check,
+                      std::pair<ClaimVerdict, std::string> verdict) {
+  const ArmSummary* baseline = baseline_of(p);
+  return {e.name,   p.label, r.treatment, baseline ? baseline->arm : "", finite(r.ratio), finite(r.ci_low), finite(r.ci_high),
+          finite(r.confidence), verdict.first, std::move(verdict.second), check.test, check.analogue};
 }
 
 void plateau_rows(const Experiment& e, const VerdictCheckEntry& check, std::vector<ClaimRow>& measured,
                   std::vector<NotRunRow>& missing) {
   for (const Point& p : e.points) {
     if (!selected(p, check)) continue;
-    std::vector<const Ratio*> rows;
+    std::vector<const RatioSummary*> rows;
     for (const std::string& t : check.treatments) {
-      const Ratio* r = p.ratio(t);
+      const RatioSummary* r = p.ratio(t);
       if (!r) {
         missing.push_back({e.name, p.label, t, arm_reason(p.arm(t))});
         break;
@@ -309,19 +284,21 @@ void check_rows(const Experiment& e, const VerdictCheckEntry& check, std::vector
                 std::vector<NotRunRow>& missing) {
   for (const Point& p : e.points) {
     if (!selected(p, check)) continue;
-    const Arm* baseline = baseline_of(p);
-    for (const Arm& arm : p.arms) {
+    const ArmSummary* baseline = baseline_of(p);
+    for (const ArmSummary& arm : p.arms) {
       if (arm.role != "treatment") continue;
       if (!check.treatments.empty() &&
-          std::find(check.treatments.begin(), check.treatments.end(), arm.name) == check.treatments.end()) {
+          std::find(check.treatments.begin(), check.treatments.end(), arm.arm) == check.treatments.end()) {
         continue;
       }
-      const Ratio* r = p.ratio(arm.name);
+      const RatioSummary* r = p.ratio(arm.arm);
       if (!r) {
         std::string reason = arm_reason(&arm);
         // The treatment ran: the baseline is what is missing.
-        if (arm.verification == "passed" && baseline) reason = "baseline " + baseline->name + ": " + arm_reason(baseline);
-        missing.push_back({e.name, p.label, arm.name, reason});
+        if (arm.verification == Verification::passed && baseline) {
+          reason = "baseline " + baseline->arm + ": " + arm_reason(baseline);
+        }
+        missing.push_back({e.name, p.label, arm.arm, reason});
         continue;
       }
       measured.push_back(measured_row(e, p, *r, check, judge_point(*r, check)));
@@ -340,7 +317,7 @@ void rows_of(const Experiment& e, std::vector<ClaimRow>& measured, std::vector<N
   }
 }
 
-void judge_ratio_claim(const ClaimSpec& claim, const std::vector<Experiment>& run, ClaimVerdict& out) {
+void judge_ratio_claim(const ClaimSpec& claim, const std::vector<Experiment>& run, ClaimJudgement& out) {
   std::map<std::string, const Experiment*> by_name;
   for (const Experiment& e : run) by_name.emplace(e.name, &e);
   std::vector<NotRunRow> missing;
@@ -379,11 +356,11 @@ void judge_ratio_claim(const ClaimSpec& claim, const std::vector<Experiment>& ru
     out.details = reasons;
     const bool all_gpu = !short_reasons.empty() && std::all_of(short_reasons.begin(), short_reasons.end(), gpu_only);
     if (all_gpu) {
-      out.verdict = kNotTestableHere;
+      out.verdict = ClaimVerdict::not_testable_here;
       out.detail = join(short_reasons, "; ") + " (" + join(needs, ", ") + (needs.size() == 1 ? " needs" : " need") +
                    " one)";
     } else {
-      out.verdict = kNotRunHere;
+      out.verdict = ClaimVerdict::not_run_here;
       out.detail = !short_reasons.empty() ? join(short_reasons, "; ")
                    : !out.absent.empty()  ? "no experiment ran: " + join(out.absent, "; ")
                                           : "no experiment tests this claim yet";
@@ -393,21 +370,21 @@ void judge_ratio_claim(const ClaimSpec& claim, const std::vector<Experiment>& ru
   std::size_t held = 0;
   std::vector<const ClaimRow*> failed;
   for (const ClaimRow& r : out.rows) {
-    if (r.verdict == kHeld) ++held;
-    if (r.verdict == kNotHeld) failed.push_back(&r);
+    if (r.verdict == ClaimVerdict::held) ++held;
+    if (r.verdict == ClaimVerdict::did_not_hold) failed.push_back(&r);
   }
   const std::string n = std::to_string(out.rows.size());
   if (!failed.empty()) {
-    out.verdict = kNotHeld;
+    out.verdict = ClaimVerdict::did_not_hold;
     std::vector<std::string> where;
     for (std::size_t i = 0; i < failed.size() && i < 4; ++i) where.push_back(failed[i]->point + " (" + failed[i]->treatment + ")");
     out.detail = "held at " + std::to_string(held) + " of " + n + " points; not at " + join(where, "; ");
     if (failed.size() > 4) out.detail += " and " + std::to_string(failed.size() - 4) + " more";
   } else if (held == out.rows.size()) {
-    out.verdict = kHeld;
+    out.verdict = ClaimVerdict::held;
     out.detail = "held at all " + n + " points measured";
   } else {
-    out.verdict = kInconclusive;
+    out.verdict = ClaimVerdict::inconclusive;
     out.detail = held ? "held at " + std::to_string(held) + " of " + n + " points; the other intervals are too wide to decide"
                       : "the intervals are too wide to decide at " + std::string(out.rows.size() == 1 ? "the" : "all") +
                             " " + n + " point" + (out.rows.size() == 1 ? "" : "s") + " measured";
@@ -427,14 +404,14 @@ void judge_ratio_claim(const ClaimSpec& claim, const std::vector<Experiment>& ru
   if (out.analogue) out.detail = "from a CPU analogue only (" + join(sorted_unique(analogues), "; ") + "): " + out.detail;
 }
 
-void judge_environment(const ClaimSpec& claim, const nlohmann::json& environment, ClaimVerdict& out) {
+void judge_environment(const ClaimSpec& claim, const nlohmann::json& environment, ClaimJudgement& out) {
   const auto it = environment.find(claim.field);
   const bool absent = it == environment.end() || it->is_null() || (it->is_string() && it->get<std::string>().empty()) ||
                       (it->is_number() && it->get<double>() == 0);
   if (absent) {
     std::string reason = text(environment, claim.absent_reason_field);
     if (reason.empty()) reason = "no GPU in this run";
-    out.verdict = gpu_only(reason) ? kNotTestableHere : kNotRunHere;
+    out.verdict = gpu_only(reason) ? ClaimVerdict::not_testable_here : ClaimVerdict::not_run_here;
     out.detail = reason;
     return;
   }
@@ -447,30 +424,29 @@ void judge_environment(const ClaimSpec& claim, const nlohmann::json& environment
   if (!major.empty() && end && *end == '\0') recorded += m >= 7 ? " (has tensor cores)" : " (no tensor cores)";
   const std::string gpu = text(environment, "gpu_name");
   if (!gpu.empty()) recorded = gpu + ", " + recorded;
-  out.verdict = kRecorded;
+  out.verdict = ClaimVerdict::recorded;
   out.detail = "environment capture only; " + recorded;
   out.recorded = {recorded};
 }
 
-void judge_limits(const ClaimSpec& claim, const std::vector<Experiment>& run, ClaimVerdict& out) {
+void judge_limits(const ClaimSpec& claim, const std::vector<Experiment>& run, ClaimJudgement& out) {
   std::vector<std::string> limits;
   for (const Experiment& e : run) {
     if (e.kind != "limit") continue;
     bool measured = false;
     for (const Point& p : e.points) {
-      for (const Arm& a : p.arms) measured = measured || a.median.has_value();
+      for (const ArmSummary& a : p.arms) measured = measured || has_median(a);
     }
     if (measured) limits.push_back(e.name);
   }
   for (const Experiment& e : run) {
     for (const Point& p : e.points) {
-      for (const Arm& a : p.arms) {
-        if (!a.percent_of_limit || !a.has_limit) continue;
+      for (const ArmSummary& a : p.arms) {
+        if (!placed_against_limit(a)) continue;
         // Above its limit: a measurement defect, never a plain figure.
-        out.recorded.push_back((a.benchmark.empty() ? e.name : a.benchmark) + ": " +
-                               (a.limit_defect.empty() ? "" : "DEFECT ") +
-                               (a.limit_counter.empty() ? "" : a.limit_counter + " ") + fmt("%.0f", *a.percent_of_limit) +
-                               " % of " + a.limit_benchmark);
+        out.recorded.push_back((a.benchmark.empty() ? e.name : a.benchmark) + ": " + (limit_defect(a) ? "DEFECT " : "") +
+                               (a.limit->counter.empty() ? "" : a.limit->counter + " ") +
+                               fmt("%.0f", *a.percent_of_limit) + " % of " + a.limit->benchmark);
       }
     }
   }
@@ -479,11 +455,11 @@ void judge_limits(const ClaimSpec& claim, const std::vector<Experiment>& run, Cl
     if (e.claim == claim.id && e.kind != "limit") rows_of(e, out.rows, out.not_run);
   }
   if (limits.empty()) {
-    out.verdict = kNotRunHere;
+    out.verdict = ClaimVerdict::not_run_here;
     out.detail = "no machine limit was measured in this run";
     return;
   }
-  out.verdict = kRecorded;
+  out.verdict = ClaimVerdict::recorded;
   out.detail = std::to_string(limits.size()) + " limit experiment(s) measured (" + join(limits, ", ") + "); " +
                std::to_string(out.recorded.size()) + " result(s) placed against them";
 }
@@ -492,16 +468,15 @@ nlohmann::json optional_number(const std::optional<double>& v) { return v ? nloh
 
 }  // namespace
 
-std::vector<ClaimVerdict> judge_claims(const std::vector<ClaimSpec>& claims, const nlohmann::json& experiments,
-                                       const nlohmann::json& environment) {
+std::vector<ClaimJudgement> judge_claims(const std::vector<ClaimSpec>& claims,
+                                         const std::vector<ExperimentSummary>& experiments,
+                                         const nlohmann::json& environment) {
   std::vector<Experiment> run;
-  if (experiments.is_array()) {
-    for (const auto& e : experiments) run.push_back(read_experiment(e));
-  }
+  for (const ExperimentSummary& e : experiments) run.push_back(view_of(e));
   const nlohmann::json env = environment.is_object() ? environment : nlohmann::json::object();
-  std::vector<ClaimVerdict> out;
+  std::vector<ClaimJudgement> out;
   for (const ClaimSpec& claim : claims) {
-    ClaimVerdict v;
+    ClaimJudgement v;
     v.id = claim.id, v.claim = claim.text, v.kind = claim.kind;
     for (const ClaimExperiment& x : claim.experiments) v.experiments.push_back(x.name);
     if (claim.kind == "environment") {
@@ -516,27 +491,27 @@ std::vector<ClaimVerdict> judge_claims(const std::vector<ClaimSpec>& claims, con
   return out;
 }
 
-nlohmann::json to_json(const ClaimVerdict& v) {
+nlohmann::json to_json(const ClaimJudgement& v) {
   nlohmann::json rows = nlohmann::json::array(), not_run = nlohmann::json::array();
   for (const ClaimRow& r : v.rows) {
     rows.push_back({{"experiment", r.experiment}, {"point", r.point}, {"treatment", r.treatment},
                     {"baseline", r.baseline}, {"ratio", optional_number(r.ratio)},
                     {"ci_low", optional_number(r.ci_low)}, {"ci_high", optional_number(r.ci_high)},
-                    {"confidence", optional_number(r.confidence)}, {"verdict", r.verdict}, {"why", r.why},
+                    {"confidence", optional_number(r.confidence)}, {"verdict", to_string(r.verdict)}, {"why", r.why},
                     {"test", r.test}, {"analogue", r.analogue}});
   }
   for (const NotRunRow& m : v.not_run) {
     not_run.push_back({{"experiment", m.experiment}, {"point", m.point}, {"treatment", m.treatment}, {"reason", m.reason}});
   }
-  return {{"id", v.id},           {"claim", v.claim},     {"kind", v.kind},       {"verdict", v.verdict},
+  return {{"id", v.id},           {"claim", v.claim},     {"kind", v.kind},       {"verdict", to_string(v.verdict)},
           {"detail", v.detail},   {"analogue", v.analogue}, {"experiments", v.experiments}, {"rows", rows},
           {"not_run", not_run},   {"absent", v.absent},   {"excluded", v.excluded}, {"recorded", v.recorded},
           {"details", v.details}};
 }
 
-nlohmann::json claims_to_json(const std::vector<ClaimVerdict>& verdicts) {
+nlohmann::json claims_to_json(const std::vector<ClaimJudgement>& verdicts) {
   nlohmann::json out = nlohmann::json::array();
-  for (const ClaimVerdict& v : verdicts) out.push_back(to_json(v));
+  for (const ClaimJudgement& v : verdicts) out.push_back(to_json(v));
   return out;
 }
 
@@ -669,13 +644,67 @@ std::string claims_markdown(const nlohmann::json& doc, const std::vector<Experim
   return md;
 }
 
-void print_claims(std::ostream& out, const nlohmann::json& claims) {
+namespace {
+
+ClaimVerdict verdict_of(const JsonField& j) {
+  const JsonField f = j["verdict"];
+  const auto v = claim_verdict_from_string(f.string());
+  if (!v) f.fail("a claim verdict (held, did not hold, inconclusive, not run here, not testable here, recorded)");
+  return *v;
+}
+
+// A row's figure: null where it had none.
+std::optional<double> nullable_number(const JsonField& j, const std::string& key) {
+  const auto f = j.find(key);
+  if (!f || f->json().is_null()) return std::nullopt;
+  return f->number();
+}
+
+std::vector<std::string> strings_or_none(const JsonField& j, const std::string& key) {
+  const auto f = j.find(key);
+  return f ? f->strings() : std::vector<std::string>{};
+}
+
+ClaimJudgement judgement_from_json(const JsonField& c) {
+  ClaimJudgement v;
+  v.id = c.string_or("id", ""), v.claim = c.string_or("claim", ""), v.kind = c.string_or("kind", "ratio");
+  v.verdict = verdict_of(c);
+  v.detail = c.string_or("detail", ""), v.analogue = c.boolean_or("analogue", false);
+  v.experiments = strings_or_none(c, "experiments");
+  if (const auto rows = c.find("rows")) {
+    for (const JsonField& r : rows->elements()) {
+      v.rows.push_back({r.string_or("experiment", ""), r.string_or("point", ""), r.string_or("treatment", ""),
+                        r.string_or("baseline", ""), nullable_number(r, "ratio"), nullable_number(r, "ci_low"),
+                        nullable_number(r, "ci_high"), nullable_number(r, "confidence"), verdict_of(r),
+                        r.string_or("why", ""), r.string_or("test", ""), r.string_or("analogue", "")});
+    }
+  }
+  if (const auto not_run = c.find("not_run")) {
+    for (const JsonField& m : not_run->elements()) {
+      v.not_run.push_back({m.string_or("experiment", ""), m.string_or("point", ""), m.string_or("treatment", ""),
+                           m.string_or("reason", "")});
+    }
+  }
+  v.absent = strings_or_none(c, "absent"), v.excluded = strings_or_none(c, "excluded");
+  v.recorded = strings_or_none(c, "recorded"), v.details = strings_or_none(c, "details");
+  return v;
+}
+
+}  // namespace
+
+std::vector<ClaimJudgement> claims_from_json(const nlohmann::json& claims, const std::string& source) {
+  std::vector<ClaimJudgement> out;
+  for (const JsonField& c : JsonField(claims, source, "pairbench.claims").elements()) out.push_back(judgement_from_json(c));
+  return out;
+}
+
+void print_claims(std::ostream& out, const std::vector<ClaimJudgement>& claims) {
   out << "\nclaims (harness/analysis/claims.json; how each is decided: docs/claims.md)\n";
-  for (const auto& c : claims) {
-    std::string detail = text(c, "detail");
+  for (const ClaimJudgement& c : claims) {
+    std::string detail = c.detail;
     if (detail.size() > 160) detail = detail.substr(0, 157) + "...";  // the run file has all of it
     char line[96];
-    std::snprintf(line, sizeof line, "  %-4s %-17s ", text(c, "id").c_str(), text(c, "verdict").c_str());
+    std::snprintf(line, sizeof line, "  %-4s %-17s ", c.id.c_str(), to_string(c.verdict).c_str());
     out << line << detail << "\n";
   }
 }

@@ -11,14 +11,24 @@
 #include <string>
 #include <vector>
 
+#include "harness/analysis/summary.h"
+#include "harness/store/vocabulary.h"
+
 namespace pairbench::harness {
 
-inline constexpr const char kHeld[] = "held";
-inline constexpr const char kNotHeld[] = "did not hold";
-inline constexpr const char kInconclusive[] = "inconclusive";
-inline constexpr const char kNotRunHere[] = "not run here";
-inline constexpr const char kNotTestableHere[] = "not testable here";
-inline constexpr const char kRecorded[] = "recorded";
+// A claim's verdict, and a grid point's (held, did not hold or inconclusive); the words are the
+// run file's (`pairbench.claims[].verdict`, results/schema/run-file.schema.json).
+enum class ClaimVerdict { held, did_not_hold, inconclusive, not_run_here, not_testable_here, recorded };
+inline constexpr NameTable<ClaimVerdict, 6> kClaimVerdictNames{{{ClaimVerdict::held, "held"},
+                                                               {ClaimVerdict::did_not_hold, "did not hold"},
+                                                               {ClaimVerdict::inconclusive, "inconclusive"},
+                                                               {ClaimVerdict::not_run_here, "not run here"},
+                                                               {ClaimVerdict::not_testable_here, "not testable here"},
+                                                               {ClaimVerdict::recorded, "recorded"}}};
+inline std::string to_string(ClaimVerdict v) { return std::string(name_in(kClaimVerdictNames, v)); }
+inline std::optional<ClaimVerdict> claim_verdict_from_string(std::string_view s) { return value_in(kClaimVerdictNames, s); }
+void to_json(nlohmann::json&, ClaimVerdict) = delete;  // no implicit JSON (vocabulary.h)
+void from_json(const nlohmann::json&, ClaimVerdict&) = delete;
 
 // An experiment claims.json lists as testing a claim.
 struct ClaimExperiment {
@@ -44,7 +54,8 @@ const std::vector<ClaimSpec>& builtin_claims();
 struct ClaimRow {
   std::string experiment, point, treatment, baseline;
   std::optional<double> ratio, ci_low, ci_high, confidence;
-  std::string verdict, why, test;
+  ClaimVerdict verdict = ClaimVerdict::inconclusive;  // held, did not hold or inconclusive
+  std::string why, test;
   std::string analogue;  // the argument, where the row comes from a CPU analogue of a GPU claim
 };
 
@@ -53,8 +64,10 @@ struct NotRunRow {
   std::string experiment, point, treatment, reason;
 };
 
-struct ClaimVerdict {
-  std::string id, claim, kind, verdict;
+// One claim judged: its verdict, why, and the rows that decided it.
+struct ClaimJudgement {
+  std::string id, claim, kind;
+  ClaimVerdict verdict = ClaimVerdict::not_run_here;
   std::string detail;  // one line: why
   bool analogue = false;  // decided by CPU analogue rows only
   std::vector<std::string> experiments;  // the experiments claims.json lists for it
@@ -66,21 +79,26 @@ struct ClaimVerdict {
   std::vector<std::string> details;   // nothing measured: every point's reason
 };
 
-// Every claim judged on `experiments` (pairbench.experiments; each may carry its `verdict`
-// checks, else the default check applies) and `environment` (pairbench.environment). Reads
-// run files of any age: absent optional fields take the run-file reader's defaults.
-std::vector<ClaimVerdict> judge_claims(const std::vector<ClaimSpec>& claims, const nlohmann::json& experiments,
-                                       const nlohmann::json& environment);
+// Every claim judged on the typed experiment summary (each experiment may carry its `verdict`
+// checks, else the default check applies) and `environment` (pairbench.environment). A run file
+// of any age is judged on summary_from_json of its `pairbench.experiments`; a figure it wrote as
+// null (NaN) decides nothing.
+std::vector<ClaimJudgement> judge_claims(const std::vector<ClaimSpec>& claims,
+                                         const std::vector<ExperimentSummary>& experiments,
+                                         const nlohmann::json& environment);
 
-nlohmann::json to_json(const ClaimVerdict& v);
-nlohmann::json claims_to_json(const std::vector<ClaimVerdict>& verdicts);  // `pairbench.claims`
+nlohmann::json to_json(const ClaimJudgement& v);
+nlohmann::json claims_to_json(const std::vector<ClaimJudgement>& verdicts);  // `pairbench.claims`
+// `pairbench.claims` of a run file read back (the inverse of claims_to_json); throws
+// JsonFieldError naming `source` and the field on a wrong type or an unknown verdict.
+std::vector<ClaimJudgement> claims_from_json(const nlohmann::json& claims, const std::string& source);
 
 // docs/claims.md: each claim of `claims_doc` (claims.json), its source, the experiments that test
 // it and how its verdict is decided, from the checks the `experiments` declare.
 struct ExperimentEntry;
 std::string claims_markdown(const nlohmann::json& claims_doc, const std::vector<ExperimentEntry>& experiments);
 
-// One line per claim of `pairbench.claims`: "C6   held              held at all 12 points measured".
-void print_claims(std::ostream& out, const nlohmann::json& claims);
+// One line per claim: "C6   held              held at all 12 points measured".
+void print_claims(std::ostream& out, const std::vector<ClaimJudgement>& claims);
 
 }  // namespace pairbench::harness

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "harness/stats/stats.h"
+#include "harness/store/json_field.h"
 
 namespace pairbench::harness {
 
@@ -36,16 +38,29 @@ std::string format_quantity(double value, const std::string& unit) {
 
 namespace {
 
-// The worst status wins: one failed repetition makes the arm failed.
-std::string combine_verification(const std::vector<const Sample*>& samples) {
-  static const std::map<std::string, int> kRank = {
-      {"passed", 0}, {"not_verified", 1}, {"not_supported", 2}, {"incorrect", 3}, {"failed", 4}};
-  std::string worst = "passed";
-  for (const Sample* s : samples) {
-    const auto it = kRank.find(s->verification);
-    if (it == kRank.end() || it->second > kRank.at(worst)) worst = it == kRank.end() ? "failed" : s->verification;
+// How bad a process's status is for its arm: the worst of its processes wins.
+int severity(Verification v) {
+  switch (v) {
+    case Verification::passed: return 0;
+    case Verification::not_verified: return 1;
+    case Verification::not_supported: return 2;
+    case Verification::incorrect: return 3;
+    case Verification::failed:
+    case Verification::not_run: return 4;
   }
-  return samples.empty() ? "not_run" : worst;
+  return 4;
+}
+
+// The worst status wins: one failed repetition makes the arm failed. A process whose status was
+// never set (not_run) counts as failed: it cannot be trusted to have passed.
+Verification combine_verification(const std::vector<const Sample*>& samples) {
+  if (samples.empty()) return Verification::not_run;
+  Verification worst = Verification::passed;
+  for (const Sample* s : samples) {
+    const Verification v = s->verification == Verification::not_run ? Verification::failed : s->verification;
+    if (severity(v) > severity(worst)) worst = v;
+  }
+  return worst;
 }
 
 using Params = std::vector<std::pair<std::string, std::string>>;
@@ -58,7 +73,7 @@ bool matches(const Params& params, const std::map<std::string, std::string>& wan
   return true;
 }
 
-bool good(const Sample& s) { return s.has_value && (s.verification == "passed" || s.verification == "not_verified"); }
+bool good(const Sample& s) { return s.has_value && has_usable_value(s.verification); }
 
 // Secondary counters: each one's median over the processes that report it.
 std::map<std::string, SecondarySummary> secondary_of(const ExperimentEntry& e, const std::vector<const Sample*>& ss) {
@@ -281,7 +296,7 @@ void attach_limits(const std::vector<ExperimentEntry>& experiments, std::vector<
 
 nlohmann::json to_json(const ArmSummary& a) {
   nlohmann::json j = {{"arm", a.arm}, {"role", a.role}, {"benchmark", a.benchmark}, {"unit", a.unit},
-                      {"verification", a.verification}, {"samples", a.samples}};
+                      {"verification", to_string(a.verification)}, {"samples", a.samples}};
   if (!a.secondary.empty()) {
     j["secondary"] = nlohmann::json::object();
     for (const auto& [name, m] : a.secondary) {
@@ -348,7 +363,7 @@ std::vector<ExperimentSummary> summarise_experiments(const std::vector<Experimen
                                                      const std::vector<Sample>& samples, double confidence) {
   std::map<std::string, std::vector<const Sample*>> by_benchmark;
   for (const Sample& s : samples) {
-    if (s.instrument == "time") by_benchmark[s.benchmark].push_back(&s);  // instruction counts are gated, not summarised
+    if (s.instrument == Instrument::time) by_benchmark[s.benchmark].push_back(&s);  // instruction counts are gated, not summarised
   }
   std::vector<ExperimentSummary> out;
   for (const ExperimentEntry& e : experiments) {
@@ -371,93 +386,233 @@ std::vector<ExperimentSummary> summarise_experiments(const std::vector<Experimen
 
 nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
                          double confidence) {
+  return experiments_to_json(summarise_experiments(experiments, samples, confidence));
+}
+
+nlohmann::json experiments_to_json(const std::vector<ExperimentSummary>& summary) {
   nlohmann::json out = nlohmann::json::array();
-  for (const ExperimentSummary& e : summarise_experiments(experiments, samples, confidence)) out.push_back(to_json(e));
+  for (const ExperimentSummary& e : summary) out.push_back(to_json(e));
   return out;
 }
 
-void print_summary(std::ostream& out, const nlohmann::json& summary) {
+namespace {
+
+// Read-back helpers for summary_from_json: absent or null takes the fallback (the run-file
+// reader's defaults); present, a field must have its type.
+std::string text_or(const JsonField& j, const std::string& key, const std::string& fallback = "") {
+  const auto f = j.find(key);
+  if (!f || f->json().is_null()) return fallback;
+  return f->string();
+}
+
+// A figure: absent or null is NaN (to_json writes a non-finite figure as null).
+double figure_or_nan(const JsonField& j, const std::string& key) {
+  const auto f = j.find(key);
+  if (!f || f->json().is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!f->json().is_number()) f->fail("a number");
+  return f->json().get<double>();
+}
+
+// An optional figure: absent is none, null is NaN.
+std::optional<double> optional_figure(const JsonField& j, const std::string& key) {
+  if (!j.find(key)) return std::nullopt;
+  return figure_or_nan(j, key);
+}
+
+bool flag_or(const JsonField& j, const std::string& key, bool fallback) {
+  const auto f = j.find(key);
+  return f && !f->json().is_null() ? f->boolean() : fallback;
+}
+
+std::size_t count_or_zero(const JsonField& j, const std::string& key) {
+  const auto f = j.find(key);
+  if (!f || f->json().is_null()) return 0;
+  const std::int64_t n = f->integer();
+  if (n < 0) f->fail("a count (0 or more)");
+  return static_cast<std::size_t>(n);
+}
+
+// The elements of an array member; absent or null: none.
+std::vector<JsonField> elements_or_none(const JsonField& j, const std::string& key) {
+  const auto f = j.find(key);
+  if (!f || f->json().is_null()) return {};
+  return f->elements();
+}
+
+Verification verification_of(const JsonField& arm) {
+  const auto f = arm.find("verification");
+  if (!f || f->json().is_null()) return Verification::not_run;
+  const auto v = verification_from_string(f->string());
+  if (!v) f->fail("one of passed, incorrect, not_verified, not_supported, failed, not_run");
+  return *v;
+}
+
+ArmSummary arm_from_json(const JsonField& j) {
+  ArmSummary a;
+  a.arm = text_or(j, "arm"), a.role = text_or(j, "role", "treatment"), a.benchmark = text_or(j, "benchmark");
+  a.unit = text_or(j, "unit");
+  a.verification = verification_of(j);
+  a.reason = text_or(j, "reason");
+  a.samples = count_or_zero(j, "samples");
+  if (j.find("median")) {
+    a.statistics = ArmStatistics{figure_or_nan(j, "median"), figure_or_nan(j, "min"), figure_or_nan(j, "max"),
+                                 figure_or_nan(j, "cv")};
+  }
+  if (const auto secondary = j.find("secondary")) {
+    for (const auto& [name, m] : secondary->members()) {
+      a.secondary[name] = {figure_or_nan(m, "median"), text_or(m, "unit"), text_or(m, "better"), optional_figure(m, "ratio")};
+    }
+  }
+  a.harness_overhead = optional_figure(j, "harness_overhead");
+  a.environment_arm = flag_or(j, "environment_arm", false);
+  a.label = text_or(j, "label");
+  a.labels_differ = flag_or(j, "labels_differ", false);
+  if (const auto limit = j.find("limit")) {
+    a.limit = LimitPlacement{text_or(*limit, "benchmark"), figure_or_nan(*limit, "median"),
+                             count_or_zero(*limit, "best_of"), text_or(*limit, "counter")};
+  }
+  a.percent_of_limit = optional_figure(j, "percent_of_limit");
+  a.limit_defect = text_or(j, "limit_defect");
+  return a;
+}
+
+PointSummary point_from_json(const JsonField& j) {
+  PointSummary p;
+  if (const auto params = j.find("params"); params && !params->json().is_null()) {
+    for (const auto& [axis, value] : params->members()) {
+      // Grid values are strings; files of some ages wrote numbers.
+      if (!value.json().is_string() && !value.json().is_number()) value.fail("a grid value (a string or a number)");
+      p.params.emplace_back(axis, value.json().is_string() ? value.string() : value.json().dump());
+    }
+  }
+  for (const JsonField& a : elements_or_none(j, "arms")) p.arms.push_back(arm_from_json(a));
+  for (const JsonField& r : elements_or_none(j, "ratios")) {
+    p.ratios.push_back({text_or(r, "treatment"), figure_or_nan(r, "ratio"), figure_or_nan(r, "ci_low"),
+                        figure_or_nan(r, "ci_high"), figure_or_nan(r, "confidence"), figure_or_nan(r, "ratio_of_medians")});
+  }
+  for (const JsonField& t : elements_or_none(j, "targets")) {
+    p.targets.push_back({text_or(t, "arm"), text_or(t, "text"), figure_or_nan(t, "bound"), figure_or_nan(t, "median"),
+                         flag_or(t, "met", false)});
+  }
+  return p;
+}
+
+// The figure as declared; not checked against the experiment (the catalogue did that when the run was made).
+FigureEntry figure_from_json(const JsonField& j) {
+  FigureEntry f;
+  f.kind = text_or(j, "kind", f.kind), f.x_axis = text_or(j, "x_axis");
+  f.x_scale = text_or(j, "x_scale", f.x_scale), f.y_scale = text_or(j, "y_scale", f.y_scale);
+  f.counter = text_or(j, "counter"), f.arm_axis = text_or(j, "arm_axis");
+  if (const auto values = j.find("arm_values")) {
+    for (const auto& [arm, value] : values->members()) f.arm_values.emplace_back(arm, value.number());
+  }
+  return f;
+}
+
+ExperimentSummary experiment_from_json(const JsonField& j) {
+  ExperimentSummary e;
+  e.name = text_or(j, "name"), e.question = text_or(j, "question"), e.claim = text_or(j, "claim");
+  e.kind = text_or(j, "kind", "comparison"), e.metric = text_or(j, "metric"), e.unit = text_or(j, "unit");
+  e.better = text_or(j, "better"), e.timing = text_or(j, "timing"), e.time_relation = text_or(j, "time_relation", "none");
+  e.gate_threshold = j.number_or("gate_threshold", 0);
+  e.instructions_gate_threshold = j.number_or("instructions_gate_threshold", 0);
+  for (const JsonField& c : elements_or_none(j, "verdict")) e.verdict.push_back(parse_verdict_check(c));
+  for (const JsonField& p : elements_or_none(j, "points")) e.points.push_back(point_from_json(p));
+  if (const auto figure = j.find("figure"); figure && !figure->json().is_null()) e.figure = figure_from_json(*figure);
+  return e;
+}
+
+}  // namespace
+
+std::vector<ExperimentSummary> summary_from_json(const nlohmann::json& experiments, const std::string& source) {
+  std::vector<ExperimentSummary> out;
+  if (experiments.is_null()) return out;  // a run file without experiments: nothing was summarised
+  for (const JsonField& e : JsonField(experiments, source, "pairbench.experiments").elements()) {
+    out.push_back(experiment_from_json(e));
+  }
+  return out;
+}
+
+namespace {
+
+// One arm's line of the table, and the lines under it (secondary counters, overhead, label).
+void print_arm(std::ostream& out, const ExperimentSummary& e, const PointSummary& p, const ArmSummary& a,
+               const std::string& point) {
+  std::string median = "-", cv = "-", ratio;
+  if (a.statistics) {
+    median = format_quantity(a.statistics->median, e.unit);
+    char c[32];
+    std::snprintf(c, sizeof c, "%.1f%%", 100 * a.statistics->cv);
+    cv = c;
+  }
+  for (const RatioSummary& r : p.ratios) {
+    if (r.treatment != a.arm) continue;
+    char c[128];
+    std::snprintf(c, sizeof c, "%.3gx [%.3g, %.3g]", r.ratio, r.ci_low, r.ci_high);
+    ratio = c;
+    // With few samples the 95% level cannot be reached; say what the interval covers.
+    if (r.confidence < 0.949) {
+      std::snprintf(c, sizeof c, " (%.0f%% CI)", 100 * r.confidence);
+      ratio += c;
+    }
+  }
+  if (a.percent_of_limit) {
+    char c[48];
+    // Above its limit beyond the margin: a measurement defect, never a plain percentage.
+    std::snprintf(c, sizeof c, "%s%.0f%% of limit", a.limit_defect.empty() ? "" : "DEFECT ", *a.percent_of_limit);
+    std::string pct = c;
+    if (a.limit && !a.limit->counter.empty()) pct = a.limit->counter + " " + pct;
+    ratio = ratio.empty() ? pct : ratio + "; " + pct;
+  }
+  if (!a.reason.empty() && a.verification != Verification::passed) ratio = a.reason;
   char line[512];
-  for (const auto& e : summary) {
-    const std::string claim = e["claim"].get<std::string>();
-    out << "\n" << e["name"].get<std::string>() << (claim.empty() ? "" : " (" + claim + ")") << ": "
-        << e["question"].get<std::string>() << "\n";
-    std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3s  %-13s %s\n", "point", "arm",
-                  ("median " + e["metric"].get<std::string>()).c_str(), "cv", "n", "verification",
-                  e["kind"] == "limit" ? "" : "vs baseline (>1: treatment better) [95% CI]");
-    out << line;
-    for (const auto& p : e["points"]) {
-      std::string point;
-      for (const auto& [k, v] : p["params"].items()) point += (point.empty() ? "" : " ") + k + ":" + v.get<std::string>();
-      if (point.empty()) point = "-";
-      bool first = true;
-      for (const auto& a : p["arms"]) {
-        std::string median = "-", cv = "-", ratio;
-        if (a.contains("median")) {
-          median = format_quantity(a["median"].get<double>(), e["unit"].get<std::string>());
-          char c[32];
-          std::snprintf(c, sizeof c, "%.1f%%", 100 * a["cv"].get<double>());
-          cv = c;
-        }
-        for (const auto& r : p["ratios"]) {
-          if (r["treatment"] == a["arm"]) {
-            char c[128];
-            std::snprintf(c, sizeof c, "%.3gx [%.3g, %.3g]", r["ratio"].get<double>(), r["ci_low"].get<double>(),
-                          r["ci_high"].get<double>());
-            ratio = c;
-            // With few samples the 95% level cannot be reached; say what the interval covers.
-            const double level = r["confidence"].get<double>();
-            if (level < 0.949) {
-              std::snprintf(c, sizeof c, " (%.0f%% CI)", 100 * level);
-              ratio += c;
-            }
-          }
-        }
-        if (a.contains("percent_of_limit")) {
-          char c[48];
-          // Above its limit beyond the margin: a measurement defect, never a plain percentage.
-          std::snprintf(c, sizeof c, "%s%.0f%% of limit", a.contains("limit_defect") ? "DEFECT " : "",
-                        a["percent_of_limit"].get<double>());
-          std::string pct = c;
-          if (a["limit"].contains("counter")) pct = a["limit"]["counter"].get<std::string>() + " " + pct;
-          ratio = ratio.empty() ? pct : ratio + "; " + pct;
-        }
-        std::string verification = a["verification"].get<std::string>();
-        if (a.contains("reason") && verification != "passed") ratio = a["reason"].get<std::string>();
-        std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3d  %-13s %s\n", first ? point.c_str() : "",
-                      a["arm"].get<std::string>().c_str(), median.c_str(), cv.c_str(), a["samples"].get<int>(),
-                      verification.c_str(), ratio.c_str());
-        out << line;
-        if (a.contains("secondary")) {
-          std::string extra;
-          for (const auto& [name, m] : a["secondary"].items()) {
-            extra += (extra.empty() ? "" : ", ") + name + " " +
-                     format_quantity(m["median"].get<double>(), m["unit"].get<std::string>());
-            if (m.contains("ratio")) {
-              char c[32];
-              std::snprintf(c, sizeof c, " (%.3gx)", m["ratio"].get<double>());
-              extra += c;
-            }
-          }
-          out << "  " << std::string(35, ' ') << "  " << extra << "\n";
-        }
-        if (a.contains("environment_arm") && a.contains("harness_overhead")) {
-          char c[96];
-          std::snprintf(c, sizeof c, "harness overhead %.0f%% of the process's wall time",
-                        100 * a["harness_overhead"].get<double>());
-          out << "  " << std::string(35, ' ') << "  " << c << "\n";
-        }
-        if (a.contains("label")) {
-          // The label's first fields say what was verified in effect; the run file has all of it.
-          std::string label = a["label"].get<std::string>();
-          if (label.size() > 90) label = label.substr(0, 87) + "...";
-          out << "  " << std::string(35, ' ') << "  [" << label << "]\n";
-        }
-        first = false;
+  std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3d  %-13s %s\n", point.c_str(), a.arm.c_str(), median.c_str(),
+                cv.c_str(), static_cast<int>(a.samples), to_string(a.verification).c_str(), ratio.c_str());
+  out << line;
+  if (!a.secondary.empty()) {
+    std::string extra;
+    for (const auto& [name, m] : a.secondary) {
+      extra += (extra.empty() ? "" : ", ") + name + " " + format_quantity(m.median, m.unit);
+      if (m.ratio) {
+        char c[32];
+        std::snprintf(c, sizeof c, " (%.3gx)", *m.ratio);
+        extra += c;
       }
-      for (const auto& t : p["targets"]) {
-        out << "    target " << (t["met"].get<bool>() ? "met:    " : "MISSED: ") << t["text"].get<std::string>()
-            << " (median " << format_quantity(t["median"].get<double>(), e["unit"].get<std::string>()) << ")\n";
+    }
+    out << "  " << std::string(35, ' ') << "  " << extra << "\n";
+  }
+  if (a.environment_arm && a.harness_overhead) {
+    char c[96];
+    std::snprintf(c, sizeof c, "harness overhead %.0f%% of the process's wall time", 100 * *a.harness_overhead);
+    out << "  " << std::string(35, ' ') << "  " << c << "\n";
+  }
+  if (!a.label.empty()) {
+    // The label's first fields say what was verified in effect; the run file has all of it.
+    std::string label = a.label;
+    if (label.size() > 90) label = label.substr(0, 87) + "...";
+    out << "  " << std::string(35, ' ') << "  [" << label << "]\n";
+  }
+}
+
+}  // namespace
+
+void print_summary(std::ostream& out, const std::vector<ExperimentSummary>& summary) {
+  char line[512];
+  for (const ExperimentSummary& e : summary) {
+    out << "\n" << e.name << (e.claim.empty() ? "" : " (" + e.claim + ")") << ": " << e.question << "\n";
+    std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3s  %-13s %s\n", "point", "arm", ("median " + e.metric).c_str(),
+                  "cv", "n", "verification", e.kind == "limit" ? "" : "vs baseline (>1: treatment better) [95% CI]");
+    out << line;
+    for (const PointSummary& p : e.points) {
+      // Axes by name, as the run file's params object orders them (the table has always read it so).
+      const std::map<std::string, std::string> params(p.params.begin(), p.params.end());
+      std::string point;
+      for (const auto& [k, v] : params) point += (point.empty() ? "" : " ") + k + ":" + v;
+      if (point.empty()) point = "-";
+      for (std::size_t i = 0; i < p.arms.size(); ++i) print_arm(out, e, p, p.arms[i], i == 0 ? point : "");
+      for (const TargetResult& t : p.targets) {
+        out << "    target " << (t.met ? "met:    " : "MISSED: ") << t.text << " (median " << format_quantity(t.median, e.unit)
+            << ")\n";
       }
     }
   }

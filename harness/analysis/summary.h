@@ -13,6 +13,7 @@
 
 #include "harness/exec/catalogue.h"
 #include "harness/store/sample.h"
+#include "harness/store/vocabulary.h"
 
 namespace pairbench::harness {
 
@@ -38,14 +39,15 @@ struct LimitPlacement {
   std::string counter;      // our secondary counter placed; empty = the deciding metric
 };
 
-// Median, spread and robust CV of the processes that passed.
+// Median, spread and robust CV of the processes that passed (read back from an old run file, a
+// figure written as null is NaN).
 struct ArmStatistics {
   double median = 0, min = 0, max = 0, cv = 0;
 };
 
 struct ArmSummary {
   std::string arm, role, benchmark, unit;
-  std::string verification;  // the worst of its processes; not_run when none ran
+  Verification verification = Verification::not_run;  // the worst of its processes; not_run when none ran
   std::string reason;        // the first failed process's reason
   std::size_t samples = 0;   // processes that passed
   std::optional<ArmStatistics> statistics;  // none passed: absent
@@ -92,12 +94,21 @@ struct ExperimentSummary {
 std::vector<ExperimentSummary> summarise_experiments(const std::vector<ExperimentEntry>& experiments,
                                                      const std::vector<Sample>& samples, double confidence = 0.95);
 nlohmann::json to_json(const ExperimentSummary& e);
-// `pairbench.experiments`: to_json of summarise_experiments.
+// `pairbench.experiments`: each experiment's to_json, in order.
+nlohmann::json experiments_to_json(const std::vector<ExperimentSummary>& summary);
+// experiments_to_json of summarise_experiments.
 nlohmann::json summarise(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
                          double confidence = 0.95);
 
+// `pairbench.experiments` of a run file read back into the typed summary: the inverse of to_json,
+// for run files written before the harness judged claims. Reads files of any age: an absent
+// optional field takes the run-file reader's default (plots/pairbench_report/runfile.py), a grid
+// value may be a number; a field of the wrong type or an unknown verification throws
+// JsonFieldError naming `source` and the field.
+std::vector<ExperimentSummary> summary_from_json(const nlohmann::json& experiments, const std::string& source);
+
 // Prints the summary as a terminal table.
-void print_summary(std::ostream& out, const nlohmann::json& summary);
+void print_summary(std::ostream& out, const std::vector<ExperimentSummary>& summary);
 
 // "1.23 us", "85.2 ns", "12.3 GB/s": a value in the metric's base unit, with an SI prefix.
 std::string format_quantity(double value, const std::string& unit);

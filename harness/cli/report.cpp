@@ -55,7 +55,7 @@ int cmd_report(const std::string& run, const std::string& history, const std::st
   std::string run_for_report = run;
   nlohmann::json doc = read_run_file(run);
   std::optional<TemporaryFile> judged_copy;
-  if (ensure_claims(doc, default_bench_dir())) {
+  if (ensure_claims(doc, run, default_bench_dir())) {
     judged_copy.emplace("pairbench-report");
     run_for_report = judged_copy->path;
     write_json_atomically(judged_copy->path, doc);

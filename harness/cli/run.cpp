@@ -37,7 +37,8 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
 
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
   const RunOutcome outcome = run_experiments(experiments, options);
-  nlohmann::json doc = build_run_doc(experiments, outcome.samples, options, outcome, env, started, command_line);
+  RunDocument built = build_run_document(experiments, outcome.samples, options, outcome, env, started, command_line);
+  nlohmann::json& doc = built.doc;
   auto& pb = doc["pairbench"];
   const bool partial = outcome.interrupted_by != 0;
   // Written before the history is tried (that may take minutes): the samples are safe first. A
@@ -62,8 +63,8 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
     history_failed = pb["history_write"]["status"] == "failed";
     written = write_run_file(written.empty() ? out : written, doc, /*to_stdout=*/true);
   }
-  print_summary(std::cout, pb["experiments"]);
-  print_claims(std::cout, pb["claims"]);
+  print_summary(std::cout, built.summary);
+  print_claims(std::cout, built.claims);
   std::cout << "\nwrote " << (written == "-" ? "the run file to stdout" : written) << " (" << doc["benchmarks"].size()
             << " samples, " << outcome.wall_s << " s)\n";
   if (history_failed) {

@@ -50,10 +50,10 @@ RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
   return options;
 }
 
-nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& all_samples,
-                             const RunOptions& options, const RunOutcome& outcome, const Environment& env,
-                             const std::string& started, const std::string& command, int side,
-                             double calibration_limit) {
+RunDocument build_run_document(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& all_samples,
+                               const RunOptions& options, const RunOutcome& outcome, const Environment& env,
+                               const std::string& started, const std::string& command, int side,
+                               double calibration_limit) {
   RunRecord r;
   for (const Sample& s : all_samples) {
     if (s.side == side) r.samples.push_back(s);
@@ -81,16 +81,25 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
   r.seed = outcome.seed;
   r.wall_s = outcome.wall_s;
   r.environment = env.to_json();
-  // The typed summary (harness/analysis/summary.h), serialised in one place, and the claims on it.
-  r.experiments = summarise(experiments, r.samples);
-  r.claims = claims_to_json(judge_claims(builtin_claims(), r.experiments, r.environment));
+  // The typed summary (harness/analysis/summary.h) and the claims judged on it, each serialised here, once.
+  std::vector<ExperimentSummary> summary = summarise_experiments(experiments, r.samples);
+  std::vector<ClaimJudgement> claims = judge_claims(builtin_claims(), summary, r.environment);
+  r.experiments = experiments_to_json(summary);
+  r.claims = claims_to_json(claims);
   r.finished_at = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
   r.run_id = new_run_id();
   if (outcome.interrupted_by) {
     r.interrupted = RunRecord::Interrupted{signal_name(outcome.interrupted_by), outcome.completed_processes,
                                            outcome.planned_processes};
   }
-  return run_document(r);
+  return {run_document(r), std::move(summary), std::move(claims)};
+}
+
+nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
+                             const RunOptions& options, const RunOutcome& outcome, const Environment& env,
+                             const std::string& started, const std::string& command, int side,
+                             double calibration_limit) {
+  return build_run_document(experiments, samples, options, outcome, env, started, command, side, calibration_limit).doc;
 }
 
 RunRecord::CalibrationCheck calibration_check(const RunOutcome& outcome, int side, double limit) {
@@ -125,7 +134,7 @@ AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& 
   return r;
 }
 
-bool ensure_claims(nlohmann::json& doc, const std::string& bench_dir) {
+bool ensure_claims(nlohmann::json& doc, const std::string& source, const std::string& bench_dir) {
   nlohmann::json& pb = doc["pairbench"];
   if (pb.contains("claims")) return false;
   bool lacking = false;
@@ -148,7 +157,7 @@ bool ensure_claims(nlohmann::json& doc, const std::string& bench_dir) {
       for (const VerdictCheckEntry& c : it->second->verdict) e["verdict"].push_back(verdict_check_to_json(c));
     }
   }
-  pb["claims"] = claims_to_json(judge_claims(builtin_claims(), pb["experiments"], pb["environment"]));
+  pb["claims"] = claims_to_json(judge_claims(builtin_claims(), summary_from_json(pb["experiments"], source), pb["environment"]));
   return true;
 }
 

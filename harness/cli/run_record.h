@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/analysis/claims.h"
+#include "harness/analysis/summary.h"
 #include "harness/exec/catalogue.h"
 #include "harness/exec/environment.h"
 #include "harness/exec/runner.h"
@@ -32,9 +34,22 @@ struct RunArgs {
 // `machine_key` names the calibration cache when args.calibration is "auto".
 RunOptions run_options(const RunArgs& args, const std::string& machine_key = "");
 
+// A run file and the typed values its summary and claims were serialised from (once), which the
+// terminal prints.
+struct RunDocument {
+  nlohmann::json doc;
+  std::vector<ExperimentSummary> summary;
+  std::vector<ClaimJudgement> claims;
+};
+
 // A run file from the samples of one side of a run: the experiment summary and the claims judged
 // on it, laid out by run_document (store/run_file.h). With `calibration_limit` > 0 it also records
 // the side's time per iteration against its calibration (`sampling.against_calibration`).
+RunDocument build_run_document(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
+                               const RunOptions& options, const RunOutcome& outcome, const Environment& env,
+                               const std::string& started, const std::string& command, int side = 0,
+                               double calibration_limit = 0);
+// build_run_document's run file alone.
 nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
                              const RunOptions& options, const RunOutcome& outcome, const Environment& env,
                              const std::string& started, const std::string& command, int side = 0,
@@ -58,8 +73,8 @@ AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& 
                 const std::string& command);
 
 // Adds `pairbench.claims` to a run file written before the harness judged claims (true when it
-// did): from its experiment summary, with the checks this build's bench binaries in `bench_dir`
-// declare where the file carries none.
-bool ensure_claims(nlohmann::json& doc, const std::string& bench_dir);
+// did): from its experiment summary read back (summary_from_json; errors name `source`), with the
+// checks this build's bench binaries in `bench_dir` declare where the file carries none.
+bool ensure_claims(nlohmann::json& doc, const std::string& source, const std::string& bench_dir);
 
 }  // namespace pairbench::harness

@@ -15,8 +15,8 @@ namespace {
 
 int cmd_summarise(const std::string& run, const std::string& out, const std::string& bench_dir) {
   nlohmann::json doc = read_run_file(run);
-  ensure_claims(doc, bench_dir);
-  print_claims(std::cout, doc["pairbench"]["claims"]);
+  ensure_claims(doc, run, bench_dir);
+  print_claims(std::cout, claims_from_json(doc["pairbench"]["claims"], run));
   if (!out.empty()) {
     write_json_atomically(out, doc);
     std::cout << "wrote " << out << "\n";

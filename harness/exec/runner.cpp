@@ -48,11 +48,12 @@ struct Job {
   int pair = -1;
 };
 
-std::string verification_from_error(const std::string& message) {
-  for (const char* status : {"not_supported", "incorrect", "failed"}) {
-    if (message.rfind(std::string(status) + ":", 0) == 0) return status;
+// A benchmark's error message may begin with the status it ended in ("not_supported: ...").
+Verification verification_from_error(const std::string& message) {
+  for (const Verification status : {Verification::not_supported, Verification::incorrect, Verification::failed}) {
+    if (message.rfind(to_string(status) + ":", 0) == 0) return status;
   }
-  return "failed";
+  return Verification::failed;
 }
 
 std::string strip_status(const std::string& message) {
@@ -123,7 +124,7 @@ Sample failed_sample(const Job& job, const std::string& reason) {
   s.experiment = job.experiment->name;
   s.arm = job.benchmark->arm;
   s.repetition = job.repetition;
-  s.verification = "failed";
+  s.verification = Verification::failed;
   s.reason = reason;
   return s;
 }
@@ -192,7 +193,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   s.cpu = job.cpus.empty() ? -1 : job.cpus.front();
   s.cpus = job.cpus;
   s.iterations = job.iterations;
-  if (!s.has_value || (s.verification != "passed" && s.verification != "not_verified")) return s;
+  if (!s.has_value || !has_usable_value(s.verification)) return s;
 
   if (job.kind == Kind::kCalibrate) {
     if (record) s.gbench["pairbench_record"] = *record;
@@ -211,7 +212,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   std::optional<double> total;
   if (ctx.counter.name == "callgrind" && callgrind_total) total = static_cast<double>(*callgrind_total);
   if (ctx.counter.name == "perf" && record->contains("instructions")) total = (*record)["instructions"].get<double>();
-  s.instrument = "instructions";
+  s.instrument = Instrument::instructions;
   s.batches.clear();
   const auto counted = record->value("counted_regions", std::int64_t{0});  // the first region is left out
   if (!total || counted <= 0 || *total <= 0) {
@@ -219,7 +220,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
                                       (record->contains("instruction_error")
                                            ? ": " + (*record)["instruction_error"].get<std::string>()
                                            : std::string()));
-    f.instrument = "instructions";
+    f.instrument = Instrument::instructions;
     f.process_wall_s = pr.wall_s;
     f.side = job.side;
     return f;
@@ -287,7 +288,7 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
       std::cerr << "\r\033[Kcalibrating " << done << "/" << missing.size() << " " << c.benchmark->name << std::flush;
     }
     // Not supported here, or wrong: the timed processes report it (and it is no calibration matter).
-    if (s.verification == "not_supported" || s.verification == "incorrect") continue;
+    if (s.verification == Verification::not_supported || s.verification == Verification::incorrect) continue;
     if (const std::string problem = calibration_problem(s); !problem.empty()) {
       cache.put_failure(c.benchmark->name, problem);
       continue;
@@ -340,7 +341,7 @@ Sample sample_from_gbench(const nlohmann::json& out, const ExperimentEntry& e, c
     }
   }
   if (!run) {
-    s.verification = "failed";
+    s.verification = Verification::failed;
     s.reason = "no result in the benchmark's JSON output";
     return s;
   }
@@ -352,18 +353,18 @@ Sample sample_from_gbench(const nlohmann::json& out, const ExperimentEntry& e, c
   }
   s.gbench = *run;
   if (!run->contains(e.metric) || !(*run)[e.metric].is_number()) {
-    s.verification = "failed";
+    s.verification = Verification::failed;
     s.reason = "benchmark did not report its metric '" + e.metric + "'";
     return s;
   }
   s.metric_value = (*run)[e.metric].get<double>();
   s.has_value = std::isfinite(s.metric_value) && s.metric_value > 0;
   if (!s.has_value) {
-    s.verification = "failed";
+    s.verification = Verification::failed;
     s.reason = "metric '" + e.metric + "' is not a positive number";
     return s;
   }
-  s.verification = run->value("verified", 0.0) == 1.0 ? "passed" : "not_verified";
+  s.verification = run->value("verified", 0.0) == 1.0 ? Verification::passed : Verification::not_verified;
   return s;
 }
 
@@ -402,7 +403,7 @@ std::vector<Job> runnable_jobs(const std::vector<Side>& sides, RunOutcome& outco
           s.benchmark = b.name;
           s.experiment = e.name;
           s.arm = b.arm;
-          s.verification = "not_supported";
+          s.verification = Verification::not_supported;
           s.reason = b.reason;
           s.side = static_cast<int>(side);
           outcome.samples.push_back(s);
@@ -511,8 +512,8 @@ void add_instruction_units(std::vector<std::vector<Job>>& units, const std::vect
           s.experiment = base.experiment->name;
           s.arm = base.benchmark->arm;
           s.side = base.side;
-          s.instrument = "instructions";
-          s.verification = "not_supported";
+          s.instrument = Instrument::instructions;
+          s.verification = Verification::not_supported;
           char why[160];
           std::snprintf(why, sizeof why, "one iteration takes %.0f ms natively: too slow to simulate (limit %.0f ms)",
                         1e3 * c->measured_s_per_iteration, 1e3 * kMaxSimulatedIterationS);
@@ -533,11 +534,11 @@ void add_instruction_units(std::vector<std::vector<Job>>& units, const std::vect
 // One progress line per finished process (or, on a terminal, one line rewritten in place).
 void report_progress(const Sample& s, const Job& job, const std::vector<Side>& sides, const RunOptions& options,
                      std::size_t done, std::size_t total, double elapsed_s) {
-  const bool bad = s.verification == "failed" || s.verification == "incorrect";
+  const bool bad = went_wrong(s.verification);
   const double eta = elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
   char head[64];
   std::snprintf(head, sizeof head, "[%zu/%zu]", done, total);
-  std::string what = s.has_value && !bad ? s.verification : s.verification + ": " + s.reason;
+  std::string what = s.has_value && !bad ? to_string(s.verification) : to_string(s.verification) + ": " + s.reason;
   if (job.kind == Kind::kInstructions) what = "instructions " + what;
   if (sides.size() > 1) what = sides[static_cast<std::size_t>(job.side)].name + " " + what;
   if (options.progress_tty) {
@@ -578,8 +579,8 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
       const Job& job = unit[k];
       s.sequence = sequence;
       s.start_s = unit_start;
-      if (job.kind == Kind::kInstructions) s.instrument = "instructions";
-      if (s.verification == "failed" || s.verification == "incorrect") ++outcome.failed_processes;
+      if (job.kind == Kind::kInstructions) s.instrument = Instrument::instructions;
+      if (went_wrong(s.verification)) ++outcome.failed_processes;
       ++done_processes;
       report_progress(s, job, ctx.sides, ctx.options, done_processes, total_processes,
                       std::chrono::duration<double>(Clock::now() - timed_start).count());
@@ -599,7 +600,7 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
 void note_drift(CalibrationCache& cache, RunOutcome& outcome) {
   std::map<std::string, std::vector<double>> observed;
   for (const Sample& s : outcome.samples) {
-    if (s.instrument == "time" && s.has_value && s.iterations > 0 && s.measured_s > 0) {
+    if (s.instrument == Instrument::time && s.has_value && s.iterations > 0 && s.measured_s > 0) {
       observed[s.benchmark].push_back(s.measured_s / static_cast<double>(s.iterations));
     }
   }
@@ -631,7 +632,7 @@ void note_drift(CalibrationCache& cache, RunOutcome& outcome) {
 std::vector<CalibrationRatio> calibration_ratios(const CalibrationCache& cache, const std::vector<Sample>& samples) {
   std::map<std::pair<std::string, int>, std::vector<double>> observed;
   for (const Sample& s : samples) {
-    if (s.instrument == "time" && s.has_value && s.iterations > 0 && s.measured_s > 0) {
+    if (s.instrument == Instrument::time && s.has_value && s.iterations > 0 && s.measured_s > 0) {
       observed[{s.benchmark, s.side}].push_back(s.measured_s / static_cast<double>(s.iterations));
     }
   }

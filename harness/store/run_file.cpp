@@ -441,7 +441,7 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
   b["arm"] = s.arm;
   b["repetitions"] = repetitions;
   b["repetition_index"] = s.repetition;
-  b["verification"] = s.verification;
+  b["verification"] = to_string(s.verification);
   b["metric_value"] = s.metric_value;
   b["process_wall_s"] = s.process_wall_s;
   b["iterations"] = s.iterations;
@@ -471,19 +471,19 @@ nlohmann::json run_document(const RunRecord& r) {
   nlohmann::json not_run = nlohmann::json::array();
   nlohmann::json instructions = nlohmann::json::array();
   for (const Sample& s : r.samples) {
-    const bool good = s.has_value && !s.gbench.is_null() && (s.verification == "passed" || s.verification == "not_verified");
-    if (good && s.instrument == "instructions") {
+    const bool good = s.has_value && !s.gbench.is_null() && has_usable_value(s.verification);
+    if (good && s.instrument == Instrument::instructions) {
       // Not in `benchmarks`: compare.py would read them as times.
       instructions.push_back({{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
-                              {"repetition_index", s.repetition}, {"verification", s.verification},
+                              {"repetition_index", s.repetition}, {"verification", to_string(s.verification)},
                               {"instructions_per_iteration", s.metric_value}, {"iterations", s.iterations},
                               {"process_wall_s", s.process_wall_s}});
     } else if (good) {
       doc["benchmarks"].push_back(benchmark_row(s, r.repetitions));
     } else {
       not_run.push_back({{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
-                         {"repetition_index", s.repetition}, {"verification", s.verification}, {"reason", s.reason},
-                         {"instrument", s.instrument}});
+                         {"repetition_index", s.repetition}, {"verification", to_string(s.verification)}, {"reason", s.reason},
+                         {"instrument", to_string(s.instrument)}});
     }
   }
   doc["pairbench"] = {{"schema_version", kRunFileSchemaVersion},

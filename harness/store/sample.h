@@ -9,21 +9,22 @@
 #include <string>
 #include <vector>
 
+#include "harness/store/vocabulary.h"
+
 namespace pairbench::harness {
 
 struct Sample {
   std::string benchmark;  // canonical name
   std::string experiment, arm;
   int repetition = 0;
-  // passed | incorrect | not_verified | not_supported | failed (CUTLASS profiler's vocabulary)
-  std::string verification;
+  Verification verification = Verification::not_run;  // set by whoever ran (or skipped) the process
   std::string reason;       // for anything but passed
   double metric_value = 0;  // the experiment's deciding metric, when the sample has timing
   bool has_value = false;
   nlohmann::json gbench;    // Google Benchmark's entry for this run, when there is one
   double process_wall_s = 0;
   int side = 0;  // which build/environment, for `pairbench ab` and `selftest`
-  std::string instrument = "time";  // time: the deciding metric | instructions: per iteration
+  Instrument instrument = Instrument::time;  // time: the deciding metric | instructions: per iteration
   std::int64_t iterations = 0;      // fixed by calibration (0: Google Benchmark's ramp decided)
   // In-process samples of the metric: consecutive batches of the process's iterations, each
   // turned into the metric through its time relation. Empty where the metric does not follow time.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,5 +55,12 @@ inline constexpr NameTable<Instrument, 2> kInstrumentNames{{{Instrument::time, "
                                                             {Instrument::instructions, "instructions"}}};
 inline std::string to_string(Instrument i) { return std::string(name_in(kInstrumentNames, i)); }
 inline std::optional<Instrument> instrument_from_string(std::string_view s) { return value_in(kInstrumentNames, s); }
+
+// No implicit JSON: nlohmann would write an enum as its number. Write to_string(v) and read
+// with *_from_string, so that the word is what a file holds and an unknown one is named.
+void to_json(nlohmann::json&, Verification) = delete;
+void from_json(const nlohmann::json&, Verification&) = delete;
+void to_json(nlohmann::json&, Instrument) = delete;
+void from_json(const nlohmann::json&, Instrument&) = delete;
 
 }  // namespace pairbench::harness

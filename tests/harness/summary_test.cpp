@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/analysis/claims.h"
+#include "harness/store/json_field.h"
 #include "harness/store/run_file.h"
 
 namespace pairbench::harness {
@@ -25,14 +26,14 @@ ExperimentEntry experiment(const std::string& better) {
   return e;
 }
 
-Sample sample(const std::string& arm, double value, const std::string& verification = "passed") {
+Sample sample(const std::string& arm, double value, Verification verification = Verification::passed) {
   Sample s;
   s.benchmark = "demo.exp/" + arm + "/n:1";
   s.experiment = "demo.exp";
   s.arm = arm;
   s.verification = verification;
   s.metric_value = value;
-  s.has_value = verification == "passed";
+  s.has_value = verification == Verification::passed;
   if (!s.has_value) s.reason = "boom";
   return s;
 }
@@ -41,7 +42,7 @@ TEST(Summary, LowerIsBetterRatioIsBaselineOverTreatment) {
   std::vector<Sample> samples;
   for (double v : {100.0, 101.0, 99.0, 100.5, 99.5}) samples.push_back(sample("base", v));
   for (double v : {25.0, 25.25, 24.75, 25.125, 24.875}) samples.push_back(sample("fast", v));
-  samples.push_back(sample("broken", 0, "incorrect"));
+  samples.push_back(sample("broken", 0, Verification::incorrect));
   const auto s = summarise({experiment("lower")}, samples);
   const auto& p = s[0]["points"][0];
   ASSERT_EQ(p["ratios"].size(), 1u);  // no ratio for an arm without good samples
@@ -65,7 +66,7 @@ TEST(Summary, HigherIsBetterRatioIsTreatmentOverBaseline) {
 }
 
 TEST(Summary, OneFailedRepetitionMarksTheArmFailed) {
-  std::vector<Sample> samples = {sample("base", 1), sample("base", 1, "failed"), sample("fast", 1)};
+  std::vector<Sample> samples = {sample("base", 1), sample("base", 1, Verification::failed), sample("fast", 1)};
   const auto s = summarise({experiment("lower")}, samples);
   EXPECT_EQ(s[0]["points"][0]["arms"][0]["verification"], "failed");
   EXPECT_EQ(s[0]["points"][0]["arms"][0]["samples"], 1);
@@ -217,7 +218,7 @@ TEST(Summary, AnArmAboveItsLimitIsFlaggedAsADefect) {
   EXPECT_EQ(arms[1]["limit_defect"],
             "measured 122 % of limits.bw/memcpy/threads:1: a limit must be the best this machine can do");
   std::ostringstream printed;
-  print_summary(printed, s);
+  print_summary(printed, summarise_experiments({bandwidth_limit(), e}, samples));
   const std::string text = printed.str();
   EXPECT_NE(text.find("DEFECT 122% of limit"), std::string::npos) << text;
   EXPECT_NE(text.find("104% of limit"), std::string::npos) << text;
@@ -242,7 +243,7 @@ TEST(Summary, TheTypedSummaryIsWhatItsJsonSays) {
     samples.push_back(sample("fast", v));
     samples.back().gbench = {{"peak_rss_bytes", 1e6}, {"label", "jemalloc"}};
   }
-  samples.push_back(sample("broken", 0, "incorrect"));
+  samples.push_back(sample("broken", 0, Verification::incorrect));
   const std::vector<ExperimentSummary> typed = summarise_experiments({e}, samples);
   ASSERT_EQ(typed.size(), 1u);
   const PointSummary& p = typed[0].points.at(0);
@@ -272,6 +273,51 @@ TEST(Summary, TheTypedSummaryIsWhatItsJsonSays) {
   EXPECT_EQ(j["points"][0]["ratios"][0]["estimator"], "hodges_lehmann_log");
 }
 
+// A run file's summary read back is the typed summary it was written from: to_json of
+// summary_from_json gives the same JSON, so old run files are judged on what new ones are.
+TEST(Summary, SummaryFromJsonIsTheInverseOfToJson) {
+  ExperimentEntry e = experiment("higher");
+  e.limits = {{"limits.bw", "memcpy", {{"threads", "1"}}, {}, {}, ""}};
+  e.verdict = {VerdictCheckEntry{}};
+  e.secondary = {{"peak_rss_bytes", "B", "lower"}};
+  e.figure = FigureEntry{};
+  std::vector<Sample> samples;
+  add_limit_samples(samples, "limits.bw/memcpy/threads:1", 40e9);
+  add_arm_samples(samples, "base", 41.6e9);
+  add_arm_samples(samples, "fast", 48.8e9);
+  for (Sample& s : samples) s.gbench["peak_rss_bytes"] = 1e6;
+  samples.push_back(sample("broken", 0, Verification::incorrect));
+  const nlohmann::json written = summarise({bandwidth_limit(), e}, samples);
+  const std::vector<ExperimentSummary> read = summary_from_json(written, "run.json");
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[1].points.at(0).arms.at(2).verification, Verification::incorrect);
+  EXPECT_EQ(experiments_to_json(read), written);
+  // Through text too (a non-finite figure would be null there).
+  EXPECT_EQ(experiments_to_json(summary_from_json(nlohmann::json::parse(written.dump()), "run.json")), written);
+}
+
+TEST(Summary, SummaryFromJsonNamesTheFieldOfAnUnknownVerification) {
+  nlohmann::json written = summarise({experiment("lower")}, {sample("base", 1), sample("fast", 1)});
+  written[0]["points"][0]["arms"][1]["verification"] = "regresion";
+  try {
+    summary_from_json(written, "run.json");
+    FAIL() << "an unknown verification was read";
+  } catch (const JsonFieldError& ex) {
+    EXPECT_NE(std::string(ex.what()).find("run.json: pairbench.experiments[0].points[0].arms[1].verification: expected one of"),
+              std::string::npos)
+        << ex.what();
+  }
+  written[0]["points"][0]["arms"][1]["verification"] = "passed";
+  written[0]["points"][0]["arms"][1]["median"] = "fast";
+  EXPECT_THROW(summary_from_json(written, "run.json"), JsonFieldError);
+}
+
+TEST(Summary, VerificationAndInstrumentNamesRoundTrip) {
+  for (const auto& [v, name] : kVerificationNames) EXPECT_EQ(verification_from_string(to_string(v)), v) << name;
+  for (const auto& [i, name] : kInstrumentNames) EXPECT_EQ(instrument_from_string(to_string(i)), i) << name;
+  EXPECT_EQ(verification_from_string("regresion"), std::nullopt);
+}
+
 // The summary and the claims judged on it form a run file the schema (both validators' file) accepts.
 TEST(Summary, TheSummaryAndItsClaimsValidateAgainstTheRunFileSchema) {
   ExperimentEntry e = experiment("higher");
@@ -297,7 +343,8 @@ TEST(Summary, TheSummaryAndItsClaimsValidateAgainstTheRunFileSchema) {
   nlohmann::json doc = {{"context", nlohmann::json::object()},
                         {"benchmarks", nlohmann::json::array()},
                         {"pairbench", {{"schema_version", 1}, {"environment", environment}, {"experiments", summary}}}};
-  doc["pairbench"]["claims"] = claims_to_json(judge_claims(builtin_claims(), summary, environment));
+  doc["pairbench"]["claims"] =
+      claims_to_json(judge_claims(builtin_claims(), summarise_experiments({bandwidth_limit(), e}, samples), environment));
   EXPECT_NO_THROW(parse_run_file_text(doc.dump(), "summary")) << doc.dump(1).substr(0, 2000);
   // ... and the validator does look inside: a claim's verdict it does not know is refused.
   doc["pairbench"]["claims"][10]["verdict"] = "mostly";
