@@ -489,3 +489,67 @@ double posterior_variance(const VariancePrior& prior, double s2, double df) {
 double posterior_df(const VariancePrior& prior, double df) { return prior.df + df; }
 
 }  // namespace pairbench::stats
+
+namespace pairbench::stats {
+
+double mixture_log_martingale(double n, double sum, double sum_squares, const MixtureSpec& spec) {
+  if (!(n >= 1) || !(spec.c2 > 0) || !std::isfinite(sum) || !(sum_squares >= 0)) {
+    throw std::invalid_argument("pairbench::stats::mixture_log_martingale: bad arguments");
+  }
+  const double n_c2 = n + spec.c2, log_shrink = 0.5 * std::log(spec.c2 / n_c2);
+  if (std::isinf(spec.prior_df)) {  // sigma^2 known: Robbins' normal mixture
+    return log_shrink + sum * sum / (2 * spec.prior_variance * n_c2);
+  }
+  const double scale = spec.prior_df * spec.prior_variance + sum_squares;
+  if (!(scale > 0)) return sum == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  // S^2 <= n Q < (n + c2) Q: the fraction lies in [0, 1).
+  const double fraction = std::min(sum * sum / (n_c2 * scale), 1.0);
+  return log_shrink - 0.5 * (n + spec.prior_df) * std::log1p(-fraction);
+}
+
+double mixture_radius(double n, double centred_ss, double alpha, const MixtureSpec& spec) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (!(n >= 1) || !(alpha > 0 && alpha < 1) || !(centred_ss >= 0) || !(spec.c2 > 0)) {
+    throw std::invalid_argument("pairbench::stats::mixture_radius: bad arguments");
+  }
+  const double n_c2 = n + spec.c2;
+  if (std::isinf(spec.prior_df)) {
+    // S^2 >= 2 sigma^2 (n + c2) log(sqrt((n + c2) / c2) / alpha), S = n (mean - m).
+    return std::sqrt(2 * spec.prior_variance * n_c2 * (0.5 * std::log(n_c2 / spec.c2) - std::log(alpha))) / n;
+  }
+  // M_n(m) >= 1 / alpha  <=>  S^2 >= k (D + Q), k = (1 - q)(n + c2), q = (alpha^2 c2 / (n + c2))^(1 / (n + d0)),
+  // with S = n d and Q = SS + n d^2 for d = mean - m:  d^2 >= k (D + SS) / (n (n - k)).
+  const double power = n + spec.prior_df;
+  if (!(power > 0)) return kInf;
+  const double k = -std::expm1((2 * std::log(alpha) + std::log(spec.c2 / n_c2)) / power) * n_c2;
+  if (!(n > k)) return kInf;  // even an infinite t cannot reach 1 / alpha yet
+  return std::sqrt(k * (spec.prior_df * spec.prior_variance + centred_ss) / (n * (n - k)));
+}
+
+AlwaysValidMean always_valid_mean(std::span<const double> x, double alpha, const MixtureSpec& spec) {
+  AlwaysValidMean out;
+  double mean = 0, ss = 0, sum = 0, sum_squares = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i])) throw std::invalid_argument("pairbench::stats::always_valid_mean: value not finite");
+    const double n = static_cast<double>(i + 1), delta = x[i] - mean;  // Welford
+    mean += delta / n;
+    ss += delta * (x[i] - mean);
+    sum += x[i];
+    sum_squares += x[i] * x[i];
+    const double radius = mixture_radius(n, ss, alpha, spec);
+    out.low = std::max(out.low, mean - radius);
+    out.high = std::min(out.high, mean + radius);
+    out.radius = radius;
+    const double p = std::exp(-mixture_log_martingale(n, sum, sum_squares, spec));
+    out.p_value = std::min(out.p_value, p);
+    if (sum > 0) out.p_greater = std::min(out.p_greater, p);
+    if (sum < 0) out.p_less = std::min(out.p_less, p);
+  }
+  out.n = static_cast<int>(x.size());
+  out.mean = mean;
+  out.sd = x.size() >= 2 ? std::sqrt(ss / static_cast<double>(x.size() - 1)) : 0;
+  if (out.low > out.high) out.low = out.high = std::clamp(mean, out.high, out.low);  // crossed: a point (rare)
+  return out;
+}
+
+}  // namespace pairbench::stats

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -135,5 +136,54 @@ VariancePrior fit_variance_prior(std::span<const double> variances, std::span<co
 // (df0 s0^2 + df s2) / (df0 + df); s0^2 when df0 is infinite; s2 when there is no prior.
 double posterior_variance(const VariancePrior& prior, double s2, double df);
 double posterior_df(const VariancePrior& prior, double df);
+
+
+// --- Always-valid inference for a mean (sequential sampling) -----------------------------------
+
+// A confidence sequence for the mean of i.i.d. normal values with unknown variance, valid at every
+// sample size at once (time-uniform), so that a decision may look after every new value and stop
+// whenever it likes: the normal mixture of Robbins (1970) with the variance integrated out, Lai's
+// (1976) t-mixture (Wang & Ramdas 2023; Howard et al. 2021 for the family). For testing mean = m,
+// with S = sum(x - m), Q = sum((x - m)^2) over n values,
+//   M_n(m) = sqrt(c2 / (n + c2)) * (1 - S^2 / ((n + c2) (d0 s0^2 + Q)))^(-(n + d0) / 2)
+// is a nonnegative martingale with M_0 = 1 under the null: the mixing distribution of the
+// standardised effect (mean - m) / sigma is N(0, 1 / c2), and sigma^2 is integrated against the
+// scaled inverse chi-square prior (d0, s0^2) in numerator and denominator alike; d0 = 0 is the
+// scale-invariant (Haar) case, exact for every sigma; d0 = infinity is sigma = s0 known (Robbins).
+// By Ville's inequality P(some n has M_n(m) >= 1 / alpha) <= alpha: the set of m with
+// M_n(m) < 1 / alpha is a 1 - alpha confidence sequence, here a closed-form interval
+// mean_n +- radius_n, and inf_n 1 / M_n(m) an always-valid p-value.
+struct MixtureSpec {
+  double c2 = 1.0;            // precision of the mixing normal on the standardised effect
+  double prior_variance = 0;  // s0^2 of the variance prior (unused when prior_df == 0)
+  double prior_df = 0;        // d0; 0: no prior (Lai), infinity: the variance is prior_variance
+};
+
+// log M_n(m) from n, S = sum(x - m) and Q = sum((x - m)^2). n >= 1.
+double mixture_log_martingale(double n, double sum, double sum_squares, const MixtureSpec& spec);
+
+// The radius of the 1 - alpha confidence sequence at n values whose squared deviations from their
+// own mean sum to `centred_ss`: every m within it of the mean has M_n(m) < 1 / alpha. Infinite
+// where no mean can be excluded yet (a handful of values without a variance prior).
+double mixture_radius(double n, double centred_ss, double alpha, const MixtureSpec& spec);
+
+// The sequence read after the values `x` arrived one at a time (every prefix is a look):
+// the running intersection of the 1 - alpha intervals and the always-valid p-value for mean = 0
+// (the running minimum of 1 / M_n(0)), both for a two-sided mixture. Needs no minimum size: with
+// fewer than 2 values (no prior) the interval is the whole line and p = 1.
+struct AlwaysValidMean {
+  int n = 0;
+  double mean = 0;                 // of all n values
+  double sd = 0;                   // their sample standard deviation (0 with n < 2)
+  double low = -std::numeric_limits<double>::infinity();  // running intersection of the
+  double high = std::numeric_limits<double>::infinity();  // 1 - alpha intervals
+  double radius = std::numeric_limits<double>::infinity();  // the last look's own radius
+  double p_value = 1;              // always-valid, for mean = 0, two-sided
+  // Directional: the running minimum of 1 / M_n(0) over the looks whose mean was above (below)
+  // 0. Claiming "mean > 0" when p_greater <= a is wrong with probability <= a: it needs the
+  // 1 - a sequence to exclude the true mean at some look.
+  double p_greater = 1, p_less = 1;
+};
+AlwaysValidMean always_valid_mean(std::span<const double> x, double alpha, const MixtureSpec& spec);
 
 }  // namespace pairbench::stats

@@ -5,6 +5,15 @@
 //   build/tests/gate_simulation --benchmarks 335 --processes 9 --gates 1000 --noise measured
 //   build/tests/gate_simulation ... --shift 0.05          (every benchmark 5 % slower)
 //   options: --noise homogeneous|lognormal|measured  --outliers 0.03  --moderation eb|none  --trim 0.2
+//
+// --sequential: `ab`'s sampling until decided (harness/gate/sequential.h). Each benchmark starts
+// with --processes pairs, and after every round each benchmark still undecided within the cap gets
+// --step more pairs, up to --cap per side; a look after every round. Per gate: whether any
+// benchmark ever became a regression, under the always-valid procedure and under the naive one
+// (the fixed-sample gate, compare_runs, re-run after every round on the same draws, each benchmark
+// stopped once decided; --naive 0 skips it), and the fixed design at the cap on the same draws.
+//   build/tests/gate_simulation --sequential --benchmarks 26 --processes 4 --step 2 --cap 30 --gates 400
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,18 +25,174 @@
 #include <vector>
 
 #include "harness/gate/gate.h"
+#include "harness/gate/sequential.h"
 
 using namespace pairbench::harness;
+
+namespace {
+
+// A simulated run file of one side: benchmark b's first counts[b] values.
+nlohmann::json side_doc(const std::vector<std::vector<double>>& values, const std::vector<int>& counts) {
+  nlohmann::json d = {{"context", nlohmann::json::object()}, {"benchmarks", nlohmann::json::array()}};
+  d["pairbench"] = {{"schema_version", 1},
+                    {"environment", {{"cpu_model", "simulated"}}},
+                    {"not_run", nlohmann::json::array()},
+                    {"experiments", {{{"name", "sim"}, {"metric", "t"}, {"unit", "ns"}, {"better", "lower"}}}}};
+  for (std::size_t b = 0; b < values.size(); ++b) {
+    for (int p = 0; p < counts[b]; ++p) {
+      d["benchmarks"].push_back({{"name", "b" + std::to_string(b)}, {"experiment", "sim"}, {"arm", "a"},
+                                 {"real_time", 1.0}, {"metric_value", 100 * std::exp(values[b][static_cast<std::size_t>(p)])}});
+    }
+  }
+  return d;
+}
+
+struct SequentialArgs {
+  int step = 2, cap = 30;
+  double c2 = 1.0;
+  bool naive = true;
+};
+
+// ab's loop on synthetic gates: see the header comment.
+int simulate_sequential(int benchmarks, int processes, int gates, const std::vector<double>& cv, double outliers,
+                        double shift, const GateOptions& options, const SequentialArgs& a, const std::string& noise) {
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> z(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  const auto nb = static_cast<std::size_t>(benchmarks);
+  int seq_failed = 0, naive_failed = 0, fixed_failed = 0;
+  long rows = 0, pairs_used = 0, naive_pairs_used = 0, capped_undecided = 0;
+  long seq_counts[4] = {0, 0, 0, 0}, naive_counts[4] = {0, 0, 0, 0}, fixed_counts[4] = {0, 0, 0, 0};
+  long looks = 0;
+  auto tally = [](long* c, Verdict v) {
+    c[0] += v == Verdict::regression, c[1] += v == Verdict::unchanged, c[2] += v == Verdict::undecided,
+        c[3] += v == Verdict::improvement;
+  };
+  for (int g = 0; g < gates; ++g) {
+    // Every process a benchmark could run, drawn up front: all three procedures see the same draws.
+    std::vector<std::vector<double>> values[2];
+    for (int side = 0; side < 2; ++side) {
+      values[side].assign(nb, std::vector<double>(static_cast<std::size_t>(a.cap)));
+      for (std::size_t b = 0; b < nb; ++b) {
+        for (double& v : values[side][b]) {
+          v = cv[b] * z(rng) + (side ? shift : 0);
+          if (u(rng) < outliers) v += std::log(1.1 + 0.5 * u(rng));  // a neighbour's burst: 10-60 % slower
+        }
+      }
+    }
+    // Always-valid: pairs are the two sides' processes of one round.
+    std::vector<SequentialState> states(nb);
+    for (std::size_t b = 0; b < nb; ++b) {
+      states[b].benchmark = "b" + std::to_string(b);
+      for (int p = 0; p < processes; ++p) {
+        states[b].diffs.push_back(values[1][b][static_cast<std::size_t>(p)] - values[0][b][static_cast<std::size_t>(p)]);
+      }
+    }
+    SequentialDesign design;
+    design.max_pairs = a.cap;
+    design.c2 = a.c2;
+    bool any_regression = false;
+    SequentialDecision d;
+    for (;;) {
+      d = decide_sequential(states, options, design);
+      ++looks;
+      any_regression = any_regression || d.failed();
+      const std::vector<std::size_t> next = d.to_sample();
+      if (next.empty()) break;
+      for (std::size_t b : next) {
+        for (int k = 0; k < a.step && static_cast<int>(states[b].diffs.size()) < a.cap; ++k) {
+          const auto p = states[b].diffs.size();
+          states[b].diffs.push_back(values[1][b][p] - values[0][b][p]);
+        }
+      }
+    }
+    seq_failed += any_regression;
+    for (const SequentialRow& r : d.rows) {
+      ++rows;
+      tally(seq_counts, r.verdict);
+      pairs_used += r.pairs;
+      capped_undecided += r.verdict == Verdict::undecided;
+    }
+    // Naive: the fixed-sample gate after every round, each benchmark stopped once decided.
+    if (a.naive) {
+      std::vector<int> counts(nb, processes);
+      std::vector<Verdict> verdict(nb, Verdict::undecided);
+      bool failed = false;
+      for (;;) {
+        const GateReport r = compare_runs(side_doc(values[0], counts), side_doc(values[1], counts), options, "a", "b");
+        bool more = false;
+        for (const auto& v : r.rows) {
+          const auto b = static_cast<std::size_t>(std::stoi(v.benchmark.substr(1)));
+          if (verdict[b] == Verdict::undecided) verdict[b] = v.verdict;
+          failed = failed || v.verdict == Verdict::regression;
+        }
+        for (std::size_t b = 0; b < nb; ++b) {
+          if (verdict[b] == Verdict::undecided && counts[b] < a.cap) {
+            counts[b] = std::min(a.cap, counts[b] + a.step);
+            more = true;
+          }
+        }
+        if (!more) break;
+      }
+      naive_failed += failed;
+      for (std::size_t b = 0; b < nb; ++b) tally(naive_counts, verdict[b]), naive_pairs_used += counts[b];
+    }
+    // The fixed design at the cap, on the same draws.
+    const std::vector<int> full(nb, a.cap);
+    const GateReport fixed = compare_runs(side_doc(values[0], full), side_doc(values[1], full), options, "a", "b");
+    fixed_failed += fixed.failed();
+    for (const auto& v : fixed.rows) tally(fixed_counts, v.verdict);
+  }
+  const double n = static_cast<double>(rows);
+  std::printf("sequential: %d benchmarks, start %d pairs, +%d per round to a cap of %d, noise %s, outliers %.0f%%, "
+              "shift %+.1f%%, c2 %.2f, %d gates (%.1f looks per gate):\n",
+              benchmarks, processes, a.step, a.cap, noise.c_str(), 100 * outliers, 100 * std::expm1(shift), a.c2,
+              gates, double(looks) / gates);
+  std::printf("  always-valid:       gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
+              "undecided %.3f, improvement %.3f; mean processes per side %.1f\n",
+              seq_failed, 100.0 * seq_failed / gates, seq_counts[0] / n, seq_counts[1] / n, seq_counts[2] / n,
+              seq_counts[3] / n, pairs_used / n);
+  if (a.naive) {
+    std::printf("  naive (fixed test every round): gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
+                "unchanged %.3f, undecided %.3f, improvement %.3f; mean processes per side %.1f\n",
+                naive_failed, 100.0 * naive_failed / gates, naive_counts[0] / n, naive_counts[1] / n,
+                naive_counts[2] / n, naive_counts[3] / n, naive_pairs_used / n);
+  }
+  std::printf("  fixed design, %d per side: gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
+              "unchanged %.3f, undecided %.3f, improvement %.3f\n",
+              a.cap, fixed_failed, 100.0 * fixed_failed / gates, fixed_counts[0] / n, fixed_counts[1] / n,
+              fixed_counts[2] / n, fixed_counts[3] / n);
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   int benchmarks = 335, processes = 9, gates = 200;
   std::string noise = "measured";
   double outliers = 0.03, shift = 0;
+  bool sequential = false;
+  SequentialArgs seq;
   GateOptions options;
   options.undecided = UndecidedPolicy::pass;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
+  for (int i = 1; i < argc; i += 2) {
+    const std::string k = argv[i];
+    if (k == "--sequential") {
+      sequential = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "gate_simulation: %s needs a value\n", k.c_str());
+      return 2;
+    }
+    const std::string v = argv[i + 1];
     if (k == "--benchmarks") benchmarks = std::atoi(v.c_str());
+    else if (k == "--step") seq.step = std::atoi(v.c_str());
+    else if (k == "--cap") seq.cap = std::atoi(v.c_str());
+    else if (k == "--c2") seq.c2 = std::atof(v.c_str());
+    else if (k == "--naive") seq.naive = v != "0";
+    else if (k == "--correction" && correction_from_string(v)) options.correction = *correction_from_string(v);
     else if (k == "--processes") processes = std::atoi(v.c_str());
     else if (k == "--gates") gates = std::atoi(v.c_str());
     else if (k == "--noise") noise = v;
@@ -55,6 +220,7 @@ int main(int argc, char** argv) {
     if (noise == "lognormal") c = std::clamp(0.09 * std::exp(0.6 * z(noise_rng)), 0.005, 0.38);
     if (noise == "measured") c = measured[noise_rng() % measured.size()];
   }
+  if (sequential) return simulate_sequential(benchmarks, processes, gates, cv, outliers, shift, options, seq, noise);
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> u(0, 1);
   int failed = 0;

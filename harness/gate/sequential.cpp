@@ -1,0 +1,161 @@
+// Sampling until decided: the always-valid decision of every look (sequential.h; docs/gate.md).
+#include "harness/gate/sequential.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+namespace pairbench::harness {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The radius a benchmark would reach after `pairs` pairs at a per-pair variance `variance`.
+double radius_at(double pairs, double variance, double alpha, const stats::MixtureSpec& spec) {
+  return stats::mixture_radius(pairs, std::max(0.0, pairs - 1) * variance, alpha, spec);
+}
+
+// The fewest pairs (more than `now`) whose radius at `alpha` would be at most `target`, at the
+// present variance; 1e6 where none up to there would.
+int pairs_for_radius(int now, double variance, double alpha, double target, const stats::MixtureSpec& spec) {
+  constexpr int kMost = 1000000;
+  if (!(target > 0)) return kMost;
+  if (!(variance > 0)) return now + 1;
+  auto fits = [&](int n) { return radius_at(n, variance, alpha, spec) <= target; };
+  int low = std::max(now, 1), high = std::max(now + 1, 2);
+  while (!fits(high)) {
+    if (high >= kMost) return kMost;
+    low = high;
+    high = std::min(kMost, high * 2);
+  }
+  while (high - low > 1) {  // the radius falls with n past the first few pairs
+    const int mid = low + (high - low) / 2;
+    (fits(mid) ? high : low) = mid;
+  }
+  return high;
+}
+
+std::vector<double> adjust(const std::vector<double>& p, Correction correction) {
+  return correction == Correction::bh ? stats::benjamini_hochberg_adjust(p) : stats::holm_adjust(p);
+}
+
+}  // namespace
+
+void SequentialState::add_pair(double baseline_value, double current_value, bool lower_is_better) {
+  if (!(std::isfinite(baseline_value) && baseline_value > 0 && std::isfinite(current_value) && current_value > 0)) {
+    throw std::invalid_argument("sequential: " + benchmark + ": a process value that is not finite and > 0");
+  }
+  const double d = std::log(current_value) - std::log(baseline_value);
+  diffs.push_back(lower_is_better ? d : -d);
+}
+
+int SequentialDecision::count(Verdict v) const {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [v](const SequentialRow& r) { return r.verdict == v; }));
+}
+
+std::vector<std::size_t> SequentialDecision::to_sample() const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].verdict == Verdict::undecided && rows[i].within_cap) out.push_back(i);
+  }
+  std::stable_sort(out.begin(), out.end(), [this](std::size_t a, std::size_t b) {
+    return rows[a].pairs_needed - rows[a].pairs < rows[b].pairs_needed - rows[b].pairs;
+  });
+  return out;
+}
+
+SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,
+                                     const SequentialDesign& design) {
+  const double interval_alpha = 1 - options.interval_level;  // two-sided: 90 % leaves 5 % each side
+  const double family = static_cast<double>(states.size());
+  SequentialDecision out;
+  std::vector<stats::AlwaysValidMean> intervals;
+  std::vector<double> p_worse, p_better;
+  const stats::MixtureSpec spec = design.spec();
+  for (const SequentialState& s : states) {
+    intervals.push_back(stats::always_valid_mean(s.diffs, interval_alpha, spec));
+    p_worse.push_back(intervals.back().p_greater);
+    p_better.push_back(intervals.back().p_less);
+  }
+  const std::vector<double> adj_worse = adjust(p_worse, options.correction),
+                            adj_better = adjust(p_better, options.correction);
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    const SequentialState& s = states[i];
+    const stats::AlwaysValidMean& m = intervals[i];
+    SequentialRow r;
+    r.benchmark = s.benchmark;
+    r.pairs = m.n;
+    r.seconds = s.seconds;
+    r.threshold = s.threshold;
+    r.change = std::expm1(m.mean);
+    r.low = std::isfinite(m.low) ? std::expm1(m.low) : -1;
+    r.high = std::isfinite(m.high) ? std::expm1(m.high) : kInf;
+    r.resolution = std::isfinite(m.low) && std::isfinite(m.high) ? std::max(r.high, -r.low) : kInf;
+    r.p_worse = m.p_greater;
+    r.p_better = m.p_less;
+    r.p_adjusted = adj_worse[i];
+    const double log_threshold = std::log1p(s.threshold);
+    const bool slower = adj_worse[i] < options.alpha, faster = adj_better[i] < options.alpha;
+    if (slower && m.high >= log_threshold) {
+      r.verdict = Verdict::regression;
+    } else if (faster && m.low <= -log_threshold) {
+      r.verdict = Verdict::improvement;
+    } else if (m.high < log_threshold && m.low > -log_threshold) {
+      r.verdict = Verdict::unchanged;
+    } else {
+      r.verdict = Verdict::undecided;
+    }
+    if (r.verdict == Verdict::undecided) {
+      // What would decide it at this noise: excluding 0 at Holm's strictest level where the change
+      // looks as large as the threshold, else an interval inside +-threshold.
+      const double variance = m.sd * m.sd;
+      const double size = std::fabs(m.mean);
+      const int needed = m.n < 2 ? 2
+                         : size >= log_threshold
+                             ? pairs_for_radius(m.n, variance, options.alpha / family, size, spec)
+                             : pairs_for_radius(m.n, variance, interval_alpha, log_threshold - size, spec);
+      r.pairs_needed = needed;
+      // Whether it could be decided within the cap: at the low end of what the noise may turn out
+      // to be (its variance at the 10 % quantile of its chi-square, Wilson-Hilferty), since a
+      // handful of pairs says little about it, and either way the change may turn out.
+      int could = needed;
+      if (needed > design.max_pairs && m.n >= 2) {
+        const double a = 2.0 / (9 * (m.n - 1.0));
+        const double low_variance = variance * std::pow(std::max(0.0, 1 - a - 1.2816 * std::sqrt(a)), 3);
+        // Either answer will do: unchanged were the change 0, or significant were it as large as it looks.
+        could = pairs_for_radius(m.n, low_variance, interval_alpha, log_threshold, spec);
+        if (size > 0) could = std::min(could, pairs_for_radius(m.n, low_variance, options.alpha / family, size, spec));
+      }
+      r.within_cap = could <= design.max_pairs && m.n < design.max_pairs;
+      r.note = resolution_text(r, options.interval_level);
+      if (!r.within_cap) {
+        char buf[160];
+        if (needed >= 1000000) {
+          std::snprintf(buf, sizeof buf, "; no number of processes decides it at this noise");
+        } else {
+          std::snprintf(buf, sizeof buf, "; about %d processes per side would decide it, more than the cap of %d", needed,
+                        design.max_pairs);
+        }
+        r.note += buf;
+      }
+    }
+    out.rows.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string resolution_text(const SequentialRow& row, double interval_level) {
+  char buf[200];
+  if (std::isfinite(row.resolution)) {
+    std::snprintf(buf, sizeof buf, "no change beyond \u00b1%.1f %% at %.0f %% (%d processes per side, %.0f s)",
+                  100 * row.resolution, 100 * interval_level, row.pairs, row.seconds);
+  } else {
+    std::snprintf(buf, sizeof buf, "no bound on the change yet at %.0f %% (%d processes per side, %.0f s)",
+                  100 * interval_level, row.pairs, row.seconds);
+  }
+  return buf;
+}
+
+}  // namespace pairbench::harness

@@ -1,0 +1,225 @@
+// Sampling until decided (issue 23): the always-valid confidence sequence against known answers
+// (the mixture by numerical integration, its coverage over 20 looks by simulation, its boundary),
+// and the per-look decision on synthetic gates with a known answer both ways.
+#include "harness/gate/sequential.h"
+#include "harness/stats/stats.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace pairbench::harness {
+namespace {
+
+const std::vector<double> kTen = {0.12, -0.05, 0.3, 0.08, 0.21, -0.02, 0.15, 0.1, 0.04, 0.19};
+
+double sum(const std::vector<double>& x) {
+  double s = 0;
+  for (double v : x) s += v;
+  return s;
+}
+double sum_squares(const std::vector<double>& x) {
+  double s = 0;
+  for (double v : x) s += v * v;
+  return s;
+}
+
+// log M_10(0) of kTen against the ratio of the integrated likelihoods computed by scipy's dblquad
+// (mu | sigma ~ N(0, sigma^2 / c2); sigma^2 against the scaled inverse chi-square prior, or dsigma / sigma).
+TEST(MixtureMartingale, MatchesTheIntegratedLikelihoodRatio) {
+  stats::MixtureSpec with_prior{1.0, 0.02, 4.0}, haar{1.0, 0, 0};
+  EXPECT_NEAR(stats::mixture_log_martingale(10, sum(kTen), sum_squares(kTen), with_prior), 2.038055943933, 1e-9);
+  EXPECT_NEAR(stats::mixture_log_martingale(10, sum(kTen), sum_squares(kTen), haar), 2.268383417158, 1e-9);
+  // One value carries no scale without a prior: M_1 = 1 whatever it is.
+  EXPECT_NEAR(stats::mixture_log_martingale(1, 3.0, 9.0, haar), 0.0, 1e-12);
+}
+
+TEST(MixtureMartingale, KnownVarianceIsRobbinsNormalMixture) {
+  const double inf = std::numeric_limits<double>::infinity();
+  stats::MixtureSpec known{2.0, 0.25, inf};
+  // log(sqrt(c2 / (n + c2))) + S^2 / (2 sigma^2 (n + c2)), n = 8, S = 3.
+  EXPECT_NEAR(stats::mixture_log_martingale(8, 3.0, 5.0, known), 0.5 * std::log(0.2) + 9.0 / (2 * 0.25 * 10), 1e-12);
+  // A very strong prior on the variance tends to the known-variance mixture.
+  stats::MixtureSpec strong{2.0, 0.25, 1e7};
+  EXPECT_NEAR(stats::mixture_log_martingale(8, 3.0, 5.0, strong), stats::mixture_log_martingale(8, 3.0, 5.0, known), 1e-4);
+}
+
+// The radius is the boundary: at mean +- radius, 1 / M_n(m) is exactly alpha.
+TEST(MixtureRadius, IsWhereTheMartingaleReachesOneOverAlpha) {
+  for (const stats::MixtureSpec& spec : {stats::MixtureSpec{1.0, 0, 0}, stats::MixtureSpec{1.0, 0.02, 4.0},
+                                         stats::MixtureSpec{4.0, 0.01, 2.5}}) {
+    for (double alpha : {0.1, 0.01, 1e-3}) {
+      const double n = 10, mean = sum(kTen) / n, ss = sum_squares(kTen) - n * mean * mean;
+      const double r = stats::mixture_radius(n, ss, alpha, spec);
+      ASSERT_TRUE(std::isfinite(r)) << alpha;
+      for (double m : {mean - r, mean + r}) {
+        double s = 0, q = 0;
+        for (double v : kTen) s += v - m, q += (v - m) * (v - m);
+        EXPECT_NEAR(stats::mixture_log_martingale(n, s, q, spec), -std::log(alpha), 1e-9) << alpha << " " << m;
+      }
+    }
+  }
+  // Known closed forms: Lai's interval at n = 10, SS = 0.36, alpha 0.1 (and with a prior).
+  EXPECT_NEAR(stats::mixture_radius(10, 0.36, 0.1, {1.0, 0, 0}), 0.211432405791, 1e-10);
+  EXPECT_NEAR(stats::mixture_radius(10, 0.36, 0.1, {1.0, 0.02, 4.0}), 0.183292819826, 1e-10);
+  // Three values without a prior cannot exclude anything at 90 %.
+  EXPECT_TRUE(std::isinf(stats::mixture_radius(3, 2.0, 0.1, {1.0, 0, 0})));
+}
+
+// Under the null the sequence excludes the true mean at some look with probability <= alpha,
+// over all 20 looks together; re-running the fixed t interval after every look does not hold.
+TEST(AlwaysValidMean, CoverageHoldsOverTwentyLooks) {
+  constexpr int kRuns = 4000, kLooks = 20;
+  for (double sigma : {0.01, 3.0}) {  // scale-invariant: the same crossings at any noise level
+    std::mt19937_64 rng(2023);
+    std::normal_distribution<double> z(0, 1);
+    int crossed = 0, crossed_strict = 0, naive_crossed = 0;
+    for (int run = 0; run < kRuns; ++run) {
+      std::vector<double> x;
+      bool naive = false;
+      for (int look = 0; look < kLooks; ++look) {
+        x.push_back(0.7 + sigma * z(rng));
+        if (x.size() >= 3) {  // the fixed 90 % t interval, re-run at every look
+          const stats::AlwaysValidMean m = stats::always_valid_mean(x, 0.1, {});
+          const double half = stats::student_t_quantile(0.95, x.size() - 1.0) * m.sd / std::sqrt(double(x.size()));
+          naive = naive || std::fabs(m.mean - 0.7) > half;
+        }
+      }
+      std::vector<double> centred = x;
+      for (double& v : centred) v -= 0.7;
+      crossed += stats::always_valid_mean(centred, 0.1, {}).p_value <= 0.1;
+      crossed_strict += stats::always_valid_mean(centred, 0.01, {}).p_value <= 0.01;
+      const stats::AlwaysValidMean m = stats::always_valid_mean(x, 0.1, {});
+      EXPECT_EQ(m.low <= 0.7 && 0.7 <= m.high, !(stats::always_valid_mean(centred, 0.1, {}).p_value <= 0.1));
+      naive_crossed += naive;
+    }
+    // Binomial SE at 4000 runs and 10 %: 0.47 %.
+    EXPECT_LE(crossed, 0.10 * kRuns) << sigma;
+    EXPECT_LE(crossed_strict, 0.01 * kRuns + 2 * std::sqrt(0.01 * kRuns)) << sigma;
+    EXPECT_GT(naive_crossed, 0.25 * kRuns) << sigma;  // the optional-stopping inflation
+  }
+}
+
+TEST(AlwaysValidMean, IntervalIsTheRunningIntersectionAndShrinks) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> z(0, 1);
+  std::vector<double> x;
+  double width = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 200; ++i) {
+    x.push_back(0.1 + 0.05 * z(rng));
+    const stats::AlwaysValidMean m = stats::always_valid_mean(x, 0.1, {});
+    EXPECT_LE(m.high - m.low, width);
+    width = m.high - m.low;
+  }
+  EXPECT_LT(width, 0.03);
+  const stats::AlwaysValidMean m = stats::always_valid_mean(x, 0.1, {});
+  EXPECT_LT(m.low, 0.1);
+  EXPECT_GT(m.high, 0.1);
+  EXPECT_LT(m.p_greater, 1e-6);
+  EXPECT_EQ(m.p_less, 1.0);
+}
+
+// n benchmarks of noise `cv` per process (pair differences: sqrt(2) cv), the first `planted` slower
+// by `shift`; ab's loop: start at 4 pairs, +2 per round for the undecided, up to 30.
+SequentialDecision run_loop(int n, int planted, double shift, double cv, unsigned seed, const GateOptions& options = {}) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0, 1);
+  std::vector<SequentialState> states(static_cast<std::size_t>(n));
+  auto add = [&](int b) {
+    const double base = 100 * std::exp(cv * z(rng)), cur = 100 * std::exp(cv * z(rng) + (b < planted ? std::log1p(shift) : 0));
+    states[static_cast<std::size_t>(b)].add_pair(base, cur);
+    states[static_cast<std::size_t>(b)].seconds += 2;
+  };
+  for (int b = 0; b < n; ++b) {
+    states[static_cast<std::size_t>(b)].benchmark = "b" + std::to_string(b);
+    for (int p = 0; p < 4; ++p) add(b);
+  }
+  const SequentialDesign design;  // c2 = 1, cap 30
+  for (;;) {
+    SequentialDecision d = decide_sequential(states, options, design);
+    for (const SequentialRow& r : d.rows) {
+      // Never a regression among the unchanged ones, at any look.
+      if (std::stoi(r.benchmark.substr(1)) >= planted) {
+        EXPECT_NE(r.verdict, Verdict::regression) << r.benchmark;
+      }
+    }
+    const std::vector<std::size_t> next = d.to_sample();
+    if (next.empty()) return d;
+    for (std::size_t b : next) {
+      for (int k = 0; k < 2 && states[b].diffs.size() < 30; ++k) add(static_cast<int>(b));
+    }
+  }
+}
+
+TEST(DecideSequential, APlantedTenPercentIsFoundAndTheRestIsNot) {
+  for (unsigned seed : {1u, 2u, 3u}) {
+    const SequentialDecision d = run_loop(26, 1, 0.10, 0.03, seed);
+    EXPECT_EQ(d.rows[0].verdict, Verdict::regression) << seed << " " << d.rows[0].note;
+    EXPECT_GT(d.rows[0].low, 0.0);  // (stopped at the first look that decides, the estimate runs high)
+    EXPECT_GT(d.rows[0].change, 0.05);
+    EXPECT_LT(d.rows[0].p_adjusted, 0.01);
+    EXPECT_EQ(d.count(Verdict::regression), 1);
+    for (const SequentialRow& r : d.rows) EXPECT_LE(r.pairs, 30);
+  }
+}
+
+TEST(DecideSequential, UnchangedEndsUnchangedOrUndecidedWithItsResolution) {
+  for (unsigned seed : {4u, 5u, 6u}) {
+    const SequentialDecision d = run_loop(26, 0, 0, 0.02, seed);
+    EXPECT_EQ(d.count(Verdict::regression), 0);
+    EXPECT_GE(d.count(Verdict::unchanged), 24) << seed;  // 2 % noise decides within 30
+    for (const SequentialRow& r : d.rows) {
+      EXPECT_TRUE(r.verdict == Verdict::unchanged || r.verdict == Verdict::undecided) << r.benchmark;
+      if (r.verdict == Verdict::unchanged) {
+        EXPECT_LT(r.resolution, 0.05);
+        EXPECT_LT(r.pairs, 30);  // stopped when decided
+      } else {
+        EXPECT_NE(r.note.find("no change beyond"), std::string::npos) << r.note;
+      }
+    }
+  }
+  // Noisy (10 % per process): nothing decides within 30 pairs; each says how far it got.
+  const SequentialDecision noisy = run_loop(26, 0, 0, 0.10, 7);
+  EXPECT_EQ(noisy.count(Verdict::regression), 0);
+  for (const SequentialRow& r : noisy.rows) {
+    if (r.verdict != Verdict::undecided) continue;
+    EXPECT_FALSE(r.within_cap);
+    EXPECT_NE(r.note.find("processes per side"), std::string::npos) << r.note;
+  }
+}
+
+TEST(DecideSequential, ImprovementIsTheMirrorImage) {
+  std::vector<SequentialState> states(10);
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> z(0, 1);
+  for (std::size_t b = 0; b < states.size(); ++b) {
+    states[b].benchmark = "b" + std::to_string(b);
+    for (int p = 0; p < 20; ++p) states[b].add_pair(100, 100 * std::exp(0.01 * z(rng) + (b == 0 ? std::log(0.8) : 0)));
+  }
+  const SequentialDecision d = decide_sequential(states, {});
+  EXPECT_EQ(d.rows[0].verdict, Verdict::improvement);
+  EXPECT_EQ(d.count(Verdict::unchanged), 9);
+  // Higher-is-better metrics are oriented so that + is worse.
+  SequentialState throughput;
+  throughput.add_pair(100, 80, /*lower_is_better=*/false);
+  EXPECT_NEAR(throughput.diffs[0], std::log(100.0 / 80), 1e-12);
+  EXPECT_THROW(throughput.add_pair(0, 1), std::invalid_argument);
+}
+
+TEST(DecideSequential, CheapestFirstAndTheResolutionText) {
+  SequentialDecision d;
+  d.rows.resize(3);
+  d.rows[0].pairs = 4, d.rows[0].pairs_needed = 20;
+  d.rows[1].pairs = 4, d.rows[1].pairs_needed = 6;
+  d.rows[2].pairs = 4, d.rows[2].pairs_needed = 12, d.rows[2].verdict = Verdict::unchanged;
+  EXPECT_EQ(d.to_sample(), (std::vector<std::size_t>{1, 0}));
+  SequentialRow r;
+  r.pairs = 30, r.seconds = 41.2, r.resolution = 0.0734;
+  EXPECT_EQ(resolution_text(r), "no change beyond \u00b17.3 % at 90 % (30 processes per side, 41 s)");
+  r.resolution = std::numeric_limits<double>::infinity(), r.pairs = 3, r.seconds = 2;
+  EXPECT_EQ(resolution_text(r), "no bound on the change yet at 90 % (3 processes per side, 2 s)");
+}
+
+}  // namespace
+}  // namespace pairbench::harness
