@@ -1,5 +1,9 @@
-// `pairbench ab`: two builds' benchmarks in one run (duet pairs on two cores by default, or
-// sequentially interleaved), then compared.
+// `pairbench ab`: two builds' benchmarks in one run (duet pairs by default, each side on a core per
+// declared thread, or sequentially interleaved), then, within --budget, more processes for the
+// benchmarks still undecided, in rounds, cheapest first, decided by always-valid intervals with
+// Holm over the gate (gate/sequential.h: valid at every look), then compared.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -7,7 +11,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <unistd.h>
+#include <set>
+#include <tuple>
 
 #include "harness/cli/command.h"
 #include "harness/cli/gate_inputs.h"
@@ -15,6 +20,8 @@
 #include "harness/cli/run_record.h"
 #include "harness/exec/interrupt.h"
 #include "harness/exec/process.h"
+#include "harness/gate/sequential.h"
+#include "harness/stats/stats.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/run_file.h"
 #include "pairbench/build_info.h"
@@ -84,8 +91,163 @@ struct AbArgs {
   int repetitions = 0;
   double min_time_s = 0, timeout_s = 0;
   std::uint64_t seed = 0;
+  // Sampling until decided: the whole ab's wall-time budget (0: the planned processes only, the
+  // fixed design), the cap of processes per benchmark and side, and the pairs added per round.
+  double budget_s = 180;
+  int max_repetitions = 30;
+  int step = 2;
   GateArgs gate;
 };
+
+// ---- Sampling until decided (docs/gate.md) ---------------------------------------------------
+
+// A process's value as the gate takes it: the median of its in-process samples where it has at
+// least 3, else its metric (store/sample.h's process_value, read back from the run file).
+double row_value(const nlohmann::json& b) {
+  std::vector<double> batches = b.value("metric_batches", std::vector<double>{});
+  if (batches.size() >= 3) return stats::median(batches);
+  return b.at("metric_value").get<double>();
+}
+
+// Adds one round's pairs (a duet pair, else the two sides' processes of the same repetition) to
+// each benchmark's sequential state, oriented by its experiment's direction (+ = worse).
+void add_round(std::map<std::string, SequentialState>& states, const nlohmann::json& base, const nlohmann::json& cand,
+               const GateOptions& options) {
+  std::map<std::string, std::pair<bool, double>> direction;  // experiment -> lower is better, threshold
+  for (const auto& e : cand["pairbench"]["experiments"]) {
+    const double threshold = e.value("gate_threshold", 0.0);
+    direction[e.value("name", "")] = {e.value("better", "lower") != "higher", threshold > 0 ? threshold : options.threshold};
+  }
+  auto key = [](const nlohmann::json& b) {
+    return b.contains("duet_pair") ? "p" + std::to_string(b["duet_pair"].get<int>())
+                                   : "r" + std::to_string(b.value("repetition_index", 0));
+  };
+  std::map<std::string, std::map<std::string, const nlohmann::json*>> baseline_rows;
+  for (const auto& b : base["benchmarks"]) baseline_rows[b["name"]][key(b)] = &b;
+  for (const auto& c : cand["benchmarks"]) {
+    const auto rows = baseline_rows.find(c["name"]);
+    if (rows == baseline_rows.end()) continue;
+    const auto b = rows->second.find(key(c));
+    if (b == rows->second.end()) continue;
+    const auto& [lower_is_better, threshold] = direction[c.value("experiment", "")];
+    SequentialState& s = states[c["name"]];
+    s.benchmark = c["name"];
+    s.threshold = threshold;
+    s.add_pair(row_value(*b->second), row_value(c), lower_is_better);
+    s.seconds += b->second->value("process_wall_s", 0.0) + c.value("process_wall_s", 0.0);
+  }
+}
+
+// The benchmarks to sample next, cheapest to decide first, as many as the remaining budget buys
+// at `step` more pairs each (a pair's cost: its benchmark's mean so far; a duet pair runs both
+// sides at once, so about half of both processes' wall time).
+std::set<std::string> next_round(const SequentialDecision& d, const std::vector<SequentialState>& states, int step,
+                                 double remaining_s, bool duet, int max_pairs) {
+  // Every undecided benchmark below the cap, fewest pairs still needed first. Not only those the
+  // estimate puts within the cap (to_sample): at a few pairs the always-valid interval is wide and
+  // the estimate pessimistic, and more pairs are what narrows both.
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    if (d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs < max_pairs) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return d.rows[a].pairs_needed < d.rows[b].pairs_needed; });
+  std::set<std::string> chosen;
+  double cost = 0;
+  for (const std::size_t i : order) {
+    const SequentialState& s = states[i];
+    const double per_pair = s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.diffs.size()) * (duet ? 0.5 : 1.0);
+    if (cost + step * per_pair > remaining_s) continue;
+    cost += step * per_pair;
+    chosen.insert(s.benchmark);
+  }
+  return chosen;
+}
+
+// `sides` with only the benchmarks named.
+std::vector<Side> only(const std::vector<Side>& sides, const std::set<std::string>& benchmarks) {
+  std::vector<Side> out = sides;
+  for (Side& side : out) {
+    for (auto& e : side.experiments) {
+      std::erase_if(e.benchmarks, [&](const BenchmarkEntry& b) { return !benchmarks.count(b.name); });
+    }
+    std::erase_if(side.experiments, [](const ExperimentEntry& e) { return e.benchmarks.empty(); });
+  }
+  return out;
+}
+
+// Appends a round's processes to the run file of its side: repetitions and duet pairs renumbered
+// after those already there, so that every process keeps its own place and its pair.
+void append_round(nlohmann::json& doc, const nlohmann::json& round) {
+  std::map<std::string, int> repetitions;
+  int pair_base = 0;
+  for (const auto& b : doc["benchmarks"]) {
+    repetitions[b["name"]] = std::max(repetitions[b["name"]], b.value("repetition_index", 0) + 1);
+    if (b.contains("duet_pair")) pair_base = std::max(pair_base, b["duet_pair"].get<int>() + 1);
+  }
+  for (nlohmann::json b : round["benchmarks"]) {
+    b["repetition_index"] = repetitions[b["name"]] + b.value("repetition_index", 0);
+    if (b.contains("duet_pair")) b["duet_pair"] = pair_base + b["duet_pair"].get<int>();
+    doc["benchmarks"].push_back(b);
+  }
+  for (const auto& n : round["pairbench"]["not_run"]) doc["pairbench"]["not_run"].push_back(n);
+}
+
+// The verdicts of the sampled benchmarks' time rows replaced by the sequential decision's (valid
+// however often it looked); every other row (instructions, broken, missing, new) as compare_runs has it.
+void apply_sequential(GateReport& report, const SequentialDecision& d) {
+  std::map<std::string, const SequentialRow*> by_name;
+  for (const auto& row : d.rows) by_name[row.benchmark] = &row;
+  for (BenchmarkVerdict& v : report.rows) {
+    const auto it = by_name.find(v.benchmark);
+    if (v.instrument != Instrument::time || it == by_name.end()) continue;
+    if (v.verdict == Verdict::broken || v.verdict == Verdict::missing || v.verdict == Verdict::new_) continue;
+    const SequentialRow& s = *it->second;
+    v.verdict = s.verdict;
+    v.slowdown = s.change, v.slowdown_low = s.low, v.slowdown_high = s.high;
+    v.p_adjusted = s.p_adjusted;
+    v.processes_needed = s.pairs_needed;
+    v.note = "sampled until decided, always-valid interval: " +
+             (s.verdict == Verdict::undecided ? resolution_text(s, report.options.interval_level)
+                                              : std::to_string(s.pairs) + " processes per side");
+  }
+}
+
+// After the planned processes: rounds of `step` more pairs for the benchmarks still undecided,
+// cheapest first, until each is decided, reaches the cap, or the budget is spent. Returns the
+// last look's decision (empty where sampling is off).
+SequentialDecision sample_until_decided(const AbArgs& args, const std::vector<Side>& sides,
+                                        const std::vector<Environment>& envs, RunOptions options, AbResult& r,
+                                        const std::string& command_line, std::chrono::steady_clock::time_point start) {
+  GateOptions gate = args.gate.options;
+  std::map<std::string, SequentialState> by_name;
+  add_round(by_name, r.baseline, r.candidate, gate);
+  const SequentialDesign design{1.0, args.max_repetitions};
+  auto look = [&] {
+    std::vector<SequentialState> states;
+    for (const auto& [name, s] : by_name) states.push_back(s);
+    return std::pair{states, decide_sequential(states, gate, design)};
+  };
+  auto [states, decision] = look();
+  const bool duet = r.baseline["pairbench"]["sampling"].value("pairing", "") == "duet";
+  for (int round = 1; args.budget_s > 0 && !interrupt_signal(); ++round) {
+    const double remaining = args.budget_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::set<std::string> chosen = next_round(decision, states, args.step, remaining, duet, args.max_repetitions);
+    if (chosen.empty()) break;
+    std::cerr << "ab: round " << round << ": " << decision.count(Verdict::undecided) << " undecided, sampling "
+              << chosen.size() << " (cheapest first), " << args.step << " more processes per side; "
+              << static_cast<int>(args.budget_s - remaining) << " s of " << args.budget_s << " s\n";
+    options.repetitions = args.step;
+    options.seed = options.seed ? options.seed + static_cast<std::uint64_t>(round) : 0;
+    const AbResult more = run_ab(only(sides, chosen), envs, options, command_line);
+    if (interrupt_signal()) break;  // a cut-short round is not looked at
+    add_round(by_name, more.baseline, more.candidate, gate);
+    append_round(r.baseline, more.baseline);
+    append_round(r.candidate, more.candidate);
+    std::tie(states, decision) = look();
+  }
+  return decision;
+}
 
 int cmd_ab(const AbArgs& args, const std::string& command_line) {
   RunArgs run_args;
@@ -116,15 +278,24 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
                                               args.arms), {}, {}, {}});
     envs.push_back(environment_of(dir));
   }
-  const AbResult r = run_ab(sides, envs, options, command_line);
+  const auto start = std::chrono::steady_clock::now();
+  AbResult r = run_ab(sides, envs, options, command_line);
   report_regime(r, sides);
+  const SequentialDecision decision =
+      args.budget_s > 0 ? sample_until_decided(args, sides, envs, options, r, command_line, start) : SequentialDecision{};
   write_json_atomically(out_dir + "/baseline.json", r.baseline);
   write_json_atomically(out_dir + "/candidate.json", r.candidate);
   std::cout << "wrote " << out_dir << "/baseline.json and candidate.json\n";
   GateArgs gate = args.gate;
   gate.options.force = true;  // two builds differ by design; the differences are listed
-  const GateReport report = compare_runs(r.baseline, r.candidate, gate.options, args.baseline_build + " (baseline)",
-                                         args.candidate_build + " (candidate)");
+  GateReport report = compare_runs(r.baseline, r.candidate, gate.options, args.baseline_build + " (baseline)",
+                                   args.candidate_build + " (candidate)");
+  if (args.budget_s > 0) {
+    apply_sequential(report, decision);
+    std::cout << "sampled until decided (always-valid intervals, Holm over the gate; docs/gate.md) within "
+              << args.budget_s << " s, at most " << args.max_repetitions << " processes per benchmark and side, in "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
+  }
   return finish_gate(report, gate);
 }
 
@@ -151,6 +322,13 @@ Command command_ab() {
                            "declares), cores swapped each round; a benchmark whose two sides do not fit runs them one "
                            "at a time; sequential: one process at a time")
                 ->check(CLI::IsMember({"duet", "sequential"}));
+            cmd.add_option("--budget", a->budget_s,
+                           "seconds of wall time for the whole ab: after the planned processes, rounds of more "
+                           "processes for the benchmarks still undecided, cheapest first, decided by always-valid "
+                           "intervals (0: the planned processes only)")
+                ->check(finite_in(0, 86400.0));
+            cmd.add_option("--max-repetitions", a->max_repetitions, "the cap of processes per benchmark and side")
+                ->check(CLI::Range(2, 1000));
             cmd.add_option("--out-dir", a->out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
                 ->check(path_is(directory_or_absent_problem, "DIR"));
             add_gate_options(&cmd, a->gate);

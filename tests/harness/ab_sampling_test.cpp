@@ -1,0 +1,91 @@
+// `pairbench ab` sampling until decided, on the known-work bench against itself: after the planned
+// processes it adds rounds for the benchmarks still undecided, within the cap and the budget; the
+// run files keep every process in its own place (repetitions and duet pairs renumbered), and an
+// unchanged build is never a regression. --budget 0 is the fixed design. (Whether it decides, and
+// how fast, is measured by the suite itself: docs/gate.md.)
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/exec/process.h"
+
+namespace pairbench::harness {
+namespace {
+namespace fs = std::filesystem;
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/pairbench-ab-sampling-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+nlohmann::json read(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+// A threshold of 0.1 %, finer than four pairs can resolve: the planned processes leave every
+// benchmark undecided, so that rounds are added.
+ProcessResult ab(const std::string& out_dir, const std::string& budget, const std::string& cap) {
+  return run_process({PAIRBENCH_EXE, "ab", "--baseline-build", TIMING_BENCH_DIR, "--candidate-build", TIMING_BENCH_DIR,
+                      "--experiments", "timing.work", "--min-time", "0.002", "--threshold", "0.001", "--budget", budget,
+                      "--max-repetitions", cap, "--out-dir", out_dir, "--seed", "7"},
+                     {}, std::chrono::seconds(300));
+}
+
+// Per benchmark: its processes' repetition indices, and the duet pairs seen.
+std::map<std::string, std::multiset<int>> repetitions(const nlohmann::json& doc, std::multiset<int>* pairs = nullptr) {
+  std::map<std::string, std::multiset<int>> out;
+  for (const auto& b : doc["benchmarks"]) {
+    out[b["name"]].insert(b["repetition_index"].get<int>());
+    if (pairs && b.contains("duet_pair")) pairs->insert(b["duet_pair"].get<int>());
+  }
+  return out;
+}
+
+TEST(AbSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
+  TempDir dir;
+  const ProcessResult r = ab(dir.path, "120", "8");
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.output;  // the same build: never a regression
+  EXPECT_NE(r.output.find("sampled until decided"), std::string::npos) << r.output;
+  std::multiset<int> pairs;
+  const auto base = repetitions(read(dir.path + "/baseline.json"), &pairs);
+  const auto cand = repetitions(read(dir.path + "/candidate.json"));
+  ASSERT_FALSE(base.empty());
+  bool sampled_more = false;
+  for (const auto& [name, reps] : base) {
+    EXPECT_GE(reps.size(), 4u) << name;  // the planned processes (quick profile)
+    EXPECT_LE(reps.size(), 8u) << name;  // the cap
+    sampled_more = sampled_more || reps.size() > 4;
+    // Every process keeps its own repetition index: 0..n-1 once each.
+    std::multiset<int> expected;
+    for (int i = 0; i < static_cast<int>(reps.size()); ++i) expected.insert(i);
+    EXPECT_EQ(reps, expected) << name;
+    EXPECT_EQ(cand.at(name).size(), reps.size()) << name;
+  }
+  EXPECT_NE(r.output.find("ab: round 1"), std::string::npos) << r.output;
+  EXPECT_TRUE(sampled_more) << r.output;
+  // Duet pairs stay pairs: each id once per side, never reused by a later round.
+  for (const int p : pairs) EXPECT_EQ(pairs.count(p), 1u) << "duet pair " << p;
+}
+
+TEST(AbSampling, BudgetZeroIsTheFixedDesign) {
+  TempDir dir;
+  const ProcessResult r = ab(dir.path, "0", "30");
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.output;
+  EXPECT_EQ(r.output.find("sampled until decided"), std::string::npos) << r.output;
+  for (const auto& [name, reps] : repetitions(read(dir.path + "/baseline.json"))) EXPECT_EQ(reps.size(), 4u) << name;
+}
+
+}  // namespace
+}  // namespace pairbench::harness
