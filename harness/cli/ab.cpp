@@ -101,14 +101,6 @@ struct AbArgs {
 
 // ---- Sampling until decided (docs/gate.md) ---------------------------------------------------
 
-// A process's value as the gate takes it: the median of its in-process samples where it has at
-// least 3, else its metric (store/sample.h's process_value, read back from the run file).
-double row_value(const nlohmann::json& b) {
-  std::vector<double> batches = b.value("metric_batches", std::vector<double>{});
-  if (batches.size() >= 3) return stats::median(batches);
-  return b.at("metric_value").get<double>();
-}
-
 // Adds one round's pairs (a duet pair, else the two sides' processes of the same repetition) to
 // each benchmark's sequential state, oriented by its experiment's direction (+ = worse).
 void add_round(std::map<std::string, SequentialState>& states, const nlohmann::json& base, const nlohmann::json& cand,
@@ -133,7 +125,7 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
     SequentialState& s = states[c["name"]];
     s.benchmark = c["name"];
     s.threshold = threshold;
-    s.add_pair(row_value(*b->second), row_value(c), lower_is_better);
+    s.add_pair(process_value(*b->second), process_value(c), lower_is_better);
     s.seconds += b->second->value("process_wall_s", 0.0) + c.value("process_wall_s", 0.0);
   }
 }

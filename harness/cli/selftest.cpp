@@ -68,11 +68,6 @@ Pool pool_of(const nlohmann::json& doc) {
   return p;
 }
 
-double entry_value(const nlohmann::json& b) {
-  const auto batches = b.value("metric_batches", std::vector<double>{});
-  return batches.size() >= 3 ? stats::median(batches) : b["metric_value"].get<double>();
-}
-
 // A run file holding n processes of each benchmark drawn without replacement from `doc`.
 nlohmann::json draw(const nlohmann::json& doc, const Pool& pool, int n, int instruction_n, std::mt19937_64& rng) {
   nlohmann::json out = doc;
@@ -150,7 +145,7 @@ int compare_py_flags(const nlohmann::json& base, const nlohmann::json& cur) {
   for (const auto* doc : {&base, &cur}) {
     for (const auto& b : (*doc)["benchmarks"]) {
       auto& pair = values[b["name"]];
-      (doc == &base ? pair.first : pair.second).push_back(entry_value(b));
+      (doc == &base ? pair.first : pair.second).push_back(process_value(b));
       experiment[b["name"]] = b["experiment"];
     }
   }
@@ -352,7 +347,7 @@ SelftestGates selftest_gates(const GateOptions& asked, const SelftestRuns& runs)
   for (const Pool& p : runs.a_pools) {
     for (const auto& [name, entries] : p.time) {
       std::vector<double> v;
-      for (const auto& e : entries) v.push_back(entry_value(e));
+      for (const auto& e : entries) v.push_back(process_value(e));
       per_run[name].push_back(v);
     }
   }
@@ -372,7 +367,7 @@ std::map<std::string, double> process_noise(const Pool& pool) {
   std::map<std::string, double> noise;
   for (const auto& [name, entries] : pool.time) {
     std::vector<double> v;
-    for (const auto& e : entries) v.push_back(std::log(entry_value(e)));
+    for (const auto& e : entries) v.push_back(std::log(process_value(e)));
     noise[name] = v.size() > 1 ? stats::kMadToSigma * stats::mad(v) : 0;
   }
   return noise;
@@ -436,8 +431,8 @@ nlohmann::json planted_as_measured(const SelftestRuns& s) {
         const auto it = a_by.find(name);
         if (it == a_by.end() || entries.empty() || it->second.empty()) continue;
         std::vector<double> a, p;
-        for (const auto& e : it->second) a.push_back(instructions ? e["instructions_per_iteration"].get<double>() : entry_value(e));
-        for (const auto& e : entries) p.push_back(instructions ? e["instructions_per_iteration"].get<double>() : entry_value(e));
+        for (const auto& e : it->second) a.push_back(instructions ? e["instructions_per_iteration"].get<double>() : process_value(e));
+        for (const auto& e : entries) p.push_back(instructions ? e["instructions_per_iteration"].get<double>() : process_value(e));
         double ratio = stats::median(p) / stats::median(a);
         if (!instructions && better_of[entries[0]["experiment"]] == "higher") ratio = 1 / ratio;
         changes.push_back(ratio - 1);

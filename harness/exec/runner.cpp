@@ -118,16 +118,20 @@ std::map<std::string, std::string> job_env(const Context& ctx, const Job& job) {
   return env;
 }
 
-Sample failed_sample(const Job& job, const std::string& reason) {
+// A sample that measured nothing, on its job's side (a side-1 failure must never be the baseline's).
+Sample job_sample(const Job& job, Verification verification, const std::string& reason) {
   Sample s;
   s.benchmark = job.benchmark->name;
   s.experiment = job.experiment->name;
   s.arm = job.benchmark->arm;
   s.repetition = job.repetition;
-  s.verification = Verification::failed;
+  s.side = job.side;
+  s.verification = verification;
   s.reason = reason;
   return s;
 }
+
+Sample failed_sample(const Job& job, const std::string& reason) { return job_sample(job, Verification::failed, reason); }
 
 // Runs one process and turns what it left behind into a sample (also for calibration, whose
 // sample carries the record in `gbench["pairbench_record"]` and is not kept). Nothing when
@@ -222,7 +226,6 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
                                            : std::string()));
     f.instrument = Instrument::instructions;
     f.process_wall_s = pr.wall_s;
-    f.side = job.side;
     return f;
   }
   s.metric_value = *total / static_cast<double>(counted);
@@ -507,17 +510,11 @@ void add_instruction_units(std::vector<std::vector<Job>>& units, const std::vect
       const Calibration* c = cache.find(base.benchmark->name);
       if (ctx.counter.name == "callgrind" && c && c->measured_s_per_iteration > kMaxSimulatedIterationS) {
         if (r == 0) {
-          Sample s;
-          s.benchmark = base.benchmark->name;
-          s.experiment = base.experiment->name;
-          s.arm = base.benchmark->arm;
-          s.side = base.side;
-          s.instrument = Instrument::instructions;
-          s.verification = Verification::not_supported;
           char why[160];
           std::snprintf(why, sizeof why, "one iteration takes %.0f ms natively: too slow to simulate (limit %.0f ms)",
                         1e3 * c->measured_s_per_iteration, 1e3 * kMaxSimulatedIterationS);
-          s.reason = why;
+          Sample s = job_sample(base, Verification::not_supported, why);
+          s.instrument = Instrument::instructions;
           outcome.samples.push_back(s);
         }
         continue;

@@ -40,5 +40,7 @@ struct Sample {
 // The value of one process for the gate and the summary: the median of its in-process samples
 // where it has at least 3, else its overall metric.
 double process_value(const Sample& s);
+// The same for a run file's `benchmarks[]` row (metric_batches, metric_value), as written.
+double process_value(const nlohmann::json& benchmark_row);
 
 }  // namespace pairbench::harness
