@@ -152,7 +152,8 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                                     {"available", reason.empty()},
                                     {"reason", reason},
                                     {"instructions", e.instructions && e.instructions(arm, p)},
-                                    {"threads", threads_at(e, arm, p)}});
+                                    {"threads", threads_at(e, arm, p)},
+                                    {"cuda", uses_cuda(e, arm, p)}});
       }
     }
     out["experiments"].push_back(je);

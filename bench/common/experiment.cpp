@@ -107,6 +107,14 @@ int threads_at(const Experiment& e, const Arm& arm, const Point& p) {
   return e.threads ? std::max(1, e.threads(arm, p)) : 1;
 }
 
+bool uses_cuda(const Experiment& e, const Arm& arm, const Point& p) {
+  if (arm.cuda || timing_at(e, p) == Timing::kCudaEvents) return true;
+  for (const auto& [axis, value] : p.items()) {
+    if (axis == "device") return value == "cuda";
+  }
+  return false;
+}
+
 void fail_verification(benchmark::State& state, const std::string& what) {
   state.SkipWithError(("incorrect: " + what).c_str());
 }

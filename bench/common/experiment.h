@@ -72,6 +72,10 @@ struct Arm {
   std::function<std::string(const Point&)> unavailable;
   // Environment arm: variables the harness sets when it launches this arm's process.
   std::map<std::string, std::string> env;
+  // Runs on the CUDA device at every point, where neither its timing (cuda_events) nor a
+  // device:cuda point says so (uses_cuda): `ab`'s duet does not run two such processes at once on
+  // one GPU.
+  bool cuda = false;
 };
 
 // A target the run reports as met or missed (never asserted in a test).
@@ -213,6 +217,11 @@ int threads_from_axis(const Point& p, const std::string& axis);
 std::function<int(const Arm&, const Point&)> threads_at_cpu_points(int n);
 // The declared threads of an arm at a point, at least 1.
 int threads_at(const Experiment& e, const Arm& arm, const Point& p);
+// Whether the arm's process uses the CUDA device at the point: cuda_events timing, a device:cuda
+// point, or an arm marked `cuda`. The listing carries it so that `ab`'s duet never puts both
+// sides' processes on one GPU at once (they would time the GPU's time-slicing between two
+// contexts: 9-29x their calibrated time per iteration on an H200).
+bool uses_cuda(const Experiment& e, const Arm& arm, const Point& p);
 
 using ExperimentFactory = Experiment (*)();
 bool register_experiment(ExperimentFactory factory);

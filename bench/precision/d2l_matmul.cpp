@@ -57,7 +57,7 @@ PAIRBENCH_EXPERIMENT(d2l_matmul) {
                 .run = [](benchmark::State& s, const Point& p) {
                   precision::run_cpu_gemm(s, eg::parse_shape(p.get("n")), precision::CpuGemm::kOpenblas, kProducts);
                 }},
-               {.name = "cublas", .run = run_cublas, .unavailable = needs_cuda}},
+               {.name = "cublas", .run = run_cublas, .unavailable = needs_cuda, .cuda = true}},
       .grid = {{.name = "n", .quick = {"1000"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},

@@ -186,6 +186,7 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
         if (n < 1 || n > 1 << 20) threads->fail("a thread count from 1 to 1048576");
         be.threads = static_cast<int>(n);
       }
+      be.cuda = b.boolean_or("cuda", false);
       e.benchmarks.push_back(std::move(be));
     }
     if (const auto figure = je.find("figure")) e.figure = parse_figure(*figure, e);
@@ -255,7 +256,8 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
       for (const auto& [k, v] : b.params) params[k] = v;
       je["benchmarks"].push_back({{"name", b.name}, {"arm", b.arm}, {"params", params},
                                   {"available", b.available}, {"reason", b.reason},
-                                  {"instructions", b.instructions}, {"threads", b.threads}});
+                                  {"instructions", b.instructions}, {"threads", b.threads},
+                                  {"cuda", b.cuda}});
     }
     out.push_back(je);
   }

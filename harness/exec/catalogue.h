@@ -23,6 +23,9 @@ struct BenchmarkEntry {
   // side gets that many cores, or the two sides run one at a time where they would not fit.
   // Absent from listings of binaries built before it was declared: 1.
   int threads = 1;
+  // Its process uses the CUDA device (bench uses_cuda): `ab`'s duet runs its two sides one at a
+  // time, never both on one GPU at once. Absent from older listings: false.
+  bool cuda = false;
 };
 
 struct ArmEntry {

@@ -446,15 +446,19 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, b
     }
     paired.insert(j.benchmark->name);
     const int threads = pair_threads(j, *it->second);
-    if (2 * static_cast<std::size_t>(threads) <= pool_cpus) {
+    const bool cuda = j.benchmark->cuda || it->second->benchmark->cuda;
+    if (!cuda && 2 * static_cast<std::size_t>(threads) <= pool_cpus) {
       round_units.push_back({j, *it->second});
       continue;
     }
     round_units.push_back({j});
     round_units.push_back({*it->second});
+    // Two processes on one GPU time its time-slicing between their contexts, not the code (9-29x
+    // their calibrated time per iteration on an H200, docs/gate.md).
     sequential.push_back({j.benchmark->name, threads,
-                          std::to_string(threads) + " threads per side need " + std::to_string(2 * threads) +
-                              " cores for both sides at once; " + std::to_string(pool_cpus) + " usable"});
+                          cuda ? std::string("both sides would share the CUDA device")
+                               : std::to_string(threads) + " threads per side need " + std::to_string(2 * threads) +
+                                     " cores for both sides at once; " + std::to_string(pool_cpus) + " usable"});
   }
   for (const Job& j : runnable) {
     if (j.side == 1 && !paired.count(j.benchmark->name)) round_units.push_back({j});

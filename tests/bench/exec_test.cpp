@@ -56,6 +56,24 @@ TEST(TimingAt, ByDeviceFollowsTheDeviceAxis) {
   EXPECT_STREQ(timing_name(Timing::kByDevice), "by_device");
 }
 
+// Which processes use the GPU (ab's duet never runs two of them at once on one device).
+TEST(UsesCuda, TimingDeviceAxisOrTheArmSaySo) {
+  const Experiment by_device{.name = "t.by_device", .timing = Timing::kByDevice};
+  const Experiment wall{.name = "t.wall", .timing = Timing::kWallClock};
+  const Experiment events{.name = "t.events", .timing = Timing::kCudaEvents};
+  const Arm plain{.name = "plain"}, gpu_arm{.name = "gpu", .cuda = true};
+  Point cpu, cuda, none;
+  cpu.set("device", "cpu");
+  cuda.set("device", "cuda");
+  none.set("bytes", "4096");
+  EXPECT_FALSE(uses_cuda(by_device, plain, cpu));
+  EXPECT_TRUE(uses_cuda(by_device, plain, cuda));
+  EXPECT_FALSE(uses_cuda(wall, plain, none));
+  EXPECT_TRUE(uses_cuda(wall, plain, cuda));
+  EXPECT_TRUE(uses_cuda(wall, gpu_arm, none));
+  EXPECT_TRUE(uses_cuda(events, plain, none));
+}
+
 // Runs one registered benchmark with a fixed iteration count and keeps what it reported.
 class Capture : public benchmark::BenchmarkReporter {
  public:

@@ -378,6 +378,33 @@ TEST(Threads, TwoThreadsOnTwoCpusAreNotPairedInDuet) {
   EXPECT_EQ(out.calibration_ratios.size(), 4u);
 }
 
+// A benchmark that uses the CUDA device never runs both sides at once in duet (one GPU would
+// time-slice between the two processes); the listing says which do.
+TEST(Threads, ACudaBenchmarkRunsOneSideAtATimeInDuet) {
+  const std::vector<int> usable = kernels::usable_cpu_list();
+  if (usable.size() < 2) GTEST_SKIP() << "skipped: a duet needs two usable CPUs, this machine has " << usable.size();
+  std::vector<ExperimentEntry> experiments = load_catalogue({kBench}, "quick");
+  for (auto& e : experiments) {
+    for (const auto& b : e.benchmarks) EXPECT_FALSE(b.cuda) << b.name;  // the known-work bench is CPU only
+    std::erase_if(e.benchmarks, [](const BenchmarkEntry& b) { return b.name != "timing.work/steps/work:1000"; });
+    for (auto& b : e.benchmarks) b.cuda = true;
+  }
+  std::erase_if(experiments, [](const ExperimentEntry& e) { return e.benchmarks.empty(); });
+  RunOptions options;
+  options.repetitions = 2;
+  options.plan = {2, 0.0005, 0.25};
+  options.pairing = "duet";
+  options.duet_cpu_pool = {usable[0], usable[1]};
+  options.seed = 29;
+  const RunOutcome out = run_sides({Side{"a", experiments, {}, {}, {}}, Side{"b", experiments, {}, {}, {}}}, options);
+  EXPECT_EQ(out.failed_processes, 0);
+  ASSERT_EQ(out.sequential_in_duet.size(), 1u);
+  EXPECT_EQ(out.sequential_in_duet[0].benchmark, "timing.work/steps/work:1000");
+  EXPECT_EQ(out.sequential_in_duet[0].reason, "both sides would share the CUDA device");
+  ASSERT_EQ(out.samples.size(), 4u);
+  for (const Sample& s : out.samples) EXPECT_EQ(s.pair, -1) << s.benchmark;
+}
+
 TEST(Threads, TwoThreadsOnFourCpusGetTwoCoresPerSide) {
   const std::vector<int> usable = kernels::usable_cpu_list();
   if (usable.size() < 4) GTEST_SKIP() << "skipped: needs four usable CPUs, this machine has " << usable.size();
