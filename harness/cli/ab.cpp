@@ -94,7 +94,7 @@ struct AbArgs {
   // Sampling until decided: the whole ab's wall-time budget (0: the planned processes only, the
   // fixed design), the cap of processes per benchmark and side, and the pairs added per round.
   double budget_s = 180;
-  int max_repetitions = 30;
+  int max_repetitions = 100;  // the budget is what usually stops it; the robust bets are sized for this
   int step = 2;
   GateArgs gate;
 };
@@ -228,7 +228,7 @@ SequentialDecision sample_until_decided(const AbArgs& args, const std::vector<Si
     if (chosen.empty()) break;
     std::cerr << "ab: round " << round << ": " << decision.count(Verdict::undecided) << " undecided, sampling "
               << chosen.size() << " (cheapest first), " << args.step << " more processes per side; "
-              << static_cast<int>(args.budget_s - remaining) << " s of " << args.budget_s << " s\n";
+              << static_cast<int>(args.budget_s - remaining) << " s of " << static_cast<int>(args.budget_s) << " s\n";
     options.repetitions = args.step;
     options.seed = options.seed ? options.seed + static_cast<std::uint64_t>(round) : 0;
     const AbResult more = run_ab(only(sides, chosen), envs, options, command_line);
@@ -284,9 +284,11 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
                                    args.candidate_build + " (candidate)");
   if (args.budget_s > 0) {
     apply_sequential(report, decision);
-    std::cout << "sampled until decided (always-valid intervals, Holm over the gate; docs/gate.md) within "
-              << args.budget_s << " s, at most " << args.max_repetitions << " processes per benchmark and side, in "
-              << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
+    std::printf("sampled until decided (robust always-valid intervals, Holm over the gate; docs/gate.md) within %.0f s, "
+                "at most %d processes per benchmark and side, in %.1f s\n",
+                args.budget_s, args.max_repetitions,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    std::fflush(stdout);
   }
   return finish_gate(report, gate);
 }

@@ -12,18 +12,23 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The radius a benchmark would reach after `pairs` pairs at a per-pair variance `variance`.
-double radius_at(double pairs, double variance, double alpha, const stats::MixtureSpec& spec) {
-  return stats::mixture_radius(pairs, std::max(0.0, pairs - 1) * variance, alpha, spec);
+// The radius a benchmark would reach after `pairs` pairs at a per-pair variance `variance`, one
+// side at `alpha`: the mixture's own for the mean; for the robust sequence an approximation (a
+// bet sized for its look reaches about 1.15 sigma sqrt(2 log(1 / alpha) / n)), for scheduling only.
+double radius_at(double pairs, double variance, double alpha, const SequentialDesign& design) {
+  if (design.kind == SequenceKind::mean) {
+    return stats::mixture_radius(pairs, std::max(0.0, pairs - 1) * variance, alpha, design.spec());
+  }
+  return pairs < 2 ? kInf : 1.15 * std::sqrt(variance * 2 * std::log(2 / alpha) / pairs);
 }
 
 // The fewest pairs (more than `now`) whose radius at `alpha` would be at most `target`, at the
 // present variance; 1e6 where none up to there would.
-int pairs_for_radius(int now, double variance, double alpha, double target, const stats::MixtureSpec& spec) {
+int pairs_for_radius(int now, double variance, double alpha, double target, const SequentialDesign& design) {
   constexpr int kMost = 1000000;
   if (!(target > 0)) return kMost;
   if (!(variance > 0)) return now + 1;
-  auto fits = [&](int n) { return radius_at(n, variance, alpha, spec) <= target; };
+  auto fits = [&](int n) { return radius_at(n, variance, alpha, design) <= target; };
   int low = std::max(now, 1), high = std::max(now + 1, 2);
   while (!fits(high)) {
     if (high >= kMost) return kMost;
@@ -66,16 +71,41 @@ std::vector<std::size_t> SequentialDecision::to_sample() const {
   return out;
 }
 
+namespace {
+
+// One benchmark's sequence at this look, whichever kind computed it.
+struct Sequence {
+  int n = 0;
+  double mean = 0;  // the centre: the mean, or the robust estimate
+  double sd = 0;    // the per-pair noise: standard deviation, or robust standard deviation
+  double low = -kInf, high = kInf;
+  double p_greater = 1, p_less = 1;
+};
+
+Sequence sequence_of(const SequentialState& s, double interval_alpha, double test_alpha, const SequentialDesign& design) {
+  if (design.kind == SequenceKind::mean) {
+    const stats::AlwaysValidMean m = stats::always_valid_mean(s.diffs, interval_alpha, design.spec());
+    return {m.n, m.mean, m.sd, m.low, m.high, m.p_greater, m.p_less};
+  }
+  stats::LocationSpec spec = design.location;
+  spec.target_n = design.max_pairs;
+  const stats::AlwaysValidLocation l = stats::always_valid_location(s.diffs, interval_alpha, test_alpha, spec);
+  return {l.n, l.estimate, l.scale, l.low, l.high, l.p_greater, l.p_less};
+}
+
+}  // namespace
+
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,
                                      const SequentialDesign& design) {
   const double interval_alpha = 1 - options.interval_level;  // two-sided: 90 % leaves 5 % each side
   const double family = static_cast<double>(states.size());
   SequentialDecision out;
-  std::vector<stats::AlwaysValidMean> intervals;
+  std::vector<Sequence> intervals;
   std::vector<double> p_worse, p_better;
-  const stats::MixtureSpec spec = design.spec();
+  // The robust test's bets are sized for Holm's strictest level, the one a lone change must reach.
+  const double test_alpha = std::min(0.5, options.alpha / std::max(1.0, family));
   for (const SequentialState& s : states) {
-    intervals.push_back(stats::always_valid_mean(s.diffs, interval_alpha, spec));
+    intervals.push_back(sequence_of(s, interval_alpha, test_alpha, design));
     p_worse.push_back(intervals.back().p_greater);
     p_better.push_back(intervals.back().p_less);
   }
@@ -83,7 +113,7 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
                             adj_better = adjust(p_better, options.correction);
   for (std::size_t i = 0; i < states.size(); ++i) {
     const SequentialState& s = states[i];
-    const stats::AlwaysValidMean& m = intervals[i];
+    const Sequence& m = intervals[i];
     SequentialRow r;
     r.benchmark = s.benchmark;
     r.pairs = m.n;
@@ -114,8 +144,8 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
       const double size = std::fabs(m.mean);
       const int needed = m.n < 2 ? 2
                          : size >= log_threshold
-                             ? pairs_for_radius(m.n, variance, options.alpha / family, size, spec)
-                             : pairs_for_radius(m.n, variance, interval_alpha, log_threshold - size, spec);
+                             ? pairs_for_radius(m.n, variance, options.alpha / family, size, design)
+                             : pairs_for_radius(m.n, variance, interval_alpha, log_threshold - size, design);
       r.pairs_needed = needed;
       // Whether it could be decided within the cap: at the low end of what the noise may turn out
       // to be (its variance at the 10 % quantile of its chi-square, Wilson-Hilferty), since a
@@ -125,8 +155,8 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
         const double a = 2.0 / (9 * (m.n - 1.0));
         const double low_variance = variance * std::pow(std::max(0.0, 1 - a - 1.2816 * std::sqrt(a)), 3);
         // Either answer will do: unchanged were the change 0, or significant were it as large as it looks.
-        could = pairs_for_radius(m.n, low_variance, interval_alpha, log_threshold, spec);
-        if (size > 0) could = std::min(could, pairs_for_radius(m.n, low_variance, options.alpha / family, size, spec));
+        could = pairs_for_radius(m.n, low_variance, interval_alpha, log_threshold, design);
+        if (size > 0) could = std::min(could, pairs_for_radius(m.n, low_variance, options.alpha / family, size, design));
       }
       r.within_cap = could <= design.max_pairs && m.n < design.max_pairs;
       r.note = resolution_text(r, options.interval_level);

@@ -5,11 +5,12 @@
 //
 // Per benchmark the state is one log difference per pair of processes (a duet pair, or in
 // sequential pairing the baseline and candidate processes of one round), + = worse. Each look:
-//   - the 90 % always-valid interval of the mean log change (stats::always_valid_mean: Lai's
-//     t-mixture, exact for normal differences at every noise level), the running intersection
-//     over every look so far;
-//   - always-valid one-sided p-values for "slower" and "faster" (the running minimum of the
-//     mixture's 1 / M_n(0) among looks where the mean was on that side);
+//   - the 90 % always-valid interval of the log change, the running intersection over every look
+//     so far: by default robust (stats::always_valid_location: bets on clipped deviations, valid
+//     for differences symmetric about the change), else the mean's (stats::always_valid_mean:
+//     Lai's t-mixture, exact for normal differences at every noise level);
+//   - always-valid one-sided p-values for "slower" and "faster" (1 / the highest capital, or
+//     mixture, reached against a change of 0);
 //   - Holm (or BH) over every benchmark of the gate, decided or not;
 //   - regression: significant after Holm and the interval reaches +threshold; improvement: the
 //     mirror image; unchanged: the interval lies inside +-threshold; else undecided.
@@ -37,13 +38,23 @@ struct SequentialState {
   void add_pair(double baseline_value, double current_value, bool lower_is_better = true);
 };
 
+// Which confidence sequence decides. robust (the default): stats::always_valid_location, a bet
+// against each candidate change with every pair's deviation clipped at a few robust standard
+// deviations of the pairs before it; valid when a pair's difference is symmetric about the change
+// (two exchangeable sides), and not widened by a noisy neighbour's bursts. mean: the mean log
+// change's Lai t-mixture (stats::always_valid_mean), exact for normal differences; kept for
+// comparison (gate_simulation --sequence mean; docs/gate.md has both measured).
+enum class SequenceKind { robust, mean };
+
 // What stays fixed across the looks of one sampling.
 struct SequentialDesign {
   // Precision of the mixing normal on the standardised effect (stats::MixtureSpec): 1 mixes over
   // changes about as large as one pair's noise; the interval is then tightest at 10 to 60 pairs
   // at the levels the gate uses (docs/gate.md).
   double c2 = 1.0;
-  int max_pairs = 30;  // the cap per benchmark (processes per side)
+  int max_pairs = 30;  // the cap per benchmark (processes per side); the robust sequence's bets are sized for it
+  SequenceKind kind = SequenceKind::robust;
+  stats::LocationSpec location;  // the robust sequence's clip and bets (target_n: max_pairs)
   // No variance prior: Lai's scale-invariant mixture is exact for every noise level. The gate's
   // empirical-Bayes prior, frozen at the first look, let a benchmark noisier than the rest cross
   // under repeated looks (docs/gate.md), so the sequential decision does not borrow it.

@@ -552,4 +552,96 @@ AlwaysValidMean always_valid_mean(std::span<const double> x, double alpha, const
   return out;
 }
 
+namespace {
+
+// What the bets of always_valid_location need from the values before each one: the clip c_i and
+// the bet sizes for the interval and for the test, all from x_1..x_{i-1} only (predictable).
+struct Bets {
+  std::vector<double> clip, interval, test;
+};
+
+Bets location_bets(std::span<const double> x, double alpha, double test_alpha, const LocationSpec& spec) {
+  Bets b;
+  const double log_interval = std::log(2 / alpha), log_test = std::log(1 / test_alpha);
+  std::vector<double> earlier;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    double c = spec.first_clip, v = 0.25 * spec.prior_weight;
+    if (earlier.size() >= 2) {
+      const double centre = median(earlier);
+      // Two values: |x1 - x0| is about 1.13 sigma; from three on, the MAD. A floor keeps a run of
+      // identical values from clipping every later one to a sign.
+      const double sigma = std::max(spec.min_sigma, earlier.size() == 2 ? std::fabs(earlier[1] - earlier[0]) / 1.13
+                                                                        : kMadToSigma * mad(earlier));
+      c = spec.clip_k * sigma;
+      // The clipped variance so far, about the earlier median, in units of the clip just chosen.
+      for (double e : earlier) {
+        const double u = std::clamp((e - centre) / c, -1.0, 1.0);
+        v += u * u;
+      }
+    }
+    v /= spec.prior_weight + static_cast<double>(earlier.size());
+    v = std::max(v, 1e-3);
+    b.clip.push_back(c);
+    b.interval.push_back(std::min(spec.lambda_max, std::sqrt(2 * log_interval / (v * spec.target_n))));
+    b.test.push_back(std::min(spec.lambda_max, std::sqrt(2 * log_test / (v * spec.target_n))));
+    earlier.push_back(x[i]);
+  }
+  return b;
+}
+
+// The highest log capital over every prefix, betting that the values lie above delta (sign +1)
+// or below it (sign -1).
+double best_log_capital(std::span<const double> x, const Bets& b, const std::vector<double>& lambda, double delta,
+                        double sign) {
+  double log_capital = 0, best = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double u = std::clamp((x[i] - delta) / b.clip[i], -1.0, 1.0);
+    log_capital += std::log1p(sign * lambda[i] * u);
+    best = std::max(best, log_capital);
+  }
+  return best;
+}
+
+}  // namespace
+
+AlwaysValidLocation always_valid_location(std::span<const double> x, double alpha, double test_alpha,
+                                          const LocationSpec& spec) {
+  for (double v : x) {
+    if (!std::isfinite(v)) throw std::invalid_argument("pairbench::stats::always_valid_location: value not finite");
+  }
+  if (!(alpha > 0 && alpha < 1 && test_alpha > 0 && test_alpha < 1)) {
+    throw std::invalid_argument("pairbench::stats::always_valid_location: alpha outside (0, 1)");
+  }
+  AlwaysValidLocation out;
+  out.n = static_cast<int>(x.size());
+  if (x.empty()) return out;
+  const Bets b = location_bets(x, alpha, test_alpha, spec);
+  const double bar = std::log(2 / alpha);
+  const auto [lo_it, hi_it] = std::minmax_element(x.begin(), x.end());
+  const double widest = *std::max_element(b.clip.begin(), b.clip.end());
+  const double below = *lo_it - widest - 1, above = *hi_it + widest + 1;  // every clip saturated
+  // The lower end: the smallest delta the "above delta" capital never reached the bar against.
+  // Capital falls as delta rises (each factor does), so bisection finds it.
+  auto bound = [&](double sign) {
+    const double far = sign > 0 ? below : above, near = sign > 0 ? above : below;
+    if (best_log_capital(x, b, b.interval, far, sign) < bar) return sign > 0 ? out.low : out.high;  // none excluded
+    double excluded = far, kept = near;
+    for (int it = 0; it < 60 && std::fabs(kept - excluded) > 1e-9 * (1 + std::fabs(kept)); ++it) {
+      const double mid = 0.5 * (excluded + kept);
+      (best_log_capital(x, b, b.interval, mid, sign) >= bar ? excluded : kept) = mid;
+    }
+    return kept;
+  };
+  out.low = bound(+1);
+  out.high = bound(-1);
+  std::vector<double> values(x.begin(), x.end());
+  out.estimate = median(values);
+  out.scale = values.size() >= 2 ? kMadToSigma * mad(values) : 0;
+  if (out.low > out.high) out.low = out.high = std::clamp(out.estimate, out.high, out.low);  // crossed: a point
+  out.estimate = std::clamp(out.estimate, out.low, out.high);
+  out.p_greater = std::min(1.0, std::exp(-best_log_capital(x, b, b.test, 0, +1)));
+  out.p_less = std::min(1.0, std::exp(-best_log_capital(x, b, b.test, 0, -1)));
+  return out;
+}
+
 }  // namespace pairbench::stats

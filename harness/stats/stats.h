@@ -186,4 +186,39 @@ struct AlwaysValidMean {
 };
 AlwaysValidMean always_valid_mean(std::span<const double> x, double alpha, const MixtureSpec& spec);
 
+// A robust always-valid confidence sequence for the centre of symmetry delta of values x_i =
+// delta + e_i, the e_i independent and symmetric about 0 (a paired log difference of two
+// exchangeable sides: exactly so for identical builds, and under a shift of one side). It bets
+// against each candidate delta: x_i's deviation from delta, clipped at +-c_i and divided by c_i,
+// has mean 0 under delta by symmetry; the capital prod(1 + lambda_i * clip) is then a nonnegative
+// martingale, and by Ville's inequality the deltas where it ever reaches 2 / alpha (either
+// direction) are excluded with probability <= alpha. c_i (clip_k robust standard deviations of
+// x_1..x_{i-1} about their median) and lambda_i (tuned for a look at target_n values) depend only
+// on earlier values, so one burst of a noisy neighbour moves the capital by a bounded factor
+// instead of widening the interval as it does a mean's. For each n the capital falls as delta
+// rises, so the sequence is an interval found by bisection, and it is the running intersection
+// over every look by construction (the supremum over n).
+struct LocationSpec {
+  double clip_k = 2.0;        // clip at this many robust standard deviations of the earlier values
+  double first_clip = 0.7;    // the clip before 2 values are in (log scale: a factor of 2)
+  double min_sigma = 0.002;   // the smallest robust standard deviation the clip assumes
+  double lambda_max = 0.75;   // the largest bet: one value moves the capital by at most 1.75x / 0.25x
+  double target_n = 30;       // the bets are sized for a look at about this many values
+  double prior_weight = 1;    // pseudo-values of clipped variance 1/4 in the bet size's estimate
+};
+
+struct AlwaysValidLocation {
+  int n = 0;
+  double estimate = 0;   // the median of the values, clamped into [low, high]
+  double scale = 0;      // their robust standard deviation (kMadToSigma * MAD; 0 with n < 2)
+  double low = -std::numeric_limits<double>::infinity();   // the 1 - alpha interval (both
+  double high = std::numeric_limits<double>::infinity();   // sides at alpha / 2), every look
+  // Always-valid one-sided p-values for delta <= 0 (p_greater) and delta >= 0 (p_less): 1 / the
+  // highest capital reached betting against delta = 0 with bets sized for `test_alpha`. Valid for
+  // the composite null: the capital at 0 is at most the capital at any delta < 0.
+  double p_greater = 1, p_less = 1;
+};
+AlwaysValidLocation always_valid_location(std::span<const double> x, double alpha, double test_alpha,
+                                          const LocationSpec& spec = {});
+
 }  // namespace pairbench::stats

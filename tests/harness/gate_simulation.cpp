@@ -13,12 +13,16 @@
 // (the fixed-sample gate, compare_runs, re-run after every round on the same draws, each benchmark
 // stopped once decided; --naive 0 skips it), and the fixed design at the cap on the same draws.
 //   build/tests/gate_simulation --sequential --benchmarks 26 --processes 4 --step 2 --cap 30 --gates 400
+//   --sequence robust|mean: the confidence sequence (gate/sequential.h SequenceKind; default robust)
+//   build/tests/gate_simulation --replay results/ab-X/baseline.json results/ab-X/candidate.json [--cap 30]
+//     an ab's own pairs decided again under both sequences (its last look)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -26,6 +30,7 @@
 
 #include "harness/gate/gate.h"
 #include "harness/gate/sequential.h"
+#include "harness/store/sample.h"
 
 using namespace pairbench::harness;
 
@@ -51,6 +56,8 @@ struct SequentialArgs {
   int step = 2, cap = 30;
   double c2 = 1.0;
   bool naive = true;
+  SequenceKind kind = SequenceKind::robust;
+  double clip_k = 2.0;
 };
 
 // ab's loop on synthetic gates: see the header comment.
@@ -91,6 +98,8 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
     SequentialDesign design;
     design.max_pairs = a.cap;
     design.c2 = a.c2;
+    design.kind = a.kind;
+    design.location.clip_k = a.clip_k;
     bool any_regression = false;
     SequentialDecision d;
     for (;;) {
@@ -145,8 +154,9 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
   }
   const double n = static_cast<double>(rows);
   std::printf("sequential: %d benchmarks, start %d pairs, +%d per round to a cap of %d, noise %s, outliers %.0f%%, "
-              "shift %+.1f%%, c2 %.2f, %d gates (%.1f looks per gate):\n",
-              benchmarks, processes, a.step, a.cap, noise.c_str(), 100 * outliers, 100 * std::expm1(shift), a.c2,
+              "shift %+.1f%%, sequence %s (c2 %.2f), %d gates (%.1f looks per gate):\n",
+              benchmarks, processes, a.step, a.cap, noise.c_str(), 100 * outliers, 100 * std::expm1(shift),
+              a.kind == SequenceKind::robust ? "robust" : "mean", a.c2,
               gates, double(looks) / gates);
   std::printf("  always-valid:       gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
               "undecided %.3f, improvement %.3f; mean processes per side %.1f\n",
@@ -165,6 +175,60 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
   return 0;
 }
 
+// --replay BASE CAND: an ab's two run files decided again, every benchmark on all the pairs it
+// has (its last look), under both sequences: what the robust one would have said on real pairs.
+int replay(const std::string& base_path, const std::string& cand_path, const GateOptions& options, int cap) {
+  nlohmann::json docs[2];
+  for (int side = 0; side < 2; ++side) {
+    std::ifstream in(side ? cand_path : base_path);
+    docs[side] = nlohmann::json::parse(in);
+  }
+  auto key = [](const nlohmann::json& b) {
+    return b.contains("duet_pair") ? "p" + std::to_string(b["duet_pair"].get<int>())
+                                   : "r" + std::to_string(b.value("repetition_index", 0));
+  };
+  std::map<std::string, std::map<std::string, double>> base;
+  for (const auto& b : docs[0]["benchmarks"]) base[b["name"]][key(b)] = process_value(b);
+  std::map<std::string, SequentialState> states;
+  std::map<std::string, bool> higher_better;
+  for (const auto& e : docs[1]["pairbench"]["experiments"]) higher_better[e.value("name", "")] = e.value("better", "lower") == "higher";
+  // In the order the pairs ran: by duet pair, else by repetition.
+  std::vector<const nlohmann::json*> rows;
+  for (const auto& c : docs[1]["benchmarks"]) rows.push_back(&c);
+  std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) {
+    return a->value("duet_pair", a->value("repetition_index", 0)) < b->value("duet_pair", b->value("repetition_index", 0));
+  });
+  for (const nlohmann::json* c : rows) {
+    const auto it = base.find((*c)["name"]);
+    if (it == base.end() || !it->second.count(key(*c))) continue;
+    SequentialState& s = states[(*c)["name"]];
+    s.benchmark = (*c)["name"];
+    s.add_pair(it->second[key(*c)], process_value(*c), !higher_better[c->value("experiment", "")]);
+  }
+  std::vector<SequentialState> v;
+  for (auto& [name, s] : states) v.push_back(s);
+  SequentialDesign robust, mean;
+  robust.max_pairs = mean.max_pairs = cap;
+  mean.kind = SequenceKind::mean;
+  const SequentialDecision r = decide_sequential(v, options, robust), m = decide_sequential(v, options, mean);
+  std::printf("%-75s %5s  %-32s %-32s\n", "benchmark", "pairs", "robust", "mean");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    auto cell = [](const SequentialRow& row) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%-10s [%+.1f%%, %+.1f%%]", to_string(row.verdict).c_str(), 100 * row.low, 100 * row.high);
+      return std::string(buf);
+    };
+    std::printf("%-75s %5d  %-32s %-32s\n", v[i].benchmark.c_str(), r.rows[i].pairs, cell(r.rows[i]).c_str(),
+                cell(m.rows[i]).c_str());
+  }
+  for (const auto* d : {&r, &m}) {
+    std::printf("%s: %d regressions, %d unchanged, %d undecided, %d improvements\n", d == &r ? "robust" : "mean",
+                d->count(Verdict::regression), d->count(Verdict::unchanged), d->count(Verdict::undecided),
+                d->count(Verdict::improvement));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,6 +241,14 @@ int main(int argc, char** argv) {
   options.undecided = UndecidedPolicy::pass;
   for (int i = 1; i < argc; i += 2) {
     const std::string k = argv[i];
+    if (k == "--replay" && i + 2 < argc) {
+      GateOptions o;
+      int cap = 30;
+      for (int j = i + 3; j + 1 < argc; j += 2) {
+        if (std::string(argv[j]) == "--cap") cap = std::atoi(argv[j + 1]);
+      }
+      return replay(argv[i + 1], argv[i + 2], o, cap);
+    }
     if (k == "--sequential") {
       sequential = true;
       --i;
@@ -192,6 +264,9 @@ int main(int argc, char** argv) {
     else if (k == "--cap") seq.cap = std::atoi(v.c_str());
     else if (k == "--c2") seq.c2 = std::atof(v.c_str());
     else if (k == "--naive") seq.naive = v != "0";
+    else if (k == "--clip-k") seq.clip_k = std::atof(v.c_str());
+    else if (k == "--sequence" && (v == "robust" || v == "mean"))
+      seq.kind = v == "robust" ? SequenceKind::robust : SequenceKind::mean;
     else if (k == "--correction" && correction_from_string(v)) options.correction = *correction_from_string(v);
     else if (k == "--processes") processes = std::atoi(v.c_str());
     else if (k == "--gates") gates = std::atoi(v.c_str());

@@ -120,6 +120,69 @@ TEST(AlwaysValidMean, IntervalIsTheRunningIntersectionAndShrinks) {
   EXPECT_EQ(m.p_less, 1.0);
 }
 
+// The robust sequence: coverage over every look for symmetric noise, normal and heavy-tailed
+// (10 % of the values a neighbour's burst of either sign), the composite-null p-value, and the
+// bursts that widen the mean's interval barely moving the robust one.
+TEST(AlwaysValidLocation, CoverageHoldsOverEveryLookForSymmetricNoise) {
+  constexpr int kRuns = 2000, kValues = 40;
+  for (const bool bursts : {false, true}) {
+    std::mt19937_64 rng(bursts ? 11 : 12);
+    std::normal_distribution<double> z(0, 1);
+    std::uniform_real_distribution<double> u(0, 1);
+    int missed = 0, false_greater = 0;
+    for (int run = 0; run < kRuns; ++run) {
+      std::vector<double> x;
+      for (int i = 0; i < kValues; ++i) {
+        double e = 0.04 * z(rng);
+        if (bursts && u(rng) < 0.1) e += (u(rng) < 0.5 ? -1 : 1) * (0.1 + 0.5 * u(rng));
+        x.push_back(0.03 + e);
+      }
+      // The sequence at the last look is the intersection over every look (supremum of capital).
+      const stats::AlwaysValidLocation l = stats::always_valid_location(x, 0.1, 0.05);
+      missed += !(l.low <= 0.03 && 0.03 <= l.high);
+      // The composite null delta <= 0 holds at delta = 0.03 - 0.03 = 0 for the shifted values.
+      std::vector<double> centred = x;
+      for (double& v : centred) v -= 0.03;
+      false_greater += stats::always_valid_location(centred, 0.1, 0.05).p_greater <= 0.05;
+    }
+    EXPECT_LE(missed, 0.10 * kRuns) << bursts;  // 10 % at every look together
+    EXPECT_LE(false_greater, 0.05 * kRuns) << bursts;
+  }
+}
+
+TEST(AlwaysValidLocation, RunningIntersectionBurstsAndBadInput) {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> z(0, 1);
+  std::vector<double> x;
+  double low = -std::numeric_limits<double>::infinity(), high = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 60; ++i) {
+    x.push_back(0.1 + 0.03 * z(rng));
+    const stats::AlwaysValidLocation l = stats::always_valid_location(x, 0.1, 0.01);
+    EXPECT_GE(l.low, low - 1e-9) << i;   // every look keeps what the earlier looks excluded
+    EXPECT_LE(l.high, high + 1e-9) << i;
+    low = l.low, high = l.high;
+  }
+  EXPECT_LT(high - low, 0.06);  // (coverage is the test above's: one draw may miss, 10 % of them may)
+  const stats::AlwaysValidLocation clean = stats::always_valid_location(x, 0.1, 0.01);
+  EXPECT_NEAR(clean.estimate, 0.1, 0.015);
+  EXPECT_LT(clean.p_greater, 1e-4);  // 10 % slower, seen
+  EXPECT_EQ(clean.p_less, 1.0);
+  // Three bursts of +80 % and -60 %: the mean's interval widens several-fold, the robust one barely.
+  std::vector<double> burst = x;
+  burst[10] += 0.8, burst[30] -= 0.6, burst[50] += 0.8;
+  const stats::AlwaysValidLocation robust = stats::always_valid_location(burst, 0.1, 0.01);
+  const stats::AlwaysValidMean mean = stats::always_valid_mean(burst, 0.1, {});
+  const stats::AlwaysValidMean mean_clean = stats::always_valid_mean(x, 0.1, {});
+  EXPECT_LT(robust.high - robust.low, 1.5 * (clean.high - clean.low));
+  EXPECT_GT(mean.high - mean.low, 3 * (mean_clean.high - mean_clean.low));
+  EXPECT_LT(robust.high - robust.low, mean.high - mean.low);
+  // A handful of values bounds nothing yet; bad input is refused.
+  const stats::AlwaysValidLocation few = stats::always_valid_location(std::vector<double>{0.1, 0.12}, 0.1, 0.01);
+  EXPECT_TRUE(std::isinf(few.low) && std::isinf(few.high));
+  EXPECT_THROW(stats::always_valid_location(std::vector<double>{0.1, std::nan("")}, 0.1, 0.01), std::invalid_argument);
+  EXPECT_THROW(stats::always_valid_location(x, 0, 0.01), std::invalid_argument);
+}
+
 // n benchmarks of noise `cv` per process (pair differences: sqrt(2) cv), the first `planted` slower
 // by `shift`; ab's loop: start at 4 pairs, +2 per round for the undecided, up to 30.
 SequentialDecision run_loop(int n, int planted, double shift, double cv, unsigned seed, const GateOptions& options = {}) {
