@@ -2,6 +2,7 @@
 #include "harness/cli/run_until_decided.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <set>
@@ -126,6 +127,7 @@ Sampled sample_until_decided(const UntilDecided& plan, const std::vector<Experim
   decide();
   options.repetitions = plan.step;
   options.instruction_processes = 0;  // time only: instruction counts are decided by their few processes
+  options.recalibrate = false;        // the planned processes' iteration counts, kept for every round
   const std::uint64_t seed = outcome.seed;
   while (plan.budget_s > 0 && !interrupt_signal()) {
     const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -133,9 +135,12 @@ Sampled sample_until_decided(const UntilDecided& plan, const std::vector<Experim
         next_round(out.decision, out.states, plan.step, plan.budget_s - spent, plan.max_repetitions);
     if (chosen.empty()) break;
     ++out.rounds;
-    std::cerr << "run: round " << out.rounds << ": " << out.decision.count(Verdict::undecided)
-              << " undecided against the baseline, sampling " << chosen.size() << " (cheapest first), " << plan.step
-              << " more processes each; " << static_cast<int>(spent) << " s of " << plan.budget_s << " s\n";
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "run: round %d: %d undecided against the baseline, sampling %zu (cheapest first), %d more processes "
+                  "each; %.0f s of %.0f s\n",
+                  out.rounds, out.decision.count(Verdict::undecided), chosen.size(), plan.step, spent, plan.budget_s);
+    std::cerr << line;
     options.seed = seed + static_cast<std::uint64_t>(out.rounds);  // a fresh order each round, recorded seed + round
     const RunOutcome round = run_experiments(only(experiments, chosen), options);
     merge_round(outcome, round);
