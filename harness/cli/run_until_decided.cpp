@@ -125,7 +125,6 @@ Sampled sample_until_decided(const UntilDecided& plan, const std::vector<Experim
     out.decision = decide_sequential_unpaired(out.states, plan.options, design);
   };
   decide();
-  options.repetitions = plan.step;
   options.instruction_processes = 0;  // time only: instruction counts are decided by their few processes
   options.recalibrate = false;        // the planned processes' iteration counts, kept for every round
   const std::uint64_t seed = outcome.seed;
@@ -137,15 +136,27 @@ Sampled sample_until_decided(const UntilDecided& plan, const std::vector<Experim
     ++out.rounds;
     char line[200];
     std::snprintf(line, sizeof line,
-                  "run: round %d: %d undecided against the baseline, sampling %zu (cheapest first), %d more processes "
+                  "run: round %d: %d undecided against the baseline, sampling %zu (cheapest first), up to %d more processes "
                   "each; %.0f s of %.0f s\n",
                   out.rounds, out.decision.count(Verdict::undecided), chosen.size(), plan.step, spent, plan.budget_s);
     std::cerr << line;
     options.seed = seed + static_cast<std::uint64_t>(out.rounds);  // a fresh order each round, recorded seed + round
-    const RunOutcome round = run_experiments(only(experiments, chosen), options);
-    merge_round(outcome, round);
-    out.added_processes += static_cast<int>(round.completed_processes);
-    if (round.interrupted_by || interrupt_signal()) break;  // a cut-short round is kept, not looked at
+    // `step` more each, fewer where that would pass the cap: one run per count.
+    std::map<int, std::vector<std::string>> by_count;
+    for (const UnpairedState& s : out.states) {
+      if (std::find(chosen.begin(), chosen.end(), s.benchmark) == chosen.end()) continue;
+      by_count[std::min(plan.step, plan.max_repetitions - static_cast<int>(s.current.size()))].push_back(s.benchmark);
+    }
+    bool cut_short = false;
+    for (const auto& [count, names] : by_count) {
+      options.repetitions = count;
+      const RunOutcome round = run_experiments(only(experiments, names), options);
+      merge_round(outcome, round);
+      out.added_processes += static_cast<int>(round.completed_processes);
+      cut_short = round.interrupted_by || interrupt_signal();
+      if (cut_short) break;
+    }
+    if (cut_short) break;  // a cut-short round is kept, not looked at
     decide();
   }
   return out;

@@ -69,7 +69,7 @@ TEST(RunSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
   const ProcessResult b = pairbench(run_args(base, "7"));
   ASSERT_EQ(b.exit_code, 0) << b.output;
   auto args = run_args(cur, "8");
-  args.insert(args.end(), {"--baseline", base, "--budget", "20", "--max-repetitions", "8", "--threshold", "0.5", "--json",
+  args.insert(args.end(), {"--baseline", base, "--budget", "20", "--max-repetitions", "7", "--threshold", "0.5", "--json",
                            dir.path + "/gate.json"});
   const ProcessResult r = pairbench(args);
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.output;  // the same build: never a regression
@@ -79,7 +79,7 @@ TEST(RunSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
   bool sampled_more = false;
   for (const auto& [name, reps] : repetitions(doc)) {
     EXPECT_GE(reps.size(), 4u) << name;  // the planned processes (quick profile)
-    EXPECT_LE(reps.size(), 8u) << name;  // the cap
+    EXPECT_LE(reps.size(), 7u) << name;  // the cap (odd: the last round adds 1)
     sampled_more = sampled_more || reps.size() > 4;
     std::multiset<int> expected;  // every process keeps its own repetition index: 0..n-1 once each
     for (int i = 0; i < static_cast<int>(reps.size()); ++i) expected.insert(i);
