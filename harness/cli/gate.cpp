@@ -27,6 +27,14 @@ int cmd_gate(const std::string& baseline_arg, const std::string& current_arg, co
   check_history_argument(args.history, "--db");
   const std::string current = current_arg.empty() ? newest_run(results_dir) : current_arg;
   const auto cur = read_input(current, "--current");
+  // A run sampled until decided (run --baseline --budget) stopped each benchmark when it looked
+  // decided: the fixed test over it is the naive procedure of docs/gate.md, not valid as it stands.
+  const auto sampling = cur.at("pairbench").find("sampling");
+  if (sampling != cur.at("pairbench").end() && sampling->is_object() && sampling->contains("until_decided")) {
+    std::cerr << "pairbench: warning: " << current
+              << " was sampled until decided (run --baseline --budget): the fixed test over it does not hold its "
+                 "false-regression level; its own gate is the one `run` printed\n";
+  }
   std::string baseline = baseline_arg;
   std::optional<nlohmann::json> base;
   if (baseline.empty()) {
