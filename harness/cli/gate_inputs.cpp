@@ -111,6 +111,29 @@ std::string baseline_path(const std::string& results_dir, const std::string& mac
   }
 }
 
+StoredBaseline stored_baseline(const std::string& key, const std::string& db_name, const std::string& results_dir,
+                               const std::string& current) {
+  // Same machine key as the current run (CPU, GPU, driver, build): from the database where one is
+  // named and holds it, else from results/baselines/.
+  std::string in_db;
+  if (!db_name.empty()) {
+    const auto db = open_history_db(db_name, "--db", /*must_exist=*/true);
+    if (const std::int64_t id = db->baseline_run(key)) {
+      const auto info = db->run(id);
+      const std::string label = db->name() + ": baseline of machine " + key + " (run " + (info ? info->run_uid : "?") + ")";
+      if (auto doc = db->run_document(id)) return {std::move(*doc), label};
+      in_db = "; " + label + " was stored without its run file (before schema 2)";
+    }
+    if (in_db.empty()) in_db = " or in " + db->name();
+  }
+  const std::string path = baseline_path(results_dir, key, current);
+  if (!fs::exists(path)) {
+    throw UsageError("--baseline: no baseline for machine " + key + " (" + path + in_db +
+                     "); store one with `pairbench baseline update`");
+  }
+  return {read_input(path, "--baseline"), path};
+}
+
 // The history argument's path where it names one ("auto" and "none" do not).
 void check_history_argument(const std::string& history, const std::string& what) {
   if (history.empty() || history == "auto" || history == "none") return;

@@ -31,6 +31,15 @@ GateReport compare_or_refuse(const nlohmann::json& a, const nlohmann::json& b, c
 std::string newest_run(const std::string& results_dir);
 // results/baselines/<machine_key>.json, never outside the results directory.
 std::string baseline_path(const std::string& results_dir, const std::string& machine_key, const std::string& run_path);
+// This machine's baseline (machine key `key`): from the database `db` where one is named ("" = none)
+// and holds it, else results_dir/baselines/<key>.json; `current` names the run it is for. UsageError
+// (naming --baseline) where neither has one.
+struct StoredBaseline {
+  nlohmann::json doc;
+  std::string label;  // the file, or "DB: baseline of machine KEY (run UID)"
+};
+StoredBaseline stored_baseline(const std::string& key, const std::string& db, const std::string& results_dir,
+                               const std::string& current);
 // The history argument's path where it names one ("auto" and "none" do not).
 void check_history_argument(const std::string& history, const std::string& what);
 // Each benchmark's run-to-run and process noise on machine `key`, from its last 30 runs in `db`.

@@ -97,7 +97,7 @@ CLI::Validator history_path(std::vector<std::string> keywords) {
 
 // `db_default`: whether PAIRBENCH_DB names the history where --db is absent (gate yes; compare,
 // ab and selftest read a history only when one is named on their command line).
-void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default) {
+void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default, bool db_option) {
   cmd->add_option("--threshold", gate.options.threshold, "relative slowdown that counts as a regression (0.05 = 5%)")
       ->check(finite_in(0.0001, 10.0));
   cmd->add_option("--instructions-threshold", gate.options.instructions_threshold,
@@ -117,12 +117,14 @@ void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default) {
          "--moderation", [&gate](const std::string& s) { gate.options.moderation = *moderation_from_string(s); },
          "eb: borrow noise from every benchmark (empirical Bayes), none: each benchmark alone")
       ->check(CLI::IsMember({"eb", "none"}));
-  auto* db = cmd->add_option("--db,--history", gate.history,
-                             "history database (an SQLite path or a postgresql:// URL) for each benchmark's run-to-run "
-                             "noise and, for gate, this machine's baseline (gate default: $PAIRBENCH_DB, else "
-                             "results/history.sqlite where it exists; none to leave it out)")
-                 ->check(history_path({"auto", "none"}));
-  if (db_default) db->envname(kDbEnv);
+  if (db_option) {
+    auto* db = cmd->add_option("--db,--history", gate.history,
+                               "history database (an SQLite path or a postgresql:// URL) for each benchmark's run-to-run "
+                               "noise and, for gate, this machine's baseline (gate default: $PAIRBENCH_DB, else "
+                               "results/history.sqlite where it exists; none to leave it out)")
+                   ->check(history_path({"auto", "none"}));
+    if (db_default) db->envname(kDbEnv);
+  }
   const auto output = path_is(regular_file_or_absent_problem, "FILE");
   cmd->add_option("--markdown", gate.markdown, "also write a Markdown report (CI job summary)")->check(output);
   cmd->add_option("--junit", gate.junit, "also write JUnit XML (CI test view)")->check(output);

@@ -38,8 +38,9 @@ struct GateArgs {
   std::string history;
 };
 // `db_default`: whether PAIRBENCH_DB names the history where --db is absent (gate yes; compare,
-// ab and selftest read a history only when one is named on their command line).
-void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default = false);
+// ab and selftest read a history only when one is named on their command line). `db_option`: false
+// where the command has its own --db (run, whose history also gives the gate its noise).
+void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default = false, bool db_option = true);
 
 // The directory of this pairbench executable, where the bench_* binaries are built beside it.
 std::string default_bench_dir();

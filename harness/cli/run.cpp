@@ -2,14 +2,23 @@
 // summary. What `run` measured is never thrown away: an interrupted run writes a partial run file,
 // a run file that cannot go where asked goes to the current or the temporary directory, and a
 // history row that cannot be written is retried, then named in the run file for `history import`.
+// With --baseline it is also gated against that run, and with --budget it first samples the
+// benchmarks still undecided until decided (run_until_decided.h).
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <optional>
+#include <tuple>
 
 #include "harness/analysis/claims.h"
 #include "harness/analysis/summary.h"
 #include "harness/cli/command.h"
+#include "harness/cli/gate_inputs.h"
 #include "harness/cli/history_access.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_record.h"
+#include "harness/cli/run_until_decided.h"
 #include "harness/exec/interrupt.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/history.h"
@@ -20,9 +29,46 @@ namespace pairbench::harness {
 
 namespace {
 
-int cmd_run(const RunArgs& args, const std::string& command_line) {
+// The comparison at the end of a run (--baseline) and the sampling before it (--budget).
+struct RunGateArgs {
+  std::string baseline;  // a run file, or "history": this machine's stored baseline; "" = no gate
+  bool db_named = false;  // --db or PAIRBENCH_DB given: the stored baseline may come from there
+  double budget_s = 0;
+  int max_repetitions = 30;
+  GateArgs gate;
+};
+
+// The baseline's run file and its label, read before anything runs (bad input fails first).
+std::pair<nlohmann::json, std::string> read_baseline(const RunGateArgs& g, const RunArgs& args, const Environment& env) {
+  if (g.baseline != "history") return {read_input(g.baseline, "--baseline"), g.baseline};
+  const std::string key = env.fingerprint.value("machine_key", "");
+  StoredBaseline stored = stored_baseline(key, g.db_named ? args.history : "", "results", "this run");
+  return {std::move(stored.doc), stored.label};
+}
+
+int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string& command_line) {
   const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
   const RunOptions options = run_options(args, env.fingerprint.value("machine_key", ""));
+  // The gate's inputs, before any benchmark runs: the baseline, the outputs, and this machine's
+  // run-to-run noise from the history (read before this run is added to it).
+  nlohmann::json baseline;
+  std::string baseline_label;
+  GateArgs gate = gate_args.gate;
+  if (!gate_args.baseline.empty()) {
+    check_gate_outputs(gate);
+    std::tie(baseline, baseline_label) = read_baseline(gate_args, args, env);
+    const auto differences = fingerprint_differences(baseline.at("pairbench").at("environment"), env.to_json());
+    if (!differences.empty() && !gate.options.force) {
+      std::string fields;
+      for (const auto& d : differences) fields += (fields.empty() ? "" : "; ") + d;
+      throw UsageError("--baseline: " + baseline_label + " is from another machine or build (--force to compare anyway): " +
+                       fields);
+    }
+    if (!args.history.empty() && (args.history.find("://") != std::string::npos || std::filesystem::exists(args.history))) {
+      const auto db = open_history_db(args.history, "--db", /*must_exist=*/true);
+      add_run_variance(gate.options, *db, env.fingerprint.value("machine_key", ""));
+    }
+  }
   const std::string out = args.out.empty() ? "results/run-" + utc_stamp("%Y%m%dT%H%M%SZ") + "-" + args.profile + ".json"
                                            : args.out;
   try {
@@ -36,11 +82,22 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
   for (const auto& w : env.warnings) std::cerr << "pairbench: warning: " << w << "\n";
 
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
-  const RunOutcome outcome = run_experiments(experiments, options);
+  const auto start = std::chrono::steady_clock::now();
+  RunOutcome outcome = run_experiments(experiments, options);
+  const bool partial = outcome.interrupted_by != 0;
+  // Sampling until decided: more processes of this build for the benchmarks still undecided.
+  std::optional<Sampled> sampled;
+  UntilDecided plan{&baseline, gate_args.budget_s, gate_args.max_repetitions, 2, gate.options};
+  if (!partial && !gate_args.baseline.empty() && gate_args.budget_s > 0) {
+    const auto look = [&](const RunOutcome& so_far) {
+      return build_run_doc(experiments, so_far.samples, options, so_far, env, started, command_line);
+    };
+    sampled = sample_until_decided(plan, experiments, options, outcome, look, start);
+  }
   RunDocument built = build_run_document(experiments, outcome.samples, options, outcome, env, started, command_line);
   nlohmann::json& doc = built.doc;
   auto& pb = doc["pairbench"];
-  const bool partial = outcome.interrupted_by != 0;
+  if (sampled) pb["sampling"]["until_decided"] = until_decided_json(plan, *sampled, baseline_label);
   // Written before the history is tried (that may take minutes): the samples are safe first. A
   // "pending" history write that is never updated means pairbench died in between.
   if (!args.history.empty()) {
@@ -67,6 +124,27 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
   print_claims(std::cout, built.claims);
   std::cout << "\nwrote " << (written == "-" ? "the run file to stdout" : written) << " (" << doc["benchmarks"].size()
             << " samples, " << outcome.wall_s << " s)\n";
+  // The gate against the baseline: the fixed test, with the sampled benchmarks' time rows decided
+  // by the always-valid intervals (valid however often it looked).
+  int gate_status = kExitOk;
+  if (!gate_args.baseline.empty()) {
+    GateReport report;
+    try {
+      report = compare_runs(baseline, doc, gate.options, baseline_label, written == "-" ? "this run" : written);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (sampled) {
+      apply_unpaired(report, *sampled);
+      std::cout << "\nsampled until decided against " << baseline_label
+                << " (always-valid intervals, Holm over the gate; docs/gate.md) within " << gate_args.budget_s
+                << " s, at most " << gate_args.max_repetitions << " processes per benchmark: " << sampled->rounds
+                << (sampled->rounds == 1 ? " round, " : " rounds, ") << sampled->added_processes << " more processes, "
+                << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
+    }
+    std::cout << "\n";
+    gate_status = finish_gate(report, gate);
+  }
   if (history_failed) {
     std::cerr << "pairbench: not recorded in history " << redact_db(args.history) << ": "
               << pb["history_write"]["error"].get<std::string>() << "; kept the run file " << written
@@ -82,21 +160,24 @@ int cmd_run(const RunArgs& args, const std::string& command_line) {
     std::cerr << "pairbench: " << outcome.failed_processes
               << " benchmark process(es) failed, crashed, hung or were incorrect; see 'verification' above\n";
   }
-  // Not where asked (the message above said where), or not in the history: nothing is lost, but
-  // whoever reads the exit status must look.
-  return outcome.failed_processes > 0 || written != out || history_failed ? kExitBenchmarkFailed : kExitOk;
+  // A regression first; then not where asked (the message above said where), or not in the
+  // history: nothing is lost, but whoever reads the exit status must look; then undecided.
+  if (gate_status == kExitRegression) return gate_status;
+  return outcome.failed_processes > 0 || written != out || history_failed ? kExitBenchmarkFailed : gate_status;
 }
 
 }  // namespace
 
 Command command_run() {
   return {"run", "run experiments, write a run file, append to history, print the summary",
-          "0 every benchmark ran, was verified and stored; 2 bad input; 3 some benchmark process crashed, hung, "
-          "failed or computed a wrong answer (every other result is still written), or the run file or the history "
-          "row could not go where asked (the message says where it went); 130/143 interrupted by SIGINT/SIGTERM "
-          "(what was measured is kept, marked partial)",
+          "0 every benchmark ran, was verified and stored (and with --baseline: the gate passed); 1 (--baseline) a "
+          "regression; 2 bad input; 3 some benchmark process crashed, hung, failed or computed a wrong answer (every "
+          "other result is still written), or the run file or the history row could not go where asked (the message "
+          "says where it went); 4 (--baseline) some benchmark undecided (--undecided fail); 130/143 interrupted by "
+          "SIGINT/SIGTERM (what was measured is kept, marked partial)",
           "a bench binary's output, a calibration cache or a run file (run)", [](CLI::App& cmd) -> CommandAction {
             auto a = std::make_shared<RunArgs>();
+            auto g = std::make_shared<RunGateArgs>();
             auto no_history = std::make_shared<bool>(false);
             a->bench_dir = default_bench_dir();
             cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
@@ -132,7 +213,38 @@ Command command_run() {
             cmd.add_flag("--no-history", *no_history, "do not append to the history database");
             cmd.add_option("--bench-dir", a->bench_dir, "directory of the bench_* binaries")
                 ->check(path_is(directory_problem, "DIR"));
-            return [a, no_history](const std::string& command_line) {
+            cmd.add_option("--baseline", g->baseline,
+                           "after the run, gate it against this baseline run file, or `history`: this machine's stored "
+                           "baseline as `gate` finds it (the history named by --db/PAIRBENCH_DB, else "
+                           "results/baselines/<machine_key>.json); prints the gate's table and exits as gate does")
+                ->check(CLI::Validator(
+                    [](std::string& v) { return v == "history" ? "" : regular_file_problem(v); }, "FILE|history"));
+            cmd.add_option("--budget", g->budget_s,
+                           "with --baseline: seconds of wall time for the whole run; after the planned processes, rounds "
+                           "of more processes for the time benchmarks still undecided against the baseline, cheapest "
+                           "first, decided by always-valid intervals (0, the default: the planned processes only, the "
+                           "fixed gate)")
+                ->check(finite_in(0, 86400.0));
+            cmd.add_option("--max-repetitions", g->max_repetitions,
+                           "with --budget: the cap of processes per benchmark (default 30)")
+                ->check(CLI::Range(2, 1000));
+            cmd.add_flag("--force", g->gate.options.force, "with --baseline: compare against a run from another machine or build");
+            add_gate_options(&cmd, g->gate, /*db_default=*/false, /*db_option=*/false);
+            return [a, g, no_history, &cmd](const std::string& command_line) {
+              // The gate's options mean nothing without a baseline: refused, not ignored.
+              if (g->baseline.empty()) {
+                for (const char* name : {"--budget", "--max-repetitions", "--force", "--threshold", "--instructions-threshold",
+                                         "--alpha", "--undecided", "--correction", "--moderation", "--markdown", "--junit",
+                                         "--json"}) {
+                  if (cmd.count(name)) {
+                    throw UsageError(std::string(name) + ": needs --baseline FILE|history (the run to gate against)");
+                  }
+                }
+              }
+              if (cmd.count("--max-repetitions") && !(g->budget_s > 0)) {
+                throw UsageError("--max-repetitions: needs --budget SECONDS > 0 (the cap of the sampling)");
+              }
+              g->db_named = cmd.count("--db") > 0 || std::getenv(kDbEnv) != nullptr;
               if (*no_history) a->history.clear();
               // The default history too, before any benchmark runs: a run must not end by writing into
               // another program's database, or by blocking on a FIFO.
@@ -144,7 +256,7 @@ Command command_run() {
                 }
               }
               finish_up_on_interrupt();
-              return cmd_run(*a, command_line);
+              return cmd_run(*a, *g, command_line);
             };
           }};
 }

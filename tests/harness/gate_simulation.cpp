@@ -16,6 +16,15 @@
 //   --sequence robust|mean: the confidence sequence (gate/sequential.h SequenceKind; default robust)
 //   build/tests/gate_simulation --replay results/ab-X/baseline.json results/ab-X/candidate.json [--cap 30]
 //     an ab's own pairs decided again under both sequences (its last look)
+//
+// --unpaired: `run --baseline --budget`'s sampling against a fixed baseline
+// (harness/gate/sequential_unpaired.h). The baseline has --processes processes, fixed; the current
+// side starts with --start and gets --step more per round while undecided and worth sampling, up
+// to --cap; a look after every round. Per gate: whether any benchmark ever became a regression,
+// always-valid and naive (the fixed gate re-run after every round, each benchmark stopped once
+// decided), and the fixed gate at the start (no sampling). --run-noise SD: each run's level moves
+// by N(0, SD^2) per benchmark, and the decision is told that variance (as a history would).
+//   build/tests/gate_simulation --unpaired --benchmarks 335 --processes 9 --start 9 --step 2 --cap 30 --gates 400
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,8 +38,10 @@
 #include <vector>
 
 #include "harness/gate/gate.h"
+#include "harness/cli/run_until_decided.h"
 #include "harness/gate/sequential.h"
 #include "harness/store/sample.h"
+#include "harness/gate/sequential_unpaired.h"
 
 using namespace pairbench::harness;
 
@@ -58,7 +69,119 @@ struct SequentialArgs {
   bool naive = true;
   SequenceKind kind = SequenceKind::robust;
   double clip_k = 2.0;
+  int start = 9;             // --unpaired: the current side's planned processes
+  double share = 0.5;        // --unpaired: the current side's share of each level
+  double run_noise = 0;      // --unpaired: run-to-run SD of a benchmark's log level
 };
+
+// `run --baseline --budget`'s loop on synthetic gates: see the header comment.
+int simulate_unpaired(int benchmarks, int processes, int gates, const std::vector<double>& cv, double outliers,
+                      double shift, const GateOptions& base_options, const SequentialArgs& a, const std::string& noise) {
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> z(0, 1);
+  std::uniform_real_distribution<double> u(0, 1);
+  const auto nb = static_cast<std::size_t>(benchmarks);
+  GateOptions options = base_options;
+  for (std::size_t b = 0; b < nb && a.run_noise > 0; ++b) {
+    options.run_variance["b" + std::to_string(b)] = a.run_noise * a.run_noise;
+    options.run_variance_runs["b" + std::to_string(b)] = 30;
+  }
+  int seq_failed = 0, naive_failed = 0, fixed_failed = 0;
+  long rows = 0, used = 0, naive_used = 0;
+  long seq_counts[4] = {0, 0, 0, 0}, naive_counts[4] = {0, 0, 0, 0}, fixed_counts[4] = {0, 0, 0, 0};
+  auto tally = [](long* c, Verdict v) {
+    c[0] += v == Verdict::regression, c[1] += v == Verdict::unchanged, c[2] += v == Verdict::undecided,
+        c[3] += v == Verdict::improvement;
+  };
+  UnpairedDesign design;
+  design.max_processes = a.cap;
+  design.c2 = a.c2;
+  design.current_share = a.share;
+  for (int g = 0; g < gates; ++g) {
+    std::vector<std::vector<double>> values[2];
+    for (int side = 0; side < 2; ++side) {
+      values[side].assign(nb, std::vector<double>(static_cast<std::size_t>(side ? a.cap : processes)));
+      for (std::size_t b = 0; b < nb; ++b) {
+        const double level = a.run_noise * z(rng);  // this run's day
+        for (double& v : values[side][b]) {
+          v = level + cv[b] * z(rng) + (side ? shift : 0);
+          if (u(rng) < outliers) v += std::log(1.1 + 0.5 * u(rng));
+        }
+      }
+    }
+    std::vector<UnpairedState> states(nb);
+    for (std::size_t b = 0; b < nb; ++b) {
+      states[b].benchmark = "b" + std::to_string(b);
+      for (double v : values[0][b]) states[b].baseline.push_back(v);
+      for (int p = 0; p < a.start; ++p) states[b].current.push_back(values[1][b][static_cast<std::size_t>(p)]);
+      states[b].seconds = a.start;
+      if (a.run_noise > 0) states[b].run_variance = a.run_noise * a.run_noise, states[b].run_variance_runs = 30;
+    }
+    bool any = false;
+    SequentialDecision d;
+    for (;;) {
+      d = decide_sequential_unpaired(states, options, design);
+      any = any || d.failed();
+      const std::vector<std::string> next = next_round(d, states, a.step, 1e18, a.cap);
+      if (next.empty()) break;
+      for (const std::string& name : next) {
+        const auto b = static_cast<std::size_t>(std::stoi(name.substr(1)));
+        for (int k = 0; k < a.step && static_cast<int>(states[b].current.size()) < a.cap; ++k) {
+          states[b].current.push_back(values[1][b][states[b].current.size()]);
+          states[b].seconds += 1;
+        }
+      }
+    }
+    seq_failed += any;
+    for (const SequentialRow& r : d.rows) ++rows, tally(seq_counts, r.verdict), used += r.pairs;
+    // Naive: the fixed gate after every round; the first look is the fixed gate without sampling.
+    std::vector<int> counts(nb, a.start);
+    std::vector<Verdict> verdict(nb, Verdict::undecided);
+    bool failed = false, first = true;
+    const std::vector<int> base_counts(nb, processes);
+    for (;;) {
+      const GateReport r = compare_runs(side_doc(values[0], base_counts), side_doc(values[1], counts), options, "a", "b");
+      bool more = false;
+      for (const auto& v : r.rows) {
+        const auto b = static_cast<std::size_t>(std::stoi(v.benchmark.substr(1)));
+        if (first) tally(fixed_counts, v.verdict);
+        if (verdict[b] == Verdict::undecided) verdict[b] = v.verdict;
+        failed = failed || v.verdict == Verdict::regression;
+      }
+      if (first) fixed_failed += r.failed();
+      first = false;
+      if (!a.naive) break;
+      for (std::size_t b = 0; b < nb; ++b) {
+        if (verdict[b] == Verdict::undecided && counts[b] < a.cap) counts[b] = std::min(a.cap, counts[b] + a.step), more = true;
+      }
+      if (!more) break;
+    }
+    if (a.naive) {
+      naive_failed += failed;
+      for (std::size_t b = 0; b < nb; ++b) tally(naive_counts, verdict[b]), naive_used += counts[b];
+    }
+  }
+  const double n = static_cast<double>(rows);
+  std::printf("unpaired: %d benchmarks, baseline %d processes, current from %d, +%d per round to a cap of %d, share %.2f, "
+              "noise %s, outliers %.0f%%, run noise %.1f%%, shift %+.1f%%, %d gates\n",
+              benchmarks, processes, a.start, a.step, a.cap, a.share, noise.c_str(), 100 * outliers, 100 * a.run_noise,
+              100 * std::expm1(shift), gates);
+  std::printf("  always-valid: gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
+              "undecided %.3f, improvement %.3f; current processes per benchmark %.1f\n",
+              seq_failed, 100.0 * seq_failed / gates, seq_counts[0] / n, seq_counts[1] / n, seq_counts[2] / n,
+              seq_counts[3] / n, used / n);
+  if (a.naive) {
+    std::printf("  naive (fixed gate every round): gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
+                "unchanged %.3f, undecided %.3f, improvement %.3f; current processes %.1f\n",
+                naive_failed, 100.0 * naive_failed / gates, naive_counts[0] / n, naive_counts[1] / n,
+                naive_counts[2] / n, naive_counts[3] / n, naive_used / n);
+  }
+  std::printf("  fixed gate at the start (%d against %d): gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
+              "unchanged %.3f, undecided %.3f, improvement %.3f\n",
+              a.start, processes, fixed_failed, 100.0 * fixed_failed / gates, fixed_counts[0] / n, fixed_counts[1] / n,
+              fixed_counts[2] / n, fixed_counts[3] / n);
+  return 0;
+}
 
 // ab's loop on synthetic gates: see the header comment.
 int simulate_sequential(int benchmarks, int processes, int gates, const std::vector<double>& cv, double outliers,
@@ -235,7 +358,7 @@ int main(int argc, char** argv) {
   int benchmarks = 335, processes = 9, gates = 200;
   std::string noise = "measured";
   double outliers = 0.03, shift = 0;
-  bool sequential = false;
+  bool sequential = false, unpaired = false;
   SequentialArgs seq;
   GateOptions options;
   options.undecided = UndecidedPolicy::pass;
@@ -249,8 +372,8 @@ int main(int argc, char** argv) {
       }
       return replay(argv[i + 1], argv[i + 2], o, cap);
     }
-    if (k == "--sequential") {
-      sequential = true;
+    if (k == "--sequential" || k == "--unpaired") {
+      (k == "--sequential" ? sequential : unpaired) = true;
       --i;
       continue;
     }
@@ -267,6 +390,9 @@ int main(int argc, char** argv) {
     else if (k == "--clip-k") seq.clip_k = std::atof(v.c_str());
     else if (k == "--sequence" && (v == "robust" || v == "mean"))
       seq.kind = v == "robust" ? SequenceKind::robust : SequenceKind::mean;
+    else if (k == "--start") seq.start = std::atoi(v.c_str());
+    else if (k == "--share") seq.share = std::atof(v.c_str());
+    else if (k == "--run-noise") seq.run_noise = std::atof(v.c_str());
     else if (k == "--correction" && correction_from_string(v)) options.correction = *correction_from_string(v);
     else if (k == "--processes") processes = std::atoi(v.c_str());
     else if (k == "--gates") gates = std::atoi(v.c_str());
@@ -295,6 +421,7 @@ int main(int argc, char** argv) {
     if (noise == "lognormal") c = std::clamp(0.09 * std::exp(0.6 * z(noise_rng)), 0.005, 0.38);
     if (noise == "measured") c = measured[noise_rng() % measured.size()];
   }
+  if (unpaired) return simulate_unpaired(benchmarks, processes, gates, cv, outliers, shift, options, seq, noise);
   if (sequential) return simulate_sequential(benchmarks, processes, gates, cv, outliers, shift, options, seq, noise);
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> u(0, 1);

@@ -4,7 +4,10 @@ history in a temporary folder, a pairbench that records the command lines it is 
 - every command that takes --db is given PAIRBENCH_DB, and the run arrives in it;
 - when the database write fails (the database held locked past the retry budget), the run file is
   kept as an artifact, the job ends 3 and its last line names the file and the import that
-  replays it."""
+  replays it;
+- with BUDGET, the first night (no baseline yet) runs as without it and stores the baseline; the
+  next samples until decided against it in `run` itself (--baseline history --budget), which
+  writes the gate's outputs, and no separate `gate` runs."""
 import json
 import os
 import subprocess
@@ -46,6 +49,27 @@ class NightlyWithDatabase(unittest.TestCase):
         self.assertTrue(any(n.startswith("run-") for n in os.listdir(artifacts)))
         self.assertTrue(os.path.exists(os.path.join(artifacts, "report", "index.html")))
         self.assertNotIn("database write failed", err)
+
+    def test_budget_samples_against_the_stored_baseline_in_run(self):
+        rc, out, err = self.nightly(BUDGET="20", MAX_REPETITIONS="6")
+        self.assertEqual(rc, 0, out[-2000:] + err[-2000:])
+        self.assertIn("running without sampling", err)  # no baseline yet: the plain night stores one
+        first = calls(self.log)
+        self.assertTrue(any(c[:2] == ["baseline", "update"] for c in first), first)
+        rc, out, err = self.nightly(BUDGET="20", MAX_REPETITIONS="6")
+        self.assertEqual(rc, 0, out[-2000:] + err[-2000:])
+        second = calls(self.log)[len(first):]
+        runs = [c for c in second if c[:1] == ["run"]]
+        self.assertEqual(len(runs), 1, second)
+        pairs = list(zip(runs[0], runs[0][1:]))
+        for pair in (("--baseline", "history"), ("--budget", "20"), ("--max-repetitions", "6"), ("--db", self.db)):
+            self.assertIn(pair, pairs, runs[0])
+        self.assertFalse([c for c in second if c[:1] == ["gate"]], second)
+        self.assertIn("sampled until decided", out)
+        artifacts = os.path.join(self.root, "results", "artifacts-test")
+        with open(os.path.join(artifacts, "gate.json"), encoding="utf-8") as f:
+            self.assertIn("headline", json.load(f))
+        self.assertEqual(len(stored_runs(self.db)), 2)
 
     def test_a_failed_database_write_keeps_the_run_file_and_names_it(self):
         # A history that exists (so it is pairbench's), then held locked by another writer until

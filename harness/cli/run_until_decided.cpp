@@ -1,0 +1,199 @@
+// `run --baseline --budget`: rounds of more processes against a fixed baseline (run_until_decided.h).
+#include "harness/cli/run_until_decided.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "harness/exec/interrupt.h"
+#include "harness/store/sample.h"
+
+namespace pairbench::harness {
+
+std::vector<UnpairedState> unpaired_states(const nlohmann::json& baseline, const nlohmann::json& current,
+                                           const GateOptions& options) {
+  // experiment -> lower is better, threshold: the current run's declarations over the baseline's.
+  std::map<std::string, std::pair<bool, double>> direction;
+  for (const auto* doc : {&baseline, &current}) {
+    for (const auto& e : (*doc)["pairbench"]["experiments"]) {
+      const double threshold = e.value("gate_threshold", 0.0);
+      direction[e.value("name", "")] = {e.value("better", "lower") != "higher", threshold > 0 ? threshold : options.threshold};
+    }
+  }
+  std::map<std::string, std::vector<const nlohmann::json*>> base_rows, cur_rows;
+  for (const auto& b : baseline["benchmarks"]) base_rows[b["name"]].push_back(&b);
+  for (const auto& c : current["benchmarks"]) cur_rows[c["name"]].push_back(&c);
+  std::vector<UnpairedState> out;
+  for (auto& [name, rows] : cur_rows) {
+    const auto base = base_rows.find(name);
+    if (base == base_rows.end() || base->second.size() < 2) continue;
+    // In the order they ran round by round: repetition order (never by value).
+    std::stable_sort(rows.begin(), rows.end(), [](const nlohmann::json* a, const nlohmann::json* b) {
+      return a->value("repetition_index", 0) < b->value("repetition_index", 0);
+    });
+    const auto& [lower_is_better, threshold] = direction[rows.front()->value("experiment", "")];
+    UnpairedState s;
+    s.benchmark = name;
+    s.threshold = threshold;
+    for (const auto* b : base->second) s.add_baseline(process_value(*b), lower_is_better);
+    for (const auto* c : rows) {
+      s.add_current(process_value(*c), lower_is_better);
+      s.seconds += c->value("process_wall_s", 0.0);
+    }
+    if (const auto it = options.run_variance.find(name); it != options.run_variance.end()) s.run_variance = it->second;
+    if (const auto it = options.run_variance_runs.find(name); it != options.run_variance_runs.end()) {
+      s.run_variance_runs = it->second;
+    }
+    if (const auto it = options.process_variance_history.find(name); it != options.process_variance_history.end()) {
+      s.history_variance = it->second.first;
+      s.history_df = it->second.second;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void merge_round(RunOutcome& run, const RunOutcome& round) {
+  std::map<std::pair<std::string, Instrument>, int> repetitions;
+  int sequence = 0;
+  double start_s = 0;
+  for (const Sample& s : run.samples) {
+    int& r = repetitions[{s.benchmark, s.instrument}];
+    r = std::max(r, s.repetition + 1);
+    sequence = std::max(sequence, s.sequence + 1);
+    start_s = std::max(start_s, s.start_s + s.process_wall_s);
+  }
+  for (Sample s : round.samples) {
+    s.repetition += repetitions[{s.benchmark, s.instrument}];
+    if (s.sequence >= 0) s.sequence += sequence;
+    s.start_s += start_s;  // after the processes before it (launch order, not the clock's gaps)
+    run.samples.push_back(std::move(s));
+  }
+  run.failed_processes += round.failed_processes;
+  run.wall_s += round.wall_s;
+  run.calibrated += round.calibrated;
+  run.calibration_wall_s += round.calibration_wall_s;
+  for (const auto& d : round.drifted) {
+    if (std::find(run.drifted.begin(), run.drifted.end(), d) == run.drifted.end()) run.drifted.push_back(d);
+  }
+  run.completed_processes += round.completed_processes;
+  run.planned_processes += round.planned_processes;
+}
+
+std::vector<std::string> next_round(const SequentialDecision& d, const std::vector<UnpairedState>& states, int step,
+                                    double remaining_s, int cap) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    // Every undecided benchmark below the cap that more processes of this run could decide (not
+    // one the baseline's own interval already leaves undecidable), fewest still needed first.
+    if (d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs < cap && d.rows[i].pairs_needed < 1000000) {
+      order.push_back(i);
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return d.rows[a].pairs_needed < d.rows[b].pairs_needed; });
+  std::vector<std::string> chosen;
+  double cost = 0;
+  for (const std::size_t i : order) {
+    const UnpairedState& s = states[i];
+    const double per_process = s.current.empty() ? 0 : s.seconds / static_cast<double>(s.current.size());
+    if (cost + step * per_process > remaining_s) continue;
+    cost += step * per_process;
+    chosen.push_back(s.benchmark);
+  }
+  return chosen;
+}
+
+std::vector<ExperimentEntry> only(const std::vector<ExperimentEntry>& experiments, const std::vector<std::string>& names) {
+  const std::set<std::string> wanted(names.begin(), names.end());
+  std::vector<ExperimentEntry> out = experiments;
+  for (auto& e : out) std::erase_if(e.benchmarks, [&](const BenchmarkEntry& b) { return !wanted.count(b.name); });
+  std::erase_if(out, [](const ExperimentEntry& e) { return e.benchmarks.empty(); });
+  return out;
+}
+
+Sampled sample_until_decided(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments, RunOptions options,
+                             RunOutcome& outcome, const std::function<nlohmann::json(const RunOutcome&)>& look,
+                             std::chrono::steady_clock::time_point start) {
+  UnpairedDesign design;
+  design.max_processes = plan.max_repetitions;
+  Sampled out;
+  auto decide = [&] {
+    out.states = unpaired_states(*plan.baseline, look(outcome), plan.options);
+    out.decision = decide_sequential_unpaired(out.states, plan.options, design);
+  };
+  decide();
+  options.instruction_processes = 0;  // time only: instruction counts are decided by their few processes
+  options.recalibrate = false;        // the planned processes' iteration counts, kept for every round
+  const std::uint64_t seed = outcome.seed;
+  while (plan.budget_s > 0 && !interrupt_signal()) {
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::vector<std::string> chosen =
+        next_round(out.decision, out.states, plan.step, plan.budget_s - spent, plan.max_repetitions);
+    if (chosen.empty()) break;
+    ++out.rounds;
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "run: round %d: %d undecided against the baseline, sampling %zu (cheapest first), up to %d more processes "
+                  "each; %.0f s of %.0f s\n",
+                  out.rounds, out.decision.count(Verdict::undecided), chosen.size(), plan.step, spent, plan.budget_s);
+    std::cerr << line;
+    options.seed = seed + static_cast<std::uint64_t>(out.rounds);  // a fresh order each round, recorded seed + round
+    // `step` more each, fewer where that would pass the cap: one run per count.
+    std::map<int, std::vector<std::string>> by_count;
+    for (const UnpairedState& s : out.states) {
+      if (std::find(chosen.begin(), chosen.end(), s.benchmark) == chosen.end()) continue;
+      by_count[std::min(plan.step, plan.max_repetitions - static_cast<int>(s.current.size()))].push_back(s.benchmark);
+    }
+    bool cut_short = false;
+    for (const auto& [count, names] : by_count) {
+      options.repetitions = count;
+      const RunOutcome round = run_experiments(only(experiments, names), options);
+      merge_round(outcome, round);
+      out.added_processes += static_cast<int>(round.completed_processes);
+      cut_short = round.interrupted_by || interrupt_signal();
+      if (cut_short) break;
+    }
+    if (cut_short) break;  // a cut-short round is kept, not looked at
+    decide();
+  }
+  return out;
+}
+
+void apply_unpaired(GateReport& report, const Sampled& sampled) {
+  std::map<std::string, std::pair<const SequentialRow*, const UnpairedState*>> by_name;
+  for (std::size_t i = 0; i < sampled.decision.rows.size(); ++i) {
+    by_name[sampled.decision.rows[i].benchmark] = {&sampled.decision.rows[i], &sampled.states[i]};
+  }
+  for (BenchmarkVerdict& v : report.rows) {
+    const auto it = by_name.find(v.benchmark);
+    if (v.instrument != Instrument::time || it == by_name.end()) continue;
+    if (v.verdict == Verdict::broken || v.verdict == Verdict::missing || v.verdict == Verdict::new_) continue;
+    const SequentialRow& s = *it->second.first;
+    v.verdict = s.verdict;
+    v.slowdown = s.change, v.slowdown_low = s.low, v.slowdown_high = s.high;
+    v.p_adjusted = s.p_adjusted;
+    v.processes_needed = s.pairs_needed;
+    v.note = "sampled until decided, always-valid interval: " +
+             (s.verdict == Verdict::undecided ? s.note
+                                              : std::to_string(s.pairs) + " processes against the baseline's " +
+                                                    std::to_string(it->second.second->baseline.size()));
+  }
+}
+
+nlohmann::json until_decided_json(const UntilDecided& plan, const Sampled& sampled, const std::string& baseline_label) {
+  std::map<std::string, int> verdicts;
+  for (const auto& r : sampled.decision.rows) verdicts[to_string(r.verdict)]++;
+  return {{"baseline", baseline_label},
+          {"budget_s", plan.budget_s},
+          {"max_repetitions", plan.max_repetitions},
+          {"step", plan.step},
+          {"rounds", sampled.rounds},
+          {"added_processes", sampled.added_processes},
+          {"decision", "always-valid intervals against a fixed baseline, Holm over the gate (docs/gate.md)"},
+          {"verdicts", verdicts}};
+}
+
+}  // namespace pairbench::harness
