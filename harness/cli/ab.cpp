@@ -140,7 +140,8 @@ std::set<std::string> next_round(const SequentialDecision& d, const std::vector<
   // the estimate pessimistic, and more pairs are what narrows both.
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
-    if (d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs < max_pairs) order.push_back(i);
+    // (Only where `step` more stay within the cap: the cap is a maximum, never passed.)
+    if (d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs + step <= max_pairs) order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return d.rows[a].pairs_needed < d.rows[b].pairs_needed; });
