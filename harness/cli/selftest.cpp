@@ -26,6 +26,7 @@
 #include "harness/cli/gate_inputs.h"
 #include "harness/cli/history_access.h"
 #include "harness/cli/options.h"
+#include "harness/cli/selftest_ab.h"
 #include "harness/cli/run_record.h"
 #include "harness/exec/interrupt.h"
 #include "harness/stats/stats.h"
@@ -50,6 +51,8 @@ struct SelftestArgs {
   int baseline_runs = 4;       // runs of the same build (A1..): A/A pairs and the run-to-run noise
   std::string runs_dir;        // where the run files go (default results/selftest)
   bool from_runs = false;      // analyse the run files already in runs_dir; run nothing
+  int ab_aa = 0;               // > 0: ab of the build against itself this many times instead
+  double ab_budget_s = -1;     // their --budget (< 0: ab's default)
   GateArgs gate;
 };
 
@@ -561,6 +564,10 @@ void print_selftest(const nlohmann::json& result, const SelftestTallies& t, cons
 }
 
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
+  if (args.ab_aa > 0) {
+    return selftest_ab_aa({args.ab_aa, args.experiments, args.profile, args.ab_budget_s, bench_dir,
+                           args.runs_dir.empty() ? "results/selftest-ab-aa" : args.runs_dir, args.out});
+  }
   RunArgs run_args;
   run_args.profile = args.profile;
   run_args.repetitions = args.repetitions;
@@ -636,8 +643,9 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
 
 Command command_selftest() {
   return {"selftest", "measure the gate's false-alarm and detection rates on this machine",
-          "0 measured (the rates are the result, not a verdict); 2 bad input; 130/143 interrupted by SIGINT/SIGTERM "
-          "(the run files written so far are kept)",
+          "0 measured (the rates are the result, not a verdict); with --ab-aa: 0 no decided change, 1 some decided "
+          "change, 3 an ab failed to run; 2 bad input; 130/143 interrupted by SIGINT/SIGTERM (the run files written "
+          "so far are kept)",
           "a bench binary's output, a calibration cache or a run file (selftest)", [](CLI::App& cmd) -> CommandAction {
             auto a = std::make_shared<SelftestArgs>();
             auto bench_dir = std::make_shared<std::string>(default_bench_dir());
@@ -661,6 +669,12 @@ Command command_selftest() {
             cmd.add_flag("--from", a->from_runs, "analyse the run files already in --runs-dir; run nothing");
             cmd.add_flag("--pairing-study", a->pairing_study,
                          "measure ab's duet pairing against sequential interleaving (noise, A/A, a planted 5 %)");
+            cmd.add_option("--ab-aa", a->ab_aa,
+                           "run ab of this build against itself N times at its defaults (--experiments, --profile "
+                           "and --ab-budget as given) and count every decided change (exit 1 if any)")
+                ->check(CLI::Range(1, 1000));
+            cmd.add_option("--ab-budget", a->ab_budget_s, "--budget of each ab of --ab-aa (default: ab's)")
+                ->check(finite_in(0, 86400.0));
             cmd.add_option("--out", a->out, "write the result as JSON")->check(path_is(regular_file_or_absent_problem, "FILE"));
             cmd.add_option("--bench-dir", *bench_dir, "directory of the bench_* binaries")
                 ->check(path_is(directory_problem, "DIR"));

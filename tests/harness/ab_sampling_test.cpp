@@ -87,5 +87,31 @@ TEST(AbSampling, BudgetZeroIsTheFixedDesign) {
   for (const auto& [name, reps] : repetitions(read(dir.path + "/baseline.json"))) EXPECT_EQ(reps.size(), 4u) << name;
 }
 
+// selftest --ab-aa: ab of the build against itself N times; its tally adds up and its exit status
+// says whether any ab decided a change (identical builds: a false alarm, at most alpha per ab).
+TEST(AbSampling, SelftestAbAaCountsEveryVerdictOfEveryAb) {
+  TempDir dir;
+  const ProcessResult r =
+      run_process({PAIRBENCH_EXE, "selftest", "--ab-aa", "2", "--bench-dir", TIMING_BENCH_DIR, "--experiments",
+                   "timing.work", "--ab-budget", "3", "--runs-dir", dir.path + "/runs", "--out", dir.path + "/aa.json"},
+                  {}, std::chrono::seconds(300));
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
+  const nlohmann::json aa = read(dir.path + "/aa.json")["ab_aa"];
+  ASSERT_EQ(aa["runs"].size(), 2u) << aa.dump();
+  int changes = 0;
+  for (const auto& run : aa["runs"]) {
+    EXPECT_EQ(run["unchanged"].get<int>() + run["undecided"].get<int>() + run["regression"].get<int>() +
+                  run["improvement"].get<int>(),
+              run["rows"].get<int>());
+    EXPECT_GT(run["rows"].get<int>(), 0);
+    changes += static_cast<int>(run["decided_changes"].size());
+  }
+  EXPECT_EQ(aa["decided_changes"].get<int>(), changes);
+  EXPECT_EQ(r.exit_code, changes > 0 ? 1 : 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir.path + "/runs/ab-aa-1/gate.json"));
+  EXPECT_TRUE(fs::exists(dir.path + "/runs/ab-aa-2/candidate.json"));
+  EXPECT_NE(r.output.find("2 ab runs of identical builds"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace pairbench::harness

@@ -1,0 +1,26 @@
+// `pairbench selftest --ab-aa N`: `ab` of this build against itself, N times at ab's defaults (the
+// experiments and budget as asked), every decided change counted. Identical builds have no change,
+// so each regression or improvement is a false alarm of the whole procedure (sampling until
+// decided, the regime rules and the statistics together), and the share of benchmarks ending
+// `unchanged` is what a user comparing two builds can expect to be told.
+#pragma once
+
+#include <string>
+
+namespace pairbench::harness {
+
+struct AbAaArgs {
+  int repetitions = 20;      // ab runs
+  std::string experiments;   // as ab's --experiments (empty: its default, the whole profile)
+  std::string profile = "quick";
+  double budget_s = -1;      // ab's --budget; < 0: ab's default
+  std::string bench_dir;     // the build compared against itself
+  std::string runs_dir;      // each ab's run files and gate JSON go to runs_dir/ab-aa-<k>
+  std::string out;           // the summary as JSON (optional)
+};
+
+// Runs them; prints one line per ab and the totals. Exit status: 0 no decided change, 1 some
+// decided change, 2 bad input, 3 an ab failed to run, 130/143 interrupted.
+int selftest_ab_aa(const AbAaArgs& args);
+
+}  // namespace pairbench::harness
