@@ -10,7 +10,7 @@
 #                               (PAIRBENCH_LAYOUT_PERTURBATION, kernels/common/layout_perturbation.h)
 #   link_reversed               bench objects, kernels archive members and libraries in reverse link order
 #   align_functions_32          -falign-functions=32 (GCC's default here: 16)
-#   align_loops_32              -falign-loops=32
+#   align_loops_64              loops aligned to 64 bytes (PAIRBENCH_ALIGN_LOOPS; the default: 32)
 # (A longer build-directory path was tried and dropped: no path of the build tree reaches the bench
 # binaries, so they came out byte-identical. Each perturbed binary is checked against the plain one;
 # an identical one is reported and not run.)
@@ -29,7 +29,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 src="$PWD"
-all_perturbations="dead_code_1k,dead_code_3k,link_reversed,align_functions_32,align_loops_32"
+all_perturbations="dead_code_1k,dead_code_3k,link_reversed,align_functions_32,align_loops_64"
 IFS=',' read -r -a perturbations <<< "${PERTURBATIONS:-$all_perturbations}"
 read -r -a targets <<< "${TARGETS:-bench_precision bench_data}"
 read -r -a layouts <<< "${LAYOUT:-random}"
@@ -47,7 +47,7 @@ cmake_args_of() {  # the configure arguments of one perturbation (none: the plai
     plain) ;;
     dead_code_1k|dead_code_3k|link_reversed) args+=(-DPAIRBENCH_LAYOUT_PERTURBATION="$1") ;;
     align_functions_32) args+=(-DCMAKE_CXX_FLAGS=-falign-functions=32) ;;
-    align_loops_32) args+=(-DCMAKE_CXX_FLAGS=-falign-loops=32) ;;
+    align_loops_64) args+=(-DPAIRBENCH_ALIGN_LOOPS=64) ;;
     *) echo "layout-selftest: unknown perturbation '$1' (expected one of $all_perturbations)" >&2; return 2 ;;
   esac
   printf '%s\n' "${args[@]}"

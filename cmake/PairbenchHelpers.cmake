@@ -8,8 +8,17 @@ target_compile_options(pairbench_flags INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers>
   $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20 --expt-relaxed-constexpr -Xcompiler=-Wall>)
 target_compile_definitions(pairbench_flags INTERFACE PAIRBENCH_HAVE_CUDA=$<BOOL:${PAIRBENCH_HAVE_CUDA}>)
+# Loops aligned (PAIRBENCH_ALIGN_LOOPS, CMakeLists.txt) so that an edit elsewhere moves fewer hot
+# loops across a fetch block: a layout the relinked variants cannot average away.
+if(PAIRBENCH_ALIGN_LOOPS AND NOT PAIRBENCH_ALIGN_LOOPS EQUAL 0)
+  target_compile_options(pairbench_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-falign-loops=${PAIRBENCH_ALIGN_LOOPS}>)
+endif()  # also in the recorded flags (PAIRBENCH_EFFECTIVE_CXX_FLAGS below)
 # Build facts (type, compiler, flags) go to a generated header rather than -D flags with spaces.
-string(STRIP "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_pb_build_type_upper}}" PAIRBENCH_EFFECTIVE_CXX_FLAGS)
+set(_pb_align_flags)
+if(PAIRBENCH_ALIGN_LOOPS AND NOT PAIRBENCH_ALIGN_LOOPS EQUAL 0)
+  set(_pb_align_flags -falign-loops=${PAIRBENCH_ALIGN_LOOPS})
+endif()
+string(STRIP "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_pb_build_type_upper}} ${_pb_align_flags}" PAIRBENCH_EFFECTIVE_CXX_FLAGS)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/build_info.h.in ${PROJECT_BINARY_DIR}/generated/pairbench/build_info.h)
 target_include_directories(pairbench_flags INTERFACE ${PROJECT_BINARY_DIR}/generated)
 target_link_libraries(pairbench_flags INTERFACE Threads::Threads)
