@@ -36,9 +36,6 @@ read -r -a layouts <<< "${LAYOUT:-random}"
 dir="${LAYOUT_DIR:-build-layout}"
 jobs="${JOBS:-2}"
 pb="${PAIRBENCH:-build/bin/pairbench}"
-mkdir -p "$dir"
-dir="$(cd "$dir" && pwd)"
-t0=$(date +%s)
 
 cmake_args_of() {  # the configure arguments of one perturbation (none: the plain build)
   local args=(-DCMAKE_BUILD_TYPE=Release -DPAIRBENCH_WITH_CUDA=OFF -DPAIRBENCH_BUILD_TESTS=OFF)
@@ -65,6 +62,17 @@ build() {  # build NAME: configures and builds TARGETS into $dir/NAME; prints it
   }
   echo $(( $(date +%s) - start ))
 }
+
+for p in "${perturbations[@]}"; do  # every name checked before anything is built
+  cmake_args_of "$p" > /dev/null || exit 2
+done
+for l in "${layouts[@]}"; do
+  case "$l" in random|none) ;; *) echo "layout-selftest: LAYOUT '$l': expected random, none or both" >&2; exit 2 ;; esac
+done
+
+mkdir -p "$dir"
+dir="$(cd "$dir" && pwd)"
+t0=$(date +%s)
 
 if [ ! -x "$pb" ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null && cmake --build build -j"$jobs" --target pairbench > /dev/null || exit 2
