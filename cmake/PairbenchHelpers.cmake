@@ -156,6 +156,18 @@ function(pairbench_add_bench name)
       set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
     endif()
   endforeach()
+  # Variants of an earlier configuration with more of them would be run as this build's (the runner
+  # takes bench_NAME.layout1, 2, ... up to the first missing): removed at configure time.
+  set(dir ${CMAKE_RUNTIME_OUTPUT_DIRECTORY})
+  if(ARG_OUTPUT_DIRECTORY)
+    set(dir ${ARG_OUTPUT_DIRECTORY})
+  endif()
+  file(GLOB existing ${dir}/bench_${name}.layout*)
+  foreach(file IN LISTS existing)
+    if(file MATCHES "\\.layout([0-9]+)$" AND NOT CMAKE_MATCH_1 LESS PAIRBENCH_LAYOUT_VARIANTS)
+      file(REMOVE ${file})
+    endif()
+  endforeach()
   set_property(GLOBAL APPEND PROPERTY PAIRBENCH_BENCH_TARGETS bench_${name})
 endfunction()
 
