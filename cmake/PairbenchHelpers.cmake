@@ -8,8 +8,17 @@ target_compile_options(pairbench_flags INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers>
   $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20 --expt-relaxed-constexpr -Xcompiler=-Wall>)
 target_compile_definitions(pairbench_flags INTERFACE PAIRBENCH_HAVE_CUDA=$<BOOL:${PAIRBENCH_HAVE_CUDA}>)
+# Loops aligned (PAIRBENCH_ALIGN_LOOPS, CMakeLists.txt) so that an edit elsewhere moves fewer hot
+# loops across a fetch block: a layout the relinked variants cannot average away.
+if(PAIRBENCH_ALIGN_LOOPS AND NOT PAIRBENCH_ALIGN_LOOPS EQUAL 0)
+  target_compile_options(pairbench_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-falign-loops=${PAIRBENCH_ALIGN_LOOPS}>)
+endif()  # also in the recorded flags (PAIRBENCH_EFFECTIVE_CXX_FLAGS below)
 # Build facts (type, compiler, flags) go to a generated header rather than -D flags with spaces.
-string(STRIP "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_pb_build_type_upper}}" PAIRBENCH_EFFECTIVE_CXX_FLAGS)
+set(_pb_align_flags)
+if(PAIRBENCH_ALIGN_LOOPS AND NOT PAIRBENCH_ALIGN_LOOPS EQUAL 0)
+  set(_pb_align_flags -falign-loops=${PAIRBENCH_ALIGN_LOOPS})
+endif()
+string(STRIP "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_pb_build_type_upper}} ${_pb_align_flags}" PAIRBENCH_EFFECTIVE_CXX_FLAGS)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/build_info.h.in ${PROJECT_BINARY_DIR}/generated/pairbench/build_info.h)
 target_include_directories(pairbench_flags INTERFACE ${PROJECT_BINARY_DIR}/generated)
 target_link_libraries(pairbench_flags INTERFACE Threads::Threads)
@@ -53,7 +62,11 @@ function(pairbench_add_library name)
   if(PAIRBENCH_HAVE_CUDA)
     list(APPEND srcs ${ARG_CUDA_SOURCES})
   endif()
+  if(PAIRBENCH_LAYOUT_PERTURBATION STREQUAL "link_reversed")
+    list(REVERSE srcs)  # archive members, and so the order they are linked in, reversed
+  endif()
   add_library(${name} STATIC ${srcs})
+  pairbench_layout_perturb(${name})
   pairbench_include_root(root kernels)
   target_include_directories(${name} PUBLIC ${root})
   target_link_libraries(${name} PUBLIC pairbench_flags ${ARG_LINK})
@@ -64,16 +77,97 @@ function(pairbench_add_library name)
   endif()
 endfunction()
 
+# ---- Layout (docs/gate.md, "Layout"; harness/exec/layout.h) ----------------------------------
+# PAIRBENCH_LAYOUT_VARIANTS (CMakeLists.txt): every bench binary bench_NAME is also linked K-1 more
+# times from the same objects as bench_NAME.layout<k>, each with a padding object first on the link
+# line: never executed bytes at the start of .text, .rodata and .data, so that every function and
+# table after them moves by a different offset mod 4 KiB (a multiple of 16, never of 64: hot loops
+# change their 64-byte cache-line and fetch-block alignment). Relinks only, no recompiles. The runner
+# runs each time process from one of them at random, so a build's own placement is noise, not a
+# constant of one side of a comparison.
+
+# pairbench_layout_pad(VAR K): the object library of variant K's padding (made once), in VAR.
+# Its sizes follow from K alone, so variant K is padded alike in every build.
+function(pairbench_layout_pad var k)
+  set(${var} pairbench_layout_pad_${k} PARENT_SCOPE)
+  if(TARGET pairbench_layout_pad_${k})
+    return()
+  endif()
+  string(SHA256 h "pairbench-layout-variant-${k}")
+  set(sizes)
+  foreach(first IN ITEMS 0 8 16 24)
+    string(SUBSTRING "${h}" ${first} 6 hex)
+    math(EXPR v "0x${hex}")
+    list(APPEND sizes ${v})
+  endforeach()
+  list(GET sizes 0 a)
+  list(GET sizes 1 b)
+  list(GET sizes 2 c)
+  list(GET sizes 3 d)
+  math(EXPR text_bytes "16 * (4 * (${a} % 64) + 1 + ${b} % 3)")  # 16..4080, not a multiple of 64
+  math(EXPR rodata_bytes "16 * (1 + ${c} % 255)")
+  math(EXPR data_bytes "16 * (1 + ${d} % 255)")
+  set(file ${PROJECT_BINARY_DIR}/generated/layout/layout_pad_${k}.cpp)
+  configure_file(${CMAKE_CURRENT_FUNCTION_LIST_DIR}/layout_pad.cpp.in ${file} @ONLY)
+  add_library(pairbench_layout_pad_${k} OBJECT ${file})
+endfunction()
+
+# pairbench_layout_perturb(TARGET): PAIRBENCH_LAYOUT_PERTURBATION's dead code (the layout self-test,
+# ci/layout-selftest.sh): dead_code_1k / dead_code_3k put a never-called function of 1000 / 3000
+# bytes of code into every translation unit of TARGET (kernels/common/layout_perturbation.h).
+function(pairbench_layout_perturb target)
+  if(PAIRBENCH_LAYOUT_PERTURBATION MATCHES "^dead_code_([13])k$")
+    math(EXPR bytes "${CMAKE_MATCH_1} * 1000")
+    target_compile_options(${target} PRIVATE
+      "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-include ${PROJECT_SOURCE_DIR}/kernels/common/layout_perturbation.h>")
+    target_compile_definitions(${target} PRIVATE PAIRBENCH_LAYOUT_DEAD_CODE_BYTES=${bytes})
+  endif()
+endfunction()
+
 # pairbench_add_bench(NAME SOURCES ... LINK ... [OUTPUT_DIRECTORY DIR]): a bench binary
 # bench_NAME (in build/bin, or DIR) with the shared pairbench main (catalogue listing,
-# single-benchmark runs, verification status).
+# single-benchmark runs, verification status), and its layout variants bench_NAME.layout<k>
+# (k < PAIRBENCH_LAYOUT_VARIANTS) linked from the same objects.
 function(pairbench_add_bench name)
   cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY" "SOURCES;LINK" ${ARGN})
-  add_executable(bench_${name} ${ARG_SOURCES})
-  target_link_libraries(bench_${name} PRIVATE pairbench_bench_common ${ARG_LINK})
-  if(ARG_OUTPUT_DIRECTORY)
-    set_target_properties(bench_${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  set(sources ${ARG_SOURCES})
+  set(link pairbench_bench_common ${ARG_LINK})
+  if(PAIRBENCH_LAYOUT_PERTURBATION STREQUAL "link_reversed")
+    list(REVERSE sources)
+    list(REVERSE link)
   endif()
+  add_library(bench_${name}_objects OBJECT ${sources})
+  target_link_libraries(bench_${name}_objects PRIVATE ${link})
+  set(targets bench_${name})
+  add_executable(bench_${name} $<TARGET_OBJECTS:bench_${name}_objects>)
+  if(PAIRBENCH_LAYOUT_VARIANTS GREATER 1)
+    math(EXPR last "${PAIRBENCH_LAYOUT_VARIANTS} - 1")
+    foreach(k RANGE 1 ${last})
+      pairbench_layout_pad(pad ${k})
+      add_executable(bench_${name}.layout${k} $<TARGET_OBJECTS:${pad}> $<TARGET_OBJECTS:bench_${name}_objects>)
+      add_dependencies(bench_${name} bench_${name}.layout${k})  # building bench_NAME builds its variants
+      list(APPEND targets bench_${name}.layout${k})
+    endforeach()
+  endif()
+  foreach(target IN LISTS targets)
+    target_link_libraries(${target} PRIVATE ${link})
+    set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
+    if(ARG_OUTPUT_DIRECTORY)
+      set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+    endif()
+  endforeach()
+  # Variants of an earlier configuration with more of them would be run as this build's (the runner
+  # takes bench_NAME.layout1, 2, ... up to the first missing): removed at configure time.
+  set(dir ${CMAKE_RUNTIME_OUTPUT_DIRECTORY})
+  if(ARG_OUTPUT_DIRECTORY)
+    set(dir ${ARG_OUTPUT_DIRECTORY})
+  endif()
+  file(GLOB existing ${dir}/bench_${name}.layout*)
+  foreach(file IN LISTS existing)
+    if(file MATCHES "\\.layout([0-9]+)$" AND NOT CMAKE_MATCH_1 LESS PAIRBENCH_LAYOUT_VARIANTS)
+      file(REMOVE ${file})
+    endif()
+  endforeach()
   set_property(GLOBAL APPEND PROPERTY PAIRBENCH_BENCH_TARGETS bench_${name})
 endfunction()
 

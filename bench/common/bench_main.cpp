@@ -23,6 +23,7 @@
 #include "bench/common/experiment.h"
 #include "bench/common/timed_region.h"
 #include "bench/common/work.h"
+#include "kernels/common/layout.h"
 
 namespace pairbench::bench {
 namespace {
@@ -218,6 +219,14 @@ class FailureTrackingReporter : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
   using namespace pairbench::bench;
+  // Layout randomisation (kernels/common/layout.h): under a layout seed, a heap block of 0-4080
+  // bytes, held for the process's life, moves every later small allocation by that much within its
+  // page, a different amount in every process. Never touched after.
+  if (const auto seed = pairbench::kernels::process_layout_seed()) {
+    static volatile void* heap_shift =
+        std::malloc(pairbench::kernels::layout_offset_bytes(*seed, /*draw=*/~std::uint64_t{0}, /*alignment=*/16) + 1);
+    (void)heap_shift;
+  }
   bool list = false;
   std::string profile = "quick";
   std::string only, record_path;

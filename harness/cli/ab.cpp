@@ -88,6 +88,7 @@ void report_regime(const AbResult& r, const std::vector<Side>& sides) {
 struct AbArgs {
   std::string baseline_build, candidate_build, experiments, arms, profile = "quick", out_dir;
   std::string pairing = "duet";  // duet (both sides at once, a core per thread each) | sequential
+  std::string layout = "random";  // random: each process draws its placement (harness/exec/layout.h) | none
   int repetitions = 0;
   double min_time_s = 0, timeout_s = 0;
   std::uint64_t seed = 0;
@@ -250,7 +251,8 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   run_args.timeout_s = args.timeout_s;
   run_args.seed = args.seed;
   run_args.pairing = args.pairing;
-  const RunOptions options = run_options(run_args, capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint.value("machine_key", ""));
+  RunOptions options = run_options(run_args, capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint.value("machine_key", ""));
+  options.layout = args.layout;
   const std::string out_dir = args.out_dir.empty() ? "results/ab-" + utc_stamp("%Y%m%dT%H%M%SZ") : args.out_dir;
   // Every output is checked before either build runs a benchmark.
   check_gate_outputs(args.gate);
@@ -317,6 +319,12 @@ Command command_ab() {
                            "declares), cores swapped each round; a benchmark whose two sides do not fit runs them one "
                            "at a time; sequential: one process at a time")
                 ->check(CLI::IsMember({"duet", "sequential"}));
+            cmd.add_option("--layout", a->layout,
+                           "random: every process of both sides draws its own code and data placement from the seed "
+                           "(a relinked layout variant of its bench binary, environment padding, buffer page "
+                           "offsets; recorded in its row), so that layout is noise, not a constant of one build; "
+                           "none: the plain binaries as built")
+                ->check(CLI::IsMember({"random", "none"}));
             cmd.add_option("--budget", a->budget_s,
                            "seconds of wall time for the whole ab: after the planned processes, rounds of more "
                            "processes for the benchmarks still undecided, cheapest first, decided by always-valid "

@@ -200,7 +200,9 @@ std::vector<std::string> find_bench_binaries(const std::string& dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string file = entry.path().filename().string();
-    if (file.rfind("bench_", 0) == 0 && entry.is_regular_file() && access(entry.path().c_str(), X_OK) == 0) {
+    // bench_<area> only: bench_<area>.layout<k> are its layout variants (layout_variants_of).
+    if (file.rfind("bench_", 0) == 0 && file.find('.') == std::string::npos && entry.is_regular_file() &&
+        access(entry.path().c_str(), X_OK) == 0) {
       out.push_back(fs::absolute(entry.path()).string());
     }
   }
@@ -208,6 +210,17 @@ std::vector<std::string> find_bench_binaries(const std::string& dir) {
   // An empty directory would list nothing and run nothing, and report success.
   if (out.empty()) throw std::runtime_error("bench directory " + dir + ": no bench_* executables (expected a build's bin/)");
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> layout_variants_of(const std::string& binary) {
+  std::vector<std::string> out{binary};
+  for (int k = 1;; ++k) {
+    const std::string variant = binary + ".layout" + std::to_string(k);
+    std::error_code ec;
+    if (!fs::is_regular_file(variant, ec) || access(variant.c_str(), X_OK) != 0) break;
+    out.push_back(variant);
+  }
   return out;
 }
 
@@ -227,7 +240,11 @@ std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& bina
     } catch (const nlohmann::json::parse_error& ex) {
       throw std::runtime_error(binary + " --pairbench_list: not valid JSON at byte " + std::to_string(ex.byte));
     }
-    for (auto& e : parse_catalogue(listing, binary)) all.push_back(std::move(e));
+    const std::vector<std::string> variants = layout_variants_of(binary);
+    for (auto& e : parse_catalogue(listing, binary)) {
+      e.layout_binaries = variants;
+      all.push_back(std::move(e));
+    }
   }
   std::size_t benchmarks = 0;
   for (const auto& e : all) benchmarks += e.benchmarks.size();

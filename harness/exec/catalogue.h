@@ -85,6 +85,9 @@ struct FigureEntry {
 
 struct ExperimentEntry {
   std::string binary;  // absolute path of the bench binary that runs it
+  // The binary and its layout variants (bench_<area>.layout<k>, the same objects relinked with the
+  // code and static data moved; harness/exec/layout.h): the binary first. Filled by load_catalogue.
+  std::vector<std::string> layout_binaries;
   std::string name, claim, question, timing, kind;
   std::string metric, unit, better;  // better: lower | higher
   // How the metric follows an iteration's measured time: proportional | inverse | none. It turns
@@ -113,8 +116,13 @@ nlohmann::json figure_to_json(const FigureEntry& figure);
 // Parses one binary's listing; throws std::runtime_error naming the binary and field on bad input.
 std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, const std::string& binary);
 
-// Every bench_* executable in `dir`, sorted by name.
+// Every bench_* executable in `dir` whose name has no dot, sorted by name (bench_X.layout<k> are
+// bench_X's layout variants, not binaries of their own).
 std::vector<std::string> find_bench_binaries(const std::string& dir);
+
+// `binary` and its layout variants binary.layout1, .layout2, ... (up to the first one missing), as
+// cmake/PairbenchHelpers.cmake builds them (PAIRBENCH_LAYOUT_VARIANTS).
+std::vector<std::string> layout_variants_of(const std::string& binary);
 
 // Asks each binary for its catalogue under `profile`; throws on a binary that fails to list.
 std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& binaries,

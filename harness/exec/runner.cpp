@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "harness/exec/interrupt.h"
+#include "harness/exec/layout.h"
 #include "harness/exec/process.h"
 #include "harness/store/run_file.h"
 #include "harness/stats/stats.h"
@@ -46,7 +47,14 @@ struct Job {
   std::int64_t iterations = 0;  // 0 = Google Benchmark's ramp (calibration)
   std::vector<int> cpus;        // pinned to these (duet); empty = not pinned
   int pair = -1;
+  ProcessLayout layout;         // drawn for time processes under RunOptions::layout "random"
 };
+
+// The experiment's binary and its layout variants (the plain binary alone where the catalogue
+// entry was not loaded from a build directory).
+std::vector<std::string> binaries_of(const ExperimentEntry& e) {
+  return e.layout_binaries.empty() ? std::vector<std::string>{e.binary} : e.layout_binaries;
+}
 
 // A benchmark's error message may begin with the status it ended in ("not_supported: ...").
 Verification verification_from_error(const std::string& message) {
@@ -150,7 +158,9 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   }
   std::vector<std::string> argv;
   if (job.kind == Kind::kInstructions) argv = instruction_counter_prefix(ctx.counter, count_path);
-  for (const std::string& a : {job.experiment->binary, "--pairbench_profile=" + ctx.options.profile,
+  const std::vector<std::string> binaries = binaries_of(*job.experiment);
+  for (const std::string& a : {layout_binary(binaries, job.layout),
+                               "--pairbench_profile=" + ctx.options.profile,
                                "--pairbench_only=" + job.benchmark->name, "--benchmark_out=" + out_path,
                                std::string("--benchmark_out_format=json"), std::string("--benchmark_repetitions=1"),
                                "--pairbench_record=" + record_path}) {
@@ -170,6 +180,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   // The simulator runs the timed regions ~50x slower: give it room.
   const double limit = job.kind == Kind::kInstructions ? 10 * ctx.options.timeout_s : ctx.options.timeout_s;
   auto env = job_env(ctx, job);
+  for (const auto& [k, v] : layout_env(job.layout)) env[k] = v;
   env["TMPDIR"] = process_tmp;
   const ProcessResult pr = run_process(argv, env, std::chrono::duration<double>(limit), job.cpus);
   const auto gbench = read_json(out_path);
@@ -197,6 +208,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   s.cpu = job.cpus.empty() ? -1 : job.cpus.front();
   s.cpus = job.cpus;
   s.iterations = job.iterations;
+  s.layout = job.layout;
   if (!s.has_value || !has_usable_value(s.verification)) return s;
 
   if (job.kind == Kind::kCalibrate) {
@@ -497,6 +509,16 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
       }
       if (unit.size() == 2) ++pair_id;
       units.push_back(unit);
+    }
+  }
+  // Each time process's placement: from the run's seed and its index in the planned order, so the
+  // same seed gives the same layouts; both sides drawn alike.
+  if (options.layout == "random") {
+    std::uint64_t index = 0;
+    for (auto& unit : units) {
+      for (Job& j : unit) {
+        j.layout = draw_layout(outcome.seed, index++, static_cast<int>(binaries_of(*j.experiment).size()));
+      }
     }
   }
   return units;

@@ -39,6 +39,11 @@ struct RunOptions {
   // time, unpinned, in a duet run too (RunOutcome::sequential_in_duet).
   std::string pairing = "sequential";
   std::vector<int> duet_cpu_pool;  // the CPUs duet places sides on; empty = every usable CPU
+  // random: every time process draws its own placement from the seed and its index in the run (a
+  // layout variant of its binary, environment padding, buffer offsets; harness/exec/layout.h),
+  // recorded in its row; none: every process runs the plain binary as built. Calibration and
+  // instruction-counting processes always run the plain binary unperturbed.
+  std::string layout = "random";
 };
 
 // A benchmark whose two sides ran one at a time in a duet run, and why.

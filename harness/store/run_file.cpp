@@ -451,6 +451,10 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
   if (s.pair >= 0 && s.cpus.size() > 1) b["cpus"] = s.cpus;
   b["sequence"] = s.sequence;
   b["start_s"] = s.start_s;
+  if (s.layout.drawn) {
+    b["layout"] = {{"variant", s.layout.variant}, {"variants", s.layout.variants},
+                   {"env_pad_bytes", s.layout.env_pad_bytes}, {"seed", s.layout.seed}};
+  }
   return b;
 }
 

@@ -13,6 +13,18 @@
 
 namespace pairbench::harness {
 
+// The placement a time process ran with (harness/exec/layout.h draws it; docs/gate.md, "Layout"):
+// which relinked variant of its bench binary, how many bytes of environment padding moved its stack,
+// and the seed its buffers' page offsets and heap shift were drawn from. Absent (`drawn` false) where
+// the run did not randomise layout, and for calibration and instruction-counting processes.
+struct ProcessLayout {
+  bool drawn = false;
+  int variant = 0;   // 0 = the plain binary; k = bench_<area>.layout<k>
+  int variants = 1;  // how many the binary had to pick from
+  int env_pad_bytes = 0;
+  std::uint64_t seed = 0;  // PAIRBENCH_LAYOUT_SEED, below 2^53 so that JSON readers keep it exact
+};
+
 struct Sample {
   std::string benchmark;  // canonical name
   std::string experiment, arm;
@@ -35,6 +47,7 @@ struct Sample {
   std::vector<int> cpus;  // every CPU it was pinned to: a duet side running several threads has several
   int sequence = -1;      // position in the run's launch order (time order)
   double start_s = 0;     // when it started, seconds after the timed rounds began
+  ProcessLayout layout;
 };
 
 // The value of one process for the gate and the summary: the median of its in-process samples

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/common/layout.h"
+
 namespace pairbench::kernels::elementwise {
 
 const char* storage_name(Storage s) {
@@ -38,7 +40,9 @@ void HostArray::Free::operator()(std::byte* p) const { ::operator delete[](p, st
 HostArray::HostArray(Storage storage, std::size_t n)
     : storage_(storage),
       n_(n),
-      data_(static_cast<std::byte*>(::operator new[](std::max<std::size_t>(n * storage_bytes(storage), 1),
+      offset_(next_layout_offset_bytes(kAlign)),
+      data_(static_cast<std::byte*>(::operator new[](std::max<std::size_t>(n * storage_bytes(storage), 1) +
+                                                         (offset_ ? kLayoutSpanBytes : 0),
                                                      std::align_val_t(kAlign)))) {}
 
 namespace {

@@ -16,7 +16,9 @@ const char* storage_name(Storage s);         // "fp32", "bf16", "fp16"
 std::size_t storage_bytes(Storage s);        // bytes per element: 4 or 2
 Precision precision_of(Storage s);
 
-// n elements in one storage type, 64-byte aligned, pages untouched until first written.
+// n elements in one storage type, 64-byte aligned, pages untouched until first written. Under
+// pairbench's layout randomisation (kernels/common/layout.h) the data starts at a random multiple of
+// 64 bytes within its first page, a different one in every process.
 class HostArray {
  public:
   HostArray(Storage storage, std::size_t n);
@@ -27,8 +29,8 @@ class HostArray {
   void load(std::span<float> out) const;      // widens to fp32, exactly
   void load(std::span<float> out, std::size_t first) const;  // elements [first, first + out.size())
   void poison();                              // NaN in every element
-  void* data() { return data_.get(); }
-  const void* data() const { return data_.get(); }
+  void* data() { return data_.get() + offset_; }
+  const void* data() const { return data_.get() + offset_; }
 
  private:
   struct Free {
@@ -36,6 +38,7 @@ class HostArray {
   };
   Storage storage_;
   std::size_t n_;
+  std::size_t offset_;  // bytes from the allocation's start to the data: a multiple of 64
   std::unique_ptr<std::byte, Free> data_;
 };
 
