@@ -33,6 +33,9 @@ all_perturbations="dead_code_1k,dead_code_3k,link_reversed,align_functions_32,al
 IFS=',' read -r -a perturbations <<< "${PERTURBATIONS:-$all_perturbations}"
 read -r -a targets <<< "${TARGETS:-bench_precision bench_data}"
 read -r -a layouts <<< "${LAYOUT:-random}"
+# ab compares only these binaries' areas: a PLAIN_BUILD with more bench binaries would otherwise run
+# its other benchmarks on its side alone, inside ab's budget.
+experiments=$(printf '%s\n' "${targets[@]}" | sed 's/^bench_//' | paste -sd, -)
 dir="${LAYOUT_DIR:-build-layout}"
 jobs="${JOBS:-2}"
 pb="${PAIRBENCH:-build/bin/pairbench}"
@@ -113,7 +116,7 @@ for p in "${perturbations[@]}"; do
     out="$dir/ab-$p-$layout"
     rm -rf "$out"
     start=$(date +%s)
-    "$pb" ab --baseline-build "$plain" --candidate-build "$dir/$p" --layout "$layout" --out-dir "$out" \
+    "$pb" ab --baseline-build "$plain" --candidate-build "$dir/$p" --experiments "$experiments" --layout "$layout" --out-dir "$out" \
       --json "$out.gate.json" --db none "$@" > "$out.log" 2>&1
     ab_status=$?
     secs=$(( $(date +%s) - start ))
