@@ -97,8 +97,34 @@ struct AbArgs {
   double budget_s = 180;
   int max_repetitions = 100;  // the budget is what usually stops it; the robust bets are sized for this
   int step = 2;
+  bool probe = true;  // duet: one uncounted pair per benchmark first, to find those duet changes (duet_regime_probe)
   GateArgs gate;
 };
+
+// ---- The duet's regime (docs/gate.md, "Duet pairing") ---------------------------------------
+
+// One pair of every benchmark in duet before the processes that count, thrown away: a benchmark
+// either side of which ran above the calibration limit (`run`'s time per iteration, kAbCalibrationLimit)
+// with another process beside it shares something the declared threads do not say (two
+// memory-bound processes, one memory bus): its sides then run one at a time, as `run` runs it.
+std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& sides, const std::vector<Environment>& envs,
+                                                     RunOptions options, const std::string& command_line) {
+  std::map<std::string, std::string> out;
+  options.repetitions = 1;
+  options.seed = options.seed ? options.seed ^ 0x70726f6265ULL : 0;
+  std::cerr << "ab: duet regime probe: one pair of every benchmark, not counted\n";
+  const AbResult probe = run_ab(sides, envs, options, command_line);
+  for (const RunRecord::CalibrationCheck& check : probe.against_calibration) {
+    char why[160];
+    std::snprintf(why, sizeof why, "a duet probe ran it above %.1fx its calibrated time per iteration", check.limit);
+    for (const auto& c : check.over) {
+      std::fprintf(stderr, "ab: duet regime probe: %s ran %.2fx its calibrated time per iteration beside the other side: "
+                           "its sides run one at a time\n", c.name.c_str(), c.ratio);
+      out.emplace(c.name, why);
+    }
+  }
+  return out;
+}
 
 // ---- Sampling until decided (docs/gate.md) ---------------------------------------------------
 
@@ -274,10 +300,12 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
     envs.push_back(environment_of(dir));
   }
   const auto start = std::chrono::steady_clock::now();
-  AbResult r = run_ab(sides, envs, options, command_line);
+  RunOptions counted = options;
+  if (args.pairing == "duet" && args.probe) counted.one_side_at_a_time = duet_regime_probe(sides, envs, options, command_line);
+  AbResult r = run_ab(sides, envs, counted, command_line);
   report_regime(r, sides);
   const SequentialDecision decision =
-      args.budget_s > 0 ? sample_until_decided(args, sides, envs, options, r, command_line, start) : SequentialDecision{};
+      args.budget_s > 0 ? sample_until_decided(args, sides, envs, counted, r, command_line, start) : SequentialDecision{};
   write_json_atomically(out_dir + "/baseline.json", r.baseline);
   write_json_atomically(out_dir + "/candidate.json", r.candidate);
   std::cout << "wrote " << out_dir << "/baseline.json and candidate.json\n";
@@ -332,6 +360,10 @@ Command command_ab() {
                 ->check(finite_in(0, 86400.0));
             cmd.add_option("--max-repetitions", a->max_repetitions, "the cap of processes per benchmark and side")
                 ->check(CLI::Range(2, 1000));
+            cmd.add_flag("!--no-probe", a->probe,
+                         "duet: skip the regime probe (one uncounted pair of every benchmark first; a benchmark "
+                         "either side of which runs above 1.5x its calibrated time per iteration beside the other "
+                         "then runs its sides one at a time)");
             cmd.add_option("--out-dir", a->out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
                 ->check(path_is(directory_or_absent_problem, "DIR"));
             add_gate_options(&cmd, a->gate);

@@ -74,6 +74,7 @@ int selftest_ab_aa(const AbAaArgs& args) {
                   c["low"].is_number() ? 100 * c["low"].get<double>() : -100.0,
                   c["high"].is_number() ? 100 * c["high"].get<double>() : 1e9);
     }
+    std::fflush(stdout);  // one line per ab as it ends, also into a file
     runs.push_back({{"unchanged", count["unchanged"]}, {"undecided", count["undecided"]},
                     {"regression", count["regression"]}, {"improvement", count["improvement"]}, {"rows", n},
                     {"wall_s", r.wall_s}, {"decided_changes", changes}});

@@ -438,6 +438,7 @@ int pair_threads(const Job& a, const Job& b) { return std::max({1, a.benchmark->
 // once (2 x threads > CPUs), each side is a unit of its own, run one at a time and unpinned as in
 // sequential pairing, and the benchmark is named in `sequential` with why.
 std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, bool duet, std::size_t pool_cpus,
+                                             const std::map<std::string, std::string>& one_side_at_a_time,
                                              std::vector<SequentialInDuet>& sequential) {
   std::vector<std::vector<Job>> round_units;
   if (!duet) {
@@ -459,7 +460,8 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, b
     paired.insert(j.benchmark->name);
     const int threads = pair_threads(j, *it->second);
     const bool cuda = j.benchmark->cuda || it->second->benchmark->cuda;
-    if (!cuda && 2 * static_cast<std::size_t>(threads) <= pool_cpus) {
+    const auto forced = one_side_at_a_time.find(j.benchmark->name);
+    if (!cuda && forced == one_side_at_a_time.end() && 2 * static_cast<std::size_t>(threads) <= pool_cpus) {
       round_units.push_back({j, *it->second});
       continue;
     }
@@ -469,7 +471,9 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, b
     // their calibrated time per iteration on an H200, docs/gate.md).
     sequential.push_back({j.benchmark->name, threads,
                           cuda ? std::string("both sides would share the CUDA device")
-                               : std::to_string(threads) + " threads per side need " + std::to_string(2 * threads) +
+                          : forced != one_side_at_a_time.end()
+                              ? forced->second
+                              : std::to_string(threads) + " threads per side need " + std::to_string(2 * threads) +
                                      " cores for both sides at once; " + std::to_string(pool_cpus) + " usable"});
   }
   for (const Job& j : runnable) {
@@ -486,7 +490,8 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
                                           std::mt19937_64& rng) {
   std::vector<std::vector<Job>> units;
   const std::vector<std::vector<Job>> round_units =
-      round_units_of(runnable, outcome.pairing == "duet", pool.size(), outcome.sequential_in_duet);
+      round_units_of(runnable, outcome.pairing == "duet", pool.size(), options.one_side_at_a_time,
+                     outcome.sequential_in_duet);
   int pair_id = 0;
   for (int r = 0; r < options.repetitions; ++r) {
     std::vector<std::vector<Job>> round = round_units;

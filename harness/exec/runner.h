@@ -39,6 +39,10 @@ struct RunOptions {
   // time, unpinned, in a duet run too (RunOutcome::sequential_in_duet).
   std::string pairing = "sequential";
   std::vector<int> duet_cpu_pool;  // the CPUs duet places sides on; empty = every usable CPU
+  // Benchmarks a duet run runs one side at a time whatever they declare, with why (`ab`'s regime
+  // probe: two processes at once ran one above its calibrated time per iteration, e.g. two
+  // memory-bound ones sharing the memory bandwidth).
+  std::map<std::string, std::string> one_side_at_a_time;
   // random: every time process draws its own placement from the seed and its index in the run (a
   // layout variant of its binary, environment padding, buffer offsets; harness/exec/layout.h),
   // recorded in its row; none: every process runs the plain binary as built. Calibration and

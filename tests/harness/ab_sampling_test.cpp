@@ -58,6 +58,8 @@ TEST(AbSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
   const ProcessResult r = ab(dir.path, "120", "8");
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.output;  // the same build: never a regression
   EXPECT_NE(r.output.find("sampled until decided"), std::string::npos) << r.output;
+  // The duet regime probe ran first; its pairs are not in the run files (indices below start at 0).
+  EXPECT_NE(r.output.find("ab: duet regime probe"), std::string::npos) << r.output;
   std::multiset<int> pairs;
   const auto base = repetitions(read(dir.path + "/baseline.json"), &pairs);
   const auto cand = repetitions(read(dir.path + "/candidate.json"));

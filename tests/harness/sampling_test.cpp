@@ -405,6 +405,31 @@ TEST(Threads, ACudaBenchmarkRunsOneSideAtATimeInDuet) {
   for (const Sample& s : out.samples) EXPECT_EQ(s.pair, -1) << s.benchmark;
 }
 
+// What ab's regime probe found (RunOptions::one_side_at_a_time) runs one side at a time, with its reason.
+TEST(Threads, ABenchmarkTheProbeNamedRunsOneSideAtATime) {
+  const std::vector<int> usable = kernels::usable_cpu_list();
+  if (usable.size() < 2) GTEST_SKIP() << "skipped: a duet needs two usable CPUs, this machine has " << usable.size();
+  std::vector<ExperimentEntry> experiments = load_catalogue({kBench}, "quick");
+  for (auto& e : experiments) {
+    std::erase_if(e.benchmarks, [](const BenchmarkEntry& b) { return !b.name.ends_with("/work:1000"); });
+  }
+  RunOptions options;
+  options.repetitions = 2;
+  options.plan = {2, 0.0005, 0.25};
+  options.pairing = "duet";
+  options.duet_cpu_pool = {usable[0], usable[1]};
+  options.seed = 31;
+  options.one_side_at_a_time = {{"timing.work/steps/work:1000", "a duet probe ran it above 1.5x"}};
+  const RunOutcome out = run_sides({Side{"a", experiments, {}, {}, {}}, Side{"b", experiments, {}, {}, {}}}, options);
+  EXPECT_EQ(out.failed_processes, 0);
+  std::map<std::string, std::string> reasons;
+  for (const auto& q : out.sequential_in_duet) reasons[q.benchmark] = q.reason;
+  EXPECT_EQ(reasons["timing.work/steps/work:1000"], "a duet probe ran it above 1.5x");
+  for (const Sample& s : out.samples) {
+    if (s.benchmark == "timing.work/steps/work:1000") EXPECT_EQ(s.pair, -1);
+  }
+}
+
 TEST(Threads, TwoThreadsOnFourCpusGetTwoCoresPerSide) {
   const std::vector<int> usable = kernels::usable_cpu_list();
   if (usable.size() < 4) GTEST_SKIP() << "skipped: needs four usable CPUs, this machine has " << usable.size();
