@@ -18,19 +18,18 @@
 #include "harness/exec/layout.h"
 #include "harness/exec/process.h"
 #include "harness/exec/runner.h"
+#include "kernels/common/scratch.h"
 #include "kernels/common/layout.h"
 
 namespace pairbench::harness {
 namespace {
 namespace fs = std::filesystem;
 
+// A scratch directory for one test, removed after it (kernels::TempDir: $TMPDIR, a clear error
+// when it cannot be made), its path as the string the commands take.
 struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/pairbench-layout-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
+  kernels::TempDir dir{"pairbench-layout"};
+  std::string path = dir.path().string();
 };
 
 TEST(LayoutDraw, TheSameSeedAndIndexGiveTheSameLayout) {

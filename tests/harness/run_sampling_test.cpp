@@ -17,18 +17,17 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/exec/process.h"
+#include "kernels/common/scratch.h"
 
 namespace pairbench::harness {
 namespace {
 namespace fs = std::filesystem;
 
+// A scratch directory for one test, removed after it (kernels::TempDir: $TMPDIR, a clear error
+// when it cannot be made), its path as the string the commands take.
 struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/pairbench-run-sampling-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
+  kernels::TempDir dir{"pairbench-run-sampling"};
+  std::string path = dir.path().string();
 };
 
 nlohmann::json read(const std::string& path) {
