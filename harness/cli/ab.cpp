@@ -165,22 +165,17 @@ std::set<std::string> next_round(const SequentialDecision& d, const std::vector<
   // Every undecided benchmark below the cap, fewest pairs still needed first. Not only those the
   // estimate puts within the cap (to_sample): at a few pairs the always-valid interval is wide and
   // the estimate pessimistic, and more pairs are what narrows both.
-  std::vector<std::size_t> order;
+  std::vector<bool> eligible;
+  std::vector<double> cost;
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     // (Only where `step` more stay within the cap: the cap is a maximum, never passed.)
-    if (d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs + step <= max_pairs) order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return d.rows[a].pairs_needed < d.rows[b].pairs_needed; });
-  std::set<std::string> chosen;
-  double cost = 0;
-  for (const std::size_t i : order) {
+    eligible.push_back(d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs + step <= max_pairs);
     const SequentialState& s = states[i];
     const double per_pair = s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.diffs.size()) * (duet ? 0.5 : 1.0);
-    if (cost + step * per_pair > remaining_s) continue;
-    cost += step * per_pair;
-    chosen.insert(s.benchmark);
+    cost.push_back(step * per_pair);
   }
+  std::set<std::string> chosen;
+  for (const std::size_t i : affordable_cheapest_first(d.rows, eligible, cost, remaining_s)) chosen.insert(states[i].benchmark);
   return chosen;
 }
 

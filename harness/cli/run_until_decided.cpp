@@ -84,25 +84,19 @@ void merge_round(RunOutcome& run, const RunOutcome& round) {
 
 std::vector<std::string> next_round(const SequentialDecision& d, const std::vector<UnpairedState>& states, int step,
                                     double remaining_s, int cap) {
-  std::vector<std::size_t> order;
+  std::vector<bool> eligible;
+  std::vector<double> cost;
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     // Every undecided benchmark below the cap that more processes of this run could decide (not
     // one the baseline's own interval already leaves undecidable), fewest still needed first.
-    if (d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs < cap && d.rows[i].pairs_needed < 1000000) {
-      order.push_back(i);
-    }
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return d.rows[a].pairs_needed < d.rows[b].pairs_needed; });
-  std::vector<std::string> chosen;
-  double cost = 0;
-  for (const std::size_t i : order) {
+    eligible.push_back(d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs < cap &&
+                       d.rows[i].pairs_needed < 1000000);
     const UnpairedState& s = states[i];
     const double per_process = s.current.empty() ? 0 : s.seconds / static_cast<double>(s.current.size());
-    if (cost + step * per_process > remaining_s) continue;
-    cost += step * per_process;
-    chosen.push_back(s.benchmark);
+    cost.push_back(step * per_process);
   }
+  std::vector<std::string> chosen;
+  for (const std::size_t i : affordable_cheapest_first(d.rows, eligible, cost, remaining_s)) chosen.push_back(states[i].benchmark);
   return chosen;
 }
 

@@ -95,6 +95,25 @@ Sequence sequence_of(const SequentialState& s, double interval_alpha, double tes
 
 }  // namespace
 
+std::vector<std::size_t> affordable_cheapest_first(const std::vector<SequentialRow>& rows,
+                                                   const std::vector<bool>& eligible, const std::vector<double>& cost,
+                                                   double budget_s) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (eligible[i]) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rows[a].pairs_needed < rows[b].pairs_needed; });
+  std::vector<std::size_t> chosen;
+  double spent = 0;
+  for (const std::size_t i : order) {
+    if (spent + cost[i] > budget_s) continue;
+    spent += cost[i];
+    chosen.push_back(i);
+  }
+  return chosen;
+}
+
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,
                                      const SequentialDesign& design) {
   const double interval_alpha = 1 - options.interval_level;  // two-sided: 90 % leaves 5 % each side

@@ -90,6 +90,13 @@ struct SequentialDecision {
   std::vector<std::size_t> to_sample() const;
 };
 
+// The next round of a sampling loop (ab's, run --budget's): of the rows marked `eligible`, fewest
+// pairs still needed first, as many as `budget_s` buys at `cost[i]` seconds each (one that does
+// not fit is passed over for a cheaper one after it). Indices into `rows`.
+std::vector<std::size_t> affordable_cheapest_first(const std::vector<SequentialRow>& rows,
+                                                   const std::vector<bool>& eligible, const std::vector<double>& cost,
+                                                   double budget_s);
+
 // One look: every benchmark of the gate decided on its pairs so far, with options.alpha,
 // correction and interval_level (throws std::invalid_argument for a non-finite difference).
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,

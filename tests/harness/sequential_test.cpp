@@ -270,6 +270,20 @@ TEST(DecideSequential, ImprovementIsTheMirrorImage) {
   EXPECT_THROW(throughput.add_pair(0, 1), std::invalid_argument);
 }
 
+// The next round: eligible rows only, fewest pairs still needed first, as many as the budget buys;
+// one that does not fit is passed over for a cheaper one after it.
+TEST(DecideSequential, AffordableCheapestFirst) {
+  std::vector<SequentialRow> rows(5);
+  const int needed[] = {40, 10, 20, 5, 30};
+  for (int i = 0; i < 5; ++i) rows[static_cast<std::size_t>(i)].pairs_needed = needed[i];
+  const std::vector<bool> eligible = {true, true, true, false, true};
+  const std::vector<double> cost = {1, 2, 8, 1, 3};
+  // Order by need: 1 (2 s), 2 (8 s), 4 (3 s), 0 (1 s); 3 is not eligible. Budget 7: 1, then 2 does
+  // not fit, 4 does (5 s), 0 does (6 s).
+  EXPECT_EQ(affordable_cheapest_first(rows, eligible, cost, 7), (std::vector<std::size_t>{1, 4, 0}));
+  EXPECT_TRUE(affordable_cheapest_first(rows, eligible, cost, 0.5).empty());
+}
+
 TEST(DecideSequential, CheapestFirstAndTheResolutionText) {
   SequentialDecision d;
   d.rows.resize(3);
