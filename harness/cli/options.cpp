@@ -117,6 +117,12 @@ void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default, bool db_op
          "--moderation", [&gate](const std::string& s) { gate.options.moderation = *moderation_from_string(s); },
          "eb: borrow noise from every benchmark (empirical Bayes), none: each benchmark alone")
       ->check(CLI::IsMember({"eb", "none"}));
+  cmd->add_option_function<std::string>(
+         "--resolution", [&gate](const std::string& s) { gate.options.resolution = s == "on"; },
+         "between two runs, on (default): a benchmark is unchanged when its interval lies inside +-max(threshold, its "
+         "resolution), the smallest change its noise lets this comparison tell (docs/gate.md); off: inside +-threshold "
+         "only, the rest undecided")
+      ->check(CLI::IsMember({"on", "off"}));
   if (db_option) {
     auto* db = cmd->add_option("--db,--history", gate.history,
                                "history database (an SQLite path or a postgresql:// URL) for each benchmark's run-to-run "

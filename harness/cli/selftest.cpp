@@ -2,9 +2,9 @@
 // this machine.
 //   1. A run X of the selected benchmarks (2n processes each, n = the profile's processes per
 //      benchmark), then, later, a run Y interleaving four sides: A' (the same build again) and
-//      the same build with 2, 5 and 10 % of real work planted inside every timed region (2n each).
+//      the same build with 5, 10 and 20 % of real work planted inside every timed region (2n each).
 //      Instruction counts the same way: 3 counting processes in X, 2 per side in Y, the planted
-//      work there an exact number of work loops per region (2/5/10 % of X's count).
+//      work there an exact number of work loops per region (5/10/20 % of X's count).
 //   2. Gates are drawn from these processes as users would meet them: baseline n processes of X,
 //      current n processes of A' (A/A) or of a planted side, many times over; each draw is a
 //      whole gate over every selected benchmark (Holm over all of them).
@@ -262,12 +262,12 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
 }
 
 
-constexpr int kPlantedLevels[] = {2, 5, 10};  // % of real work planted per timed region
+constexpr int kPlantedLevels[] = {5, 10, 20};  // % of real work planted per timed region
 
 std::string run_path(const std::string& dir, const std::string& name) { return dir + "/" + name + ".json"; }
 
 // Runs A1..A<baseline_runs> of the same build, one after another as nights would be, then run Y:
-// A' and the build with 2, 5 and 10 % planted, interleaved. Time: work worth L % of each region's
+// A' and the build with 5, 10 and 20 % planted, interleaved. Time: work worth L % of each region's
 // time; instructions: L % of A1's count per iteration, as whole work loops of the known size.
 // Returns 0, or the exit status of an interrupted run (kept, marked partial).
 int measure_selftest_runs(const SelftestArgs& args, const std::vector<ExperimentEntry>& experiments,
@@ -305,7 +305,7 @@ int measure_selftest_runs(const SelftestArgs& args, const std::vector<Experiment
     }
     sides.push_back(std::move(side));
   }
-  std::cerr << "selftest: run Y, " << o.repetitions << " processes per benchmark and side: A' and planted 2/5/10 %\n";
+  std::cerr << "selftest: run Y, " << o.repetitions << " processes per benchmark and side: A' and planted 5/10/20 %\n";
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
   const RunOutcome y = run_sides(sides, o);
   for (std::size_t side = 0; side < sides.size(); ++side) {
@@ -380,6 +380,10 @@ std::map<std::string, double> process_noise(const Pool& pool) {
 struct SelftestTallies {
   std::map<std::string, std::map<std::string, Tally>> by_instrument;
   Tally aa_without_history;
+  // What the A/A gates' time rows were gated at (docs/gate.md, "Resolution"), every row of every
+  // gate, and whether each of the first ten gates passed outright (no regression, nothing undecided).
+  std::vector<double> aa_gated_at;
+  int first_ten_passed = 0, first_ten = 0;
 };
 
 SelftestTallies draw_gates(const SelftestArgs& args, const SelftestRuns& s, const SelftestGates& g,
@@ -395,6 +399,10 @@ SelftestTallies draw_gates(const SelftestArgs& args, const SelftestRuns& s, cons
     const GateReport report = compare_runs(base, cur, g.gate, "A", "A'");
     for (const char* instrument : {"time", "instructions"}) tally_gate(tallies[instrument]["aa"], report, instrument, noise);
     tally_combined(tallies["whole gate"]["aa"], report);
+    for (const auto& v : report.rows) {
+      if (v.instrument == Instrument::time && v.gated_at > 0) t.aa_gated_at.push_back(v.gated_at);
+    }
+    if (t.first_ten < 10) ++t.first_ten, t.first_ten_passed += report.count(Verdict::regression) == 0 && !report.undecided();
     tally_gate(t.aa_without_history, compare_runs(base, cur, g.no_history, "A", "A'"), "time", noise);
     tallies["time"]["aa"].compare_py_flags += compare_py_flags(base, cur);
   }
@@ -525,6 +533,17 @@ void print_selftest(const nlohmann::json& result, const SelftestTallies& t, cons
                   instrument.c_str(), aa.gates_with_regression, aa.gates, 100 * rate(aa.gates_with_regression, aa.gates),
                   aa.gates_passed);
     }
+    if (instrument == "whole gate") {
+      std::printf("    the first %d A/A gates in a row: %d passed (exit 0 without --undecided pass)\n", t.first_ten,
+                  t.first_ten_passed);
+    }
+    if (instrument == "time" && !t.aa_gated_at.empty()) {
+      const auto& gated = result["results"]["time"]["aa_gated_at"];
+      std::printf("    gated at: the threshold %.0f%% of rows; the rest at their resolution, median of all rows "
+                  "\u00b1%.1f%%, 90th pct \u00b1%.1f%%\n",
+                  100 * gated["share_at_threshold"].get<double>(), 100 * gated["median"].get<double>(),
+                  100 * gated["q90"].get<double>());
+    }
     if (instrument == "time") {
       std::printf("    without the run-to-run noise from history: %d of %d (%.1f%%)\n",
                   t.aa_without_history.gates_with_regression, t.aa_without_history.gates,
@@ -621,6 +640,15 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
     for (const auto& [kind, t] : by_kind) result["results"][instrument][kind] = tally_json(t);
   }
   result["results"]["time"]["aa_without_run_to_run_noise"] = tally_json(tallies.aa_without_history);
+  if (!tallies.aa_gated_at.empty()) {
+    const auto& g = tallies.aa_gated_at;
+    result["results"]["time"]["aa_gated_at"] = {
+        {"rows", g.size()},
+        {"share_at_threshold", share_at_most(g, gate.threshold * (1 + 1e-12))},
+        {"median", stats::median(g)},
+        {"q90", stats::quantile(g, 0.9)}};
+  }
+  result["results"]["whole gate"]["first_ten_aa"] = {{"gates", tallies.first_ten}, {"passed", tallies.first_ten_passed}};
   result["planted_as_measured"] = planted_as_measured(runs);
   result["instruction_count_cv"] = instruction_count_spread(runs.a_pools);
   result["seconds_per_decision"] = {{"time", 2 * n * mean_wall(runs.a_pools, false)},

@@ -99,6 +99,7 @@ struct Pending {
   std::size_t row;
   Contrast c;
   bool follows_time;
+  std::string benchmark;
 };
 
 // A benchmark's process-to-process variance of the log value and its degrees of freedom.
@@ -134,7 +135,7 @@ std::vector<Pending> contrasts(GateReport& report, const std::vector<Matched>& m
                std::to_string(*c.iterations.begin()) + "): the runs may not measure the same work";
     }
     pending.push_back({m.row, contrast_of(b, c, e.better != "higher", try_pairs, report.options.trim),
-                       e.time_relation != "none"});
+                       e.time_relation != "none", v.benchmark});
   }
   return pending;
 }
@@ -179,14 +180,30 @@ Moderated moderated_variance(const Contrast& c, const stats::VariancePrior& prio
   return {variance, df};
 }
 
+// The gate-wide run-to-run part, for the benchmarks without a history of their own.
+struct PooledRunVariance {
+  double variance = -1;  // of the log value; -1: not estimated
+  int benchmarks = 0;    // estimated from
+};
+
 // The standard error of the change: the moderated process part, plus (between two runs) the
-// benchmark's run-to-run variance from history, which also sets v.run_noise.
+// benchmark's run-to-run variance from history (or the gate-wide one where it has no history),
+// which also sets v.run_noise.
 ChangeError change_error(BenchmarkVerdict& v, const Contrast& c, const Moderated& moderated,
-                         const GateOptions& options, bool try_pairs) {
+                         const GateOptions& options, bool try_pairs, const PooledRunVariance& pooled) {
   double df = moderated.df;
   const double process_part = std::max(0.0, moderated.variance) * c.se_factor;
   double se2 = process_part;
-  if (!try_pairs) {
+  if (!try_pairs && pooled.variance >= 0 && !options.run_variance.count(v.benchmark)) {
+    const double run_part = 2 * pooled.variance;
+    se2 += run_part;
+    v.run_noise = std::sqrt(pooled.variance);
+    v.run_noise_pooled = true;
+    if (run_part > 0 && df > 0) {
+      const double run_df = pooled.benchmarks - 1.0;
+      df = se2 * se2 / (process_part * process_part / df + run_part * run_part / run_df);
+    }
+  } else if (!try_pairs) {
     // Two runs on two days differ by their days as well as their processes.
     if (const auto it = options.run_variance.find(v.benchmark); it != options.run_variance.end() && it->second >= 0) {
       const double run_part = 2 * it->second;
@@ -225,6 +242,45 @@ OneSided test_change(BenchmarkVerdict& v, const Contrast& c, ChangeError& e) {
   }
   v.p_value = p.worse;
   return p;
+}
+
+// Two runs differ by their days as well as their processes. Where a benchmark has no history of
+// its own (fewer than 3 runs of it), the run-to-run part is estimated from the gate's benchmarks at
+// once: the one variance v (of the log value, the same for every benchmark) such that the
+// benchmarks' changes about their median change, over their own noise, (change - median)^2 /
+// (process part + 2v), have the median of a chi-square with 1 degree of freedom. Medians: a real
+// change in a few benchmarks barely moves it; and a change of most benchmarks by the same amount
+// is left in the changes, not taken for noise (a build 50 % slower everywhere is a regression
+// everywhere, and a day on which the whole machine ran slower is one too, until the same-runner
+// confirmation of the nightly clears it: docs/gate.md). Needs 8 benchmarks.
+PooledRunVariance pooled_run_variance(const std::vector<Pending>& pending, const std::vector<Moderated>& moderated,
+                                      const GateOptions& options) {
+  std::vector<std::pair<double, double>> rows;  // change, process part of its variance
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    const Contrast& c = pending[i].c;
+    if (!pending[i].follows_time || !c.usable || !(c.df > 0) || options.run_variance.count(pending[i].benchmark)) continue;
+    rows.push_back({c.delta, std::max(0.0, moderated[i].variance) * c.se_factor});
+  }
+  if (rows.size() < 8) return {};
+  std::vector<double> changes;
+  for (const auto& r : rows) changes.push_back(r.first);
+  const double centre = stats::median(changes);
+  for (auto& r : rows) r.first = (r.first - centre) * (r.first - centre);
+  auto median_at = [&](double v) {
+    std::vector<double> z2;
+    for (const auto& [d2, process] : rows) z2.push_back(process + 2 * v > 0 ? d2 / (process + 2 * v) : kInf);
+    return stats::median(z2);
+  };
+  constexpr double kChi2Median = 0.454936;  // of a chi-square with 1 degree of freedom
+  const int n = static_cast<int>(rows.size());
+  if (median_at(0) <= kChi2Median) return {0, n};
+  double low = 0, high = 1e-4;
+  while (median_at(high) > kChi2Median && high < 1e4) low = high, high *= 4;
+  for (int it = 0; it < 100; ++it) {
+    const double mid = 0.5 * (low + high);
+    (median_at(mid) > kChi2Median ? low : high) = mid;
+  }
+  return {high, n};
 }
 
 // Multiple-comparison correction over every time row of the gate.
@@ -286,10 +342,23 @@ void explain_undecided(BenchmarkVerdict& v, const Contrast& c, const ChangeError
   append_note(v, why);
 }
 
-// The interval of the change against +-threshold, and the verdict: regression when significant
-// and the interval reaches the threshold; unchanged when it lies inside; else undecided.
+// The resolution of a row: the interval's half-width plus the farthest an unchanged benchmark's
+// estimate strays from 0 except with probability alpha / benchmarks (two-sided, Bonferroni), both
+// on the row's own degrees of freedom. A change the gate does not find significant (Holm rejects
+// at least what Bonferroni does) then has its interval inside +-resolution: every row with a noise
+// estimate is decided. Relative; 0 where the row has no noise estimate.
+double resolution_of(const ChangeError& e, double half, const GateOptions& options, double family) {
+  if (!(e.se > 0) || !std::isfinite(half) || !(e.df > 0)) return 0;
+  const double tail = options.alpha / std::max(1.0, family) / 2;
+  const double margin = std::isinf(e.df) ? normal_critical(tail) : stats::student_t_quantile(1 - tail, e.df);
+  return std::expm1(half + margin * e.se);
+}
+
+// The interval of the change and the verdict: regression when significant and the interval
+// reaches the threshold; unchanged when it lies inside +-gated_at (the threshold, or between two
+// runs the larger of it and the row's resolution); else undecided.
 void decide_row(BenchmarkVerdict& v, const Contrast& c, const ChangeError& e, const OneSided& adjusted,
-                const GateOptions& options, double family) {
+                const GateOptions& options, double family, bool try_pairs) {
   const double tail = (1 - options.interval_level) / 2;
   v.p_adjusted = adjusted.worse;
   const double log_threshold = std::log1p(v.threshold);
@@ -299,6 +368,12 @@ void decide_row(BenchmarkVerdict& v, const Contrast& c, const ChangeError& e, co
   } else if (e.df > 0) {
     half = e.se * stats::student_t_quantile(1 - tail, e.df);
   }
+  v.gated_at = v.threshold;
+  if (options.resolution && !try_pairs) {
+    v.resolution = resolution_of(e, half, options, family);
+    v.gated_at = std::max(v.threshold, v.resolution);
+  }
+  const double log_gated = std::log1p(v.gated_at);
   const double low = c.delta - half, high = c.delta + half;
   v.slowdown = std::expm1(c.delta);
   v.slowdown_low = std::isfinite(low) ? std::expm1(low) : -1;
@@ -308,8 +383,14 @@ void decide_row(BenchmarkVerdict& v, const Contrast& c, const ChangeError& e, co
     v.verdict = Verdict::regression;
   } else if (faster && low <= -log_threshold) {
     v.verdict = Verdict::improvement;
-  } else if (high < log_threshold && low > -log_threshold) {
+  } else if (high < log_gated && low > -log_gated) {
     v.verdict = Verdict::unchanged;
+    if (v.gated_at > v.threshold) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "unchanged at \u00b1%.1f%% (its resolution; threshold %.0f%%)", 100 * v.gated_at,
+                    100 * v.threshold);
+      append_note(v, buf);
+    }
     if (slower || faster) append_note(v, "significant change within the threshold");
   } else {
     v.verdict = Verdict::undecided;
@@ -326,10 +407,17 @@ void decide_time_rows(GateReport& report, const std::vector<Matched>& matched, c
   report.prior = priors[true];
   std::vector<ChangeError> errors;
   std::vector<double> p_worse, p_better;
-  for (const Pending& p : pending) {
+  std::vector<Moderated> moderated;
+  for (const Pending& p : pending) moderated.push_back(moderated_variance(p.c, priors[p.follows_time], p.benchmark, options));
+  // Between two runs, the run-to-run part of the benchmarks without a history of their own.
+  const PooledRunVariance pooled = !try_pairs && options.resolution ? pooled_run_variance(pending, moderated, options)
+                                                                     : PooledRunVariance{};
+  report.pooled_run_variance = pooled.variance;
+  report.pooled_run_benchmarks = pooled.benchmarks;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    const Pending& p = pending[i];
     BenchmarkVerdict& v = report.rows[p.row];
-    const Moderated moderated = moderated_variance(p.c, priors[p.follows_time], v.benchmark, options);
-    errors.push_back(change_error(v, p.c, moderated, options, try_pairs));
+    errors.push_back(change_error(v, p.c, moderated[i], options, try_pairs, pooled));
     const OneSided one_sided = test_change(v, p.c, errors.back());
     p_worse.push_back(one_sided.worse);
     p_better.push_back(one_sided.better);
@@ -338,7 +426,8 @@ void decide_time_rows(GateReport& report, const std::vector<Matched>& matched, c
                             adj_better = adjust_p_values(p_better, options.correction);
   const double family = static_cast<double>(pending.size());
   for (std::size_t i = 0; i < pending.size(); ++i) {
-    decide_row(report.rows[pending[i].row], pending[i].c, errors[i], {adj_worse[i], adj_better[i]}, options, family);
+    decide_row(report.rows[pending[i].row], pending[i].c, errors[i], {adj_worse[i], adj_better[i]}, options, family,
+               try_pairs);
   }
 }
 

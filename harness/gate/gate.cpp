@@ -117,6 +117,15 @@ std::vector<Matched> match_benchmarks(GateReport& report, const InstrumentRows& 
 
 }  // namespace
 
+bool is_suspect(const BenchmarkVerdict& v) {
+  if (v.verdict == Verdict::regression || v.verdict == Verdict::undecided) return true;
+  // Unchanged only at its resolution, yet slower by more than the threshold at the 5 % level before
+  // any correction: weak evidence alone (about 5 % of such rows on unchanged code), cheap to settle
+  // in one run of both builds.
+  return v.instrument == Instrument::time && v.verdict == Verdict::unchanged && v.gated_at > v.threshold &&
+         v.slowdown > v.threshold && v.p_value < kSuspectP;
+}
+
 int GateReport::count(Verdict verdict) const {
   return static_cast<int>(std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return r.verdict == verdict; }));
 }

@@ -51,6 +51,12 @@ struct GateOptions {
   std::map<std::string, std::pair<double, double>> process_variance_history;
   std::string run_variance_source;       // e.g. "results/history.sqlite, last 30 runs"
   double trim = 0.2;                     // Yuen's trimming fraction per side
+  // Between two runs (not `ab`'s halves of one run): a benchmark whose interval lies inside
+  // +-max(threshold, resolution) is unchanged, where its resolution is the smallest change this
+  // comparison can tell from its noise (process and run to run) at the gate's alpha
+  // (docs/gate.md, "Resolution"). Regressions are decided as without it. Off: "unchanged" only
+  // inside +-threshold, the rest undecided (before issue 24).
+  bool resolution = true;
 };
 
 struct BenchmarkVerdict {
@@ -69,6 +75,11 @@ struct BenchmarkVerdict {
   double threshold = 0.05;
   bool paired = false;              // duet pairs compared pair by pair
   double run_noise = -1;            // run-to-run SD of the log value used, -1 = unknown
+  bool run_noise_pooled = false;    // run_noise is the gate-wide estimate (no history of its own)
+  // The smallest change this comparison can tell from its noise (relative; 0 = not computed) and
+  // what "unchanged" was decided against: max(threshold, resolution) between two runs with
+  // GateOptions::resolution, else the threshold.
+  double resolution = 0, gated_at = 0;
   int processes_needed = 0;         // per side, for undecided rows: an estimate of what would decide it
   Verdict verdict = Verdict::undecided;  // every row is decided before compare_runs returns
   std::string note;
@@ -84,6 +95,10 @@ struct GateReport {
   GateOptions options;
   std::string baseline_label, current_label;
   stats::VariancePrior prior;  // the time instrument's prior, over every time-following metric
+  // The gate-wide run-to-run variance of the log value estimated from this comparison, for the
+  // benchmarks without a history of their own; -1 where not estimated.
+  double pooled_run_variance = -1;
+  int pooled_run_benchmarks = 0;  // how many benchmarks it was estimated from
   int count(Verdict verdict) const;
   bool failed() const;  // a row fails the gate (fails_gate)
   bool undecided() const { return count(Verdict::undecided) > 0 || !partial_runs.empty(); }
@@ -113,6 +128,13 @@ HistoryNoise history_noise(const std::vector<std::vector<double>>& runs, double 
 
 // Fills options.run_variance, run_variance_runs and process_variance_history for one benchmark.
 void add_history_noise(GateOptions& options, const std::string& benchmark, const std::vector<std::vector<double>>& runs);
+
+// A row worth re-measuring on the same runner (the nightly's confirmation, docs/gate.md): a
+// regression, an undecided row, or a time row unchanged only at a resolution wider than its
+// threshold whose estimate is a slowdown beyond the threshold with an uncorrected one-sided p below
+// kSuspectP.
+inline constexpr double kSuspectP = 0.05;
+bool is_suspect(const BenchmarkVerdict& v);
 
 // Throws std::invalid_argument (exit 2) when fingerprints differ and !options.force, and for a
 // metric value that is not finite and > 0 (naming the benchmark).

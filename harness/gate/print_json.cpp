@@ -24,6 +24,9 @@ nlohmann::json gate_json(const GateReport& r) {
                       {"interval_level", r.options.interval_level},
                       {"undecided_policy", to_string(r.options.undecided)},
                       {"run_variance_source", r.options.run_variance_source},
+                      {"resolution_policy", r.options.resolution},
+                      {"pooled_run_variance", num(r.pooled_run_variance)},
+                      {"pooled_run_benchmarks", r.pooled_run_benchmarks},
                       {"noise_prior", {{"benchmarks", r.prior.count}, {"df", num(r.prior.df)}, {"variance", r.prior.variance}}},
                       {"benchmarks", nlohmann::json::array()}};
   for (const auto& v : r.rows) {
@@ -36,7 +39,9 @@ nlohmann::json gate_json(const GateReport& r) {
                                {"t", num(v.t)}, {"df", num(v.df)}, {"se", num(v.se)}, {"p_value", v.p_value}, {"p_adjusted", v.p_adjusted},
                                {"noise_cv", v.noise_cv}, {"inprocess_cv", v.inprocess_cv}, {"threshold", v.threshold},
                                {"paired", v.paired}, {"processes_needed", v.processes_needed},
-                               {"run_noise", num(v.run_noise)}});
+                               {"run_noise", num(v.run_noise)}, {"run_noise_pooled", v.run_noise_pooled},
+                               {"resolution", v.resolution}, {"gated_at", v.gated_at},
+                               {"suspect", is_suspect(v)}});
   }
   return j;
 }

@@ -31,7 +31,8 @@ std::string outcome_text(const GateReport& r) {
 }
 
 void write_table(std::ostringstream& md, const std::vector<const BenchmarkVerdict*>& rows) {
-  md << "| benchmark | verdict | change [90% CI] (+ = worse) | p (adjusted) | noise | note |\n|---|---|---|---|---|---|\n";
+  md << "| benchmark | verdict | change [90% CI] (+ = worse) | p (adjusted) | noise | gated at | note |\n"
+        "|---|---|---|---|---|---|---|\n";
   for (const auto* v : rows) {
     char p[32] = "", noise[32] = "";
     if (v->baseline_samples && v->current_samples) {
@@ -39,7 +40,8 @@ void write_table(std::ostringstream& md, const std::vector<const BenchmarkVerdic
       std::snprintf(noise, sizeof noise, "%.1f %%", 100 * v->noise_cv);
     }
     md << "| " << md_escape(gate_text::row_name(*v)) << " | " << to_string(v->verdict) << " | "
-       << gate_text::change_text(*v) << " | " << p << " | " << noise << " | " << md_escape(v->note) << " |\n";
+       << gate_text::change_text(*v) << " | " << p << " | " << noise << " | " << gate_text::gated_text(*v) << " | "
+       << md_escape(v->note) << " |\n";
   }
   md << "\n";
 }
@@ -55,6 +57,9 @@ std::string gate_markdown(const GateReport& r) {
      << " at " << r.options.alpha << " over the whole gate. Run-to-run noise: "
      << md_escape(r.options.run_variance_source.empty() ? "none known (no history)" : r.options.run_variance_source)
      << ".\n\n";
+  for (const std::string& line : {gate_text::pooled_run_noise_text(r), gate_text::gated_summary(r)}) {
+    if (!line.empty()) md << md_escape(line) << ".\n\n";
+  }
   md << "Baseline `" << md_escape(r.baseline_label) << "`, current `" << md_escape(r.current_label) << "`.\n\n";
   if (r.forced) {
     md << "> **Forced comparison of different machines or builds:** ";

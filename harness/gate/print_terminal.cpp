@@ -42,8 +42,8 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
     out << "PARTIAL RUN: " << p << "; benchmarks it did not reach are missing, and the gate cannot pass\n";
   }
   char line[800];
-  std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s  %s\n", "benchmark", "verdict", "change [90% CI] (+ = worse)",
-                "p (adj)", "noise", "note");
+  std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s %8s  %s\n", "benchmark", "verdict",
+                "change [90% CI] (+ = worse)", "p (adj)", "noise", "gated", "note");
   out << line;
   for (const auto& v : r.rows) {
     char p[32] = "", noise[32] = "";
@@ -51,8 +51,9 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
       if (v.instrument == Instrument::time) std::snprintf(p, sizeof p, "%.2g", v.p_adjusted);
       std::snprintf(noise, sizeof noise, "%.1f%%", 100 * v.noise_cv);
     }
-    std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s  %s\n", row_name(v).c_str(), to_string(v.verdict).c_str(),
-                  change_text(v).c_str(), p, noise, v.note.c_str());
+    std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s %8s  %s\n", row_name(v).c_str(),
+                  to_string(v.verdict).c_str(), change_text(v).c_str(), p, noise, gate_text::gated_text(v).c_str(),
+                  v.note.c_str());
     out << line;
   }
   std::snprintf(line, sizeof line,
@@ -66,6 +67,8 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
               ? "none known (no history): the intervals hold process-to-process noise only"
               : r.options.run_variance_source)
       << "\n";
+  if (const std::string pooled = gate_text::pooled_run_noise_text(r); !pooled.empty()) out << pooled << "\n";
+  if (const std::string gated = gate_text::gated_summary(r); !gated.empty()) out << gated << "\n";
   out << r.headline() << "\n";
   print_outcome(out, r);
 }

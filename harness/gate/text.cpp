@@ -1,7 +1,10 @@
 // Text shared by the gate's notes and printers, and the headline every output opens with.
 #include "harness/gate/text.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <vector>
 
 namespace pairbench::harness {
 namespace gate_text {
@@ -19,6 +22,53 @@ std::string change_text(const BenchmarkVerdict& v) {
 
 std::string row_name(const BenchmarkVerdict& v) {
   return v.instrument == Instrument::time ? v.benchmark : v.benchmark + " [instructions]";
+}
+
+std::string gated_text(const BenchmarkVerdict& v) {
+  if (v.instrument != Instrument::time || !(v.gated_at > 0) || v.baseline_samples == 0 || v.current_samples == 0) {
+    return "";
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "\u00b1%.1f%%", 100 * v.gated_at);
+  return buf;
+}
+
+std::string gated_summary(const GateReport& r) {
+  int at_threshold = 0;
+  std::vector<const BenchmarkVerdict*> at_resolution;
+  for (const auto& v : r.rows) {
+    if (gated_text(v).empty()) continue;
+    if (v.gated_at > v.threshold) {
+      at_resolution.push_back(&v);
+    } else {
+      ++at_threshold;
+    }
+  }
+  if (at_resolution.empty() && at_threshold == 0) return "";
+  std::string text = "gated at the threshold: " + std::to_string(at_threshold) + " time benchmarks; at their resolution: " +
+                     std::to_string(at_resolution.size());
+  if (!at_resolution.empty()) {
+    std::sort(at_resolution.begin(), at_resolution.end(),
+              [](const auto* a, const auto* b) { return a->gated_at < b->gated_at; });
+    char buf[400];
+    std::snprintf(buf, sizeof buf, " (median \u00b1%.1f%%, largest \u00b1%.1f%% %s)",
+                  100 * at_resolution[at_resolution.size() / 2]->gated_at, 100 * at_resolution.back()->gated_at,
+                  at_resolution.back()->benchmark.c_str());
+    text += buf;
+  }
+  return text;
+}
+
+std::string pooled_run_noise_text(const GateReport& r) {
+  if (r.pooled_run_variance < 0) return "";
+  int rows = 0;
+  for (const auto& v : r.rows) rows += v.run_noise_pooled ? 1 : 0;
+  char buf[300];
+  std::snprintf(buf, sizeof buf,
+                "run-to-run noise of the %d benchmarks without 3 runs of history: %.1f%% (one estimate from this "
+                "comparison's %d benchmarks)",
+                rows, 100 * std::sqrt(r.pooled_run_variance), r.pooled_run_benchmarks);
+  return buf;
 }
 
 }  // namespace gate_text

@@ -14,5 +14,14 @@ std::string percent(double fraction);
 std::string change_text(const BenchmarkVerdict& v);
 // The benchmark's name, marked " [instructions]" for the instruction-count row.
 std::string row_name(const BenchmarkVerdict& v);
+// "+-12.3%": what a time row's "unchanged" was decided against (docs/gate.md, "Resolution");
+// empty for instruction rows and rows not compared.
+std::string gated_text(const BenchmarkVerdict& v);
+// "gated at the threshold: 40 time benchmarks; at their resolution: 88 (median +-9.1%, largest
+// +-41.0% dispatch.x)"; empty where no time row was gated.
+std::string gated_summary(const GateReport& r);
+// "run-to-run noise of the 120 benchmarks without 3 runs of history: 2.3% (one estimate from this
+// comparison)"; empty where none was estimated.
+std::string pooled_run_noise_text(const GateReport& r);
 
 }  // namespace pairbench::harness::gate_text

@@ -89,15 +89,21 @@ TEST(Cli, CompareRejectsMalformedRunFiles) {
     EXPECT_NE(r.output.find(c.file), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(c.expected), std::string::npos) << r.output;
   }
-  // The same run compared with itself: no regression. Its noisier benchmarks cannot be called
-  // unchanged within 5 % from 3 processes, so the gate is undecided (exit 4), never passed silently;
-  // --undecided pass accepts that (exit 0) and still says it was undecided.
-  const ProcessResult same = pairbench({"compare", good, good});
+  // The same run compared with itself: no regression, every benchmark unchanged at its resolution
+  // (the noisier ones far wider than 5 %, and the table says so).
+  const ProcessResult gated = pairbench({"compare", good, good});
+  EXPECT_EQ(gated.exit_code, 0) << gated.output;
+  EXPECT_NE(gated.output.find("(its resolution; threshold 5%)"), std::string::npos) << gated.output;
+  EXPECT_NE(gated.output.find("at their resolution:"), std::string::npos) << gated.output;
+  // At the threshold alone its noisier benchmarks cannot be called unchanged within 5 % from 3
+  // processes, so the gate is undecided (exit 4), never passed silently; --undecided pass accepts
+  // that (exit 0) and still says it was undecided.
+  const ProcessResult same = pairbench({"compare", good, good, "--resolution", "off"});
   EXPECT_EQ(same.exit_code, 4) << same.output;
   EXPECT_EQ(same.output.rfind("0 regressions, ", 0), 0u) << same.output;
   EXPECT_NE(same.output.find("GATE UNDECIDED"), std::string::npos) << same.output;
   EXPECT_EQ(same.output.find("gate passed"), std::string::npos) << same.output;
-  const ProcessResult lenient = pairbench({"compare", good, good, "--undecided", "pass"});
+  const ProcessResult lenient = pairbench({"compare", good, good, "--resolution", "off", "--undecided", "pass"});
   EXPECT_EQ(lenient.exit_code, 0) << lenient.output;
   EXPECT_NE(lenient.output.find("passing by --undecided pass"), std::string::npos) << lenient.output;
   fs::remove_all(dir);

@@ -79,7 +79,18 @@ TEST(Gate, HigherIsBetterMetricsAreOrientedSoThatSlowdownIsPositive) {
 TEST(Gate, NoisyBenchmarksAreUndecidedAndSayWhatWouldDecideThem) {
   const auto base = run_doc({{"wobbly", noisy(100, 0.30, 9, 11)}});
   const auto cur = run_doc({{"wobbly", noisy(105, 0.30, 9, 12)}});
-  const GateReport r = compare_runs(base, cur, {}, "a", "b");
+  // At its resolution it is unchanged, and the row says at what: far more than 5 %.
+  const BenchmarkVerdict at_resolution = row(compare_runs(base, cur, {}, "a", "b"), "wobbly");
+  EXPECT_EQ(at_resolution.verdict, Verdict::unchanged);
+  EXPECT_GT(at_resolution.gated_at, 0.2);
+  EXPECT_EQ(at_resolution.gated_at, at_resolution.resolution);
+  EXPECT_LT(at_resolution.slowdown_high, at_resolution.gated_at);
+  EXPECT_GT(at_resolution.slowdown_low, -at_resolution.gated_at / (1 + at_resolution.gated_at));
+  EXPECT_NE(at_resolution.note.find("its resolution"), std::string::npos) << at_resolution.note;
+  // At the threshold alone it cannot be decided.
+  GateOptions at_threshold;
+  at_threshold.resolution = false;
+  const GateReport r = compare_runs(base, cur, at_threshold, "a", "b");
   EXPECT_EQ(row(r, "wobbly").verdict, Verdict::undecided);
   EXPECT_GT(row(r, "wobbly").noise_cv, 0.1);
   EXPECT_GT(row(r, "wobbly").processes_needed, 9);
@@ -87,7 +98,7 @@ TEST(Gate, NoisyBenchmarksAreUndecidedAndSayWhatWouldDecideThem) {
   EXPECT_FALSE(r.failed());
   EXPECT_EQ(r.outcome(), GateOutcome::undecided);
   EXPECT_EQ(r.exit_status(), kGateExitUndecided);
-  GateOptions lenient;
+  GateOptions lenient = at_threshold;
   lenient.undecided = UndecidedPolicy::pass;
   EXPECT_EQ(compare_runs(base, cur, lenient, "a", "b").exit_status(), 0);
 }
@@ -227,6 +238,15 @@ std::map<std::string, std::vector<double>> side(const NoiseModel& m, int process
   return out;
 }
 
+// Where a benchmark's whole change (`change`, everywhere) was called unchanged, only at a
+// resolution that does not exclude it: never "unchanged at +-8 %" for a 50 % slowdown.
+void expect_unchanged_only_where_the_change_is_within_reach(const GateReport& r, double change) {
+  for (const auto& v : r.rows) {
+    if (v.verdict != Verdict::unchanged) continue;
+    EXPECT_GT(v.gated_at, change / 2) << v.benchmark << ": " << v.note;
+  }
+}
+
 TEST(GateAtScale, NightlyShapedPairFiftyPercentSlowerEverywhereIsARegressionEverywhere) {
   // Perfect separation, as in the issue's pair: bounded noise (uniform, CV 1 % to 11.5 %), every
   // current process above every baseline process. The rank test's floor made all 335 undecidable.
@@ -256,7 +276,8 @@ TEST(GateAtScale, QuickShapedPairFiftyPercentSlowerFailsTheGate) {
       compare_runs(run_doc(side(m, 5, 22)), run_doc(side(m, 5, 23, std::vector<double>(128, 1.5))), {}, "a", "b");
   EXPECT_EQ(r.exit_status(), 1) << r.headline();
   EXPECT_GE(r.count(Verdict::regression), 40) << r.headline();
-  EXPECT_EQ(r.count(Verdict::improvement) + r.count(Verdict::unchanged), 0) << r.headline();
+  EXPECT_EQ(r.count(Verdict::improvement), 0) << r.headline();
+  expect_unchanged_only_where_the_change_is_within_reach(r, 0.5);
 }
 
 TEST(GateAtScale, AaPairsOfRealisticNoiseFailAtMostTheDesignedRate) {
@@ -334,7 +355,8 @@ TEST(GateAtScale, NightlyShapedGatesWithHistoryPassUnchangedCodeAndFindPlantedCh
   const GateReport everywhere =
       compare_runs(run_doc(n.run(302)), run_doc(n.run(303, std::vector<double>(335, 1.5))), options, "a", "b");
   EXPECT_EQ(everywhere.exit_status(), 1);
-  EXPECT_EQ(everywhere.count(Verdict::unchanged) + everywhere.count(Verdict::improvement), 0) << everywhere.headline();
+  EXPECT_EQ(everywhere.count(Verdict::improvement), 0) << everywhere.headline();
+  expect_unchanged_only_where_the_change_is_within_reach(everywhere, 0.5);
   // Every benchmark whose processes vary by 10 % or less is caught; only the noisiest may stay undecided.
   for (std::size_t i = 0; i < n.m.cv.size(); ++i) {
     if (n.m.cv[i] > 0.10 || i == 5) continue;
@@ -412,6 +434,12 @@ TEST(GateRunNoise, AShiftOfTheRunsLevelIsNoRegressionWhereHistorySaysRunsMoveTha
   GateOptions with_history;
   with_history.run_variance["bench1000"] = 0.03 * 0.03;
   with_history.run_variance_source = "test";
+  // Gated at its resolution, which the run-to-run noise widens past the 8 %: unchanged there.
+  const BenchmarkVerdict gated = row(compare_runs(base, cur, with_history, "a", "b"), "bench1000");
+  EXPECT_EQ(gated.verdict, Verdict::unchanged) << gated.note;
+  EXPECT_GT(gated.gated_at, 0.08);
+  EXPECT_NEAR(gated.run_noise, 0.03, 1e-12);
+  with_history.resolution = false;
   const GateReport r = compare_runs(base, cur, with_history, "a", "b");
   EXPECT_EQ(row(r, "bench1000").verdict, Verdict::undecided) << row(r, "bench1000").note;
   EXPECT_NEAR(row(r, "bench1000").run_noise, 0.03, 1e-12);
@@ -441,7 +469,8 @@ TEST(GateRunNoise, ARunVarianceFromFewRunsCarriesItsFewDegreesOfFreedom) {
   options.run_variance_runs["bench1000"] = 3;
   const BenchmarkVerdict few = row(compare_runs(base, cur, options, "a", "b"), "bench1000");
   EXPECT_LT(few.df, 2.5);
-  EXPECT_EQ(few.verdict, Verdict::undecided) << few.note;
+  EXPECT_NE(few.verdict, Verdict::regression) << few.note;
+  EXPECT_GT(few.gated_at, 0.30);  // "unchanged" only at a resolution that does not exclude the 30 %
   EXPECT_NEAR(few.slowdown, many.slowdown, 1e-12);  // the estimate is the same; only its uncertainty differs
 }
 
@@ -511,6 +540,76 @@ TEST(GateVocabulary, NamesRoundTripAndUnknownNamesAreRefused) {
   EXPECT_EQ(undecided_policy_from_string(to_string(UndecidedPolicy::pass)), UndecidedPolicy::pass);
   EXPECT_EQ(moderation_from_string("none"), Moderation::none);
   EXPECT_EQ(moderation_from_string("EB"), std::nullopt);  // names are exact, as the command line takes them
+}
+
+// --- Resolution: every benchmark gated at the larger of the threshold and what its noise allows ---
+
+// Issue 24's nightly: unchanged code, 335 benchmarks x 9 processes against the baseline with 30
+// runs of history. Ten gates in a row pass outright (no regression and nothing undecided), and
+// each row says what it was gated at. A 25 % slowdown planted in a quiet benchmark is found; a 10 %
+// one is within what 2 % run-to-run noise lets a gate between two runs decide, so it is not a
+// regression there but a suspect, which the nightly re-measures on the same runner.
+TEST(GateResolution, TenNightlyShapedAaGatesInARowPassOutrightAndAPlantedChangeIsFound) {
+  NightlyWithHistory n;
+  n.m.cv[17] = 0.01;
+  const GateOptions options = n.with_history();
+  int passed = 0;
+  for (unsigned g = 0; g < 10; ++g) {
+    const GateReport r = compare_runs(run_doc(n.run(700 + 2 * g)), run_doc(n.run(701 + 2 * g)), options, "a", "b");
+    passed += r.exit_status() == 0;
+    EXPECT_EQ(r.count(Verdict::undecided), 0) << r.headline();
+    for (const auto& v : r.rows) EXPECT_GE(v.gated_at, v.threshold) << v.benchmark;
+  }
+  EXPECT_GE(passed, 9) << passed << " of 10 A/A gates passed";  // designed: each fails with probability <= 1 %
+  std::vector<double> factor(335, 1.0);
+  factor[17] = 1.25;
+  const GateReport planted = compare_runs(run_doc(n.run(800)), run_doc(n.run(801, factor)), options, "a", "b");
+  EXPECT_EQ(row(planted, "bench1017").verdict, Verdict::regression) << row(planted, "bench1017").note;
+  EXPECT_EQ(planted.count(Verdict::regression), 1) << planted.headline();
+  // 10 %: a regression or a suspect in nearly every night (its estimate is 10 % +- 3 %).
+  factor[17] = 1.10;
+  int flagged = 0, suspects = 0;
+  for (unsigned g = 0; g < 10; ++g) {
+    const GateReport small = compare_runs(run_doc(n.run(810 + 2 * g)), run_doc(n.run(811 + 2 * g, factor)), options, "a", "b");
+    const BenchmarkVerdict& v = row(small, "bench1017");
+    flagged += v.verdict == Verdict::regression || is_suspect(v);
+    for (const auto& r : small.rows) suspects += is_suspect(r);
+  }
+  EXPECT_GE(flagged, 8) << flagged << " of 10 nights";
+  EXPECT_LT(suspects / 10.0, 25) << "suspects to re-measure per night, of 335";
+}
+
+// The first nights: two runs and no history of their own. The run-to-run part is estimated from
+// the gate's benchmarks at once (each benchmark's level moved by 3 % between the runs): the A/A
+// pair passes outright, the estimate is near 3 %, and a 60 % slowdown of one quiet benchmark is
+// still a regression (4 processes cannot show that it is quiet: its noise is the gate's prior).
+TEST(GateResolution, WithoutHistoryTheRunToRunPartIsPooledOverTheGate) {
+  NoiseModel m = realistic_noise(128, 61);
+  m.cv[3] = 0.01;
+  std::mt19937 rng(62);
+  std::normal_distribution<double> z(0, 1);
+  int passed = 0;
+  std::vector<double> estimates;
+  for (unsigned g = 0; g < 10; ++g) {
+    std::vector<double> level(128);
+    for (double& l : level) l = std::exp(0.03 * std::sqrt(2.0) * z(rng));  // two runs' levels apart
+    const GateReport r = compare_runs(run_doc(side(m, 4, 900 + 2 * g)), run_doc(side(m, 4, 901 + 2 * g, level)), {}, "a", "b");
+    passed += r.exit_status() == 0;
+    estimates.push_back(std::sqrt(std::max(0.0, r.pooled_run_variance)));
+    EXPECT_EQ(r.pooled_run_benchmarks, 128);
+    EXPECT_TRUE(row(r, "bench1003").run_noise_pooled);
+  }
+  EXPECT_GE(passed, 9) << passed << " of 10";
+  std::sort(estimates.begin(), estimates.end());
+  EXPECT_GT(estimates[5], 0.015);
+  EXPECT_LT(estimates[5], 0.05);
+  std::vector<double> factor(128, 1.0);
+  factor[3] = 1.6;
+  const GateReport planted = compare_runs(run_doc(side(m, 4, 990)), run_doc(side(m, 4, 991, factor)), {}, "a", "b");
+  EXPECT_EQ(row(planted, "bench1003").verdict, Verdict::regression) << row(planted, "bench1003").note;
+  // The outputs say what each row was gated at.
+  EXPECT_NE(gate_markdown(planted).find("gated at"), std::string::npos);
+  EXPECT_TRUE(gate_json(planted)["benchmarks"][0].contains("gated_at"));
 }
 
 }  // namespace
