@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# Nightly job: Release build, nightly profile, gate against this machine's baseline, plot report.
-# Keeps the run file, gate outputs (Markdown, JUnit XML, JSON) and the report in $ARTIFACTS_DIR.
-# Exit: 0 gate passed; 1 regression (or a benchmark that stopped working, or the fuzzing tier
-# found a crash, hang or leak: ci/fuzz.sh, after the measurements); 4 the gate could not
-# decide some benchmark (UNDECIDED=pass accepts that and exits 0; the summary still says so);
-# 3 a benchmark crashed, hung or was wrong (the rest still gated), or the database write failed
-# (before any regression: the run is not in the history until replayed); 2 bad input.
+# Nightly job: Release build, nightly profile, gate against this machine's baseline (each benchmark
+# at the larger of its threshold and its resolution from the history, docs/gate.md), same-runner
+# confirmation of the gate's suspects (ci/confirm.sh: one `pairbench ab` of the baseline's build
+# against this build), plot report. Keeps the run file, gate outputs (Markdown, JUnit XML, JSON),
+# the confirmation (confirm.json, confirmed.json, confirmation.md) and the report in $ARTIFACTS_DIR,
+# and this build's bench binaries in BUILDS_DIR (results/builds/<git sha>, the newest KEEP_BUILDS=3
+# and the baseline's), where a later night's confirmation finds its baseline's.
+# Exit: 0 passed (no suspect, or every suspect cleared or unresolved by the confirmation); 1 a
+# confirmed regression (or one the gate found where it could not be confirmed, or a benchmark that
+# stopped working, or the fuzzing tier found a crash, hang or leak: ci/fuzz.sh, after the
+# measurements, FUZZ_SECONDS, default 0 here: the workflow runs it as its own job); 4 the gate could
+# not decide some benchmark and it could not be confirmed (UNDECIDED=pass accepts that and exits 0;
+# the summary still says so); 3 a benchmark crashed, hung or was wrong (the rest still gated), or
+# the database write failed (before any regression: the run is not in the history until replayed);
+# 2 bad input. CONFIRM=0 leaves the confirmation out (the gate's verdicts stand);
+# CONFIRM_BUDGET (240 s) bounds it.
 # Runs by hand too: `ci/nightly.sh` (PROFILE=quick for a short rehearsal).
 # PAIRBENCH_DB (a SQLite path or a postgresql:// URL, e.g. the database a fleet of machines
 # shares): every command that takes --db gets it; when the run cannot be stored there, the run
@@ -78,16 +87,61 @@ if [ "$gated_in_run" = 0 ] && [ "$gate_status" = 2 ] && [ ! -f "$artifacts/gate.
   "$pb" baseline update --run "$run" "${db[@]}"
   gate_status=0
 fi
+# Same-runner confirmation: only what one run of both builds confirms fails the night.
+confirm_status=-
+if [ "${CONFIRM:-1}" != 0 ] && [ -f "$artifacts/gate.json" ] && [ "$gate_status" != 2 ]; then
+  ./ci/confirm.sh "$artifacts" "$profile"
+  confirm_status=$?
+  case "$confirm_status" in
+    0)  # nothing confirmed: suspects cleared, or unresolved within the budget (said in the summary); a
+        # benchmark that stopped working (broken) still fails the night
+        if /usr/bin/python3 -c 'import json, sys; sys.exit(0 if any(b["verdict"] == "broken" for b in json.load(open(sys.argv[1]))["benchmarks"]) else 1)' \
+             "$artifacts/gate.json"; then gate_status=1; else gate_status=0; fi ;;
+    1) gate_status=1 ;;
+    *) ;;                # could not confirm: the gate's own verdicts stand
+  esac
+  [ -f "$artifacts/confirmation.md" ] && cat "$artifacts/confirmation.md" >> "$artifacts/gate.md"
+fi
+# Keep this build's bench binaries for the nights whose baseline it becomes (by git sha).
+/usr/bin/python3 - "$run" "${BUILD_DIR:-build}/bin" "${BUILDS_DIR:-results/builds}" "${KEEP_BUILDS:-3}" \
+  "$artifacts/gate.json" <<'EOF' || echo "ci/nightly.sh: could not keep this build's binaries" >&2
+import glob, json, os, shutil, sys
+run, bin_dir, builds, keep, gate = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+env = json.load(open(run, encoding="utf-8")).get("pairbench", {}).get("environment", {})
+if not env.get("git_sha"):
+    sys.exit(0)
+key = env["git_sha"] + ("-dirty" if env.get("git_dirty") else "")
+dest = os.path.join(builds, key)
+baseline = ""
+if os.path.isfile(gate):
+    baseline = json.load(open(gate, encoding="utf-8")).get("baseline_build", "")
+# The baseline's own build stays as it is: a night of the same commit with uncommitted changes (or
+# planted work) must not become what later nights are confirmed against.
+if not (key == baseline and os.path.isdir(dest)):
+    tmp = dest + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(os.path.join(tmp, "bin"))
+    for f in glob.glob(os.path.join(bin_dir, "bench_*")) + [os.path.join(bin_dir, "pairbench")]:
+        shutil.copy2(f, os.path.join(tmp, "bin"))
+    shutil.rmtree(dest, ignore_errors=True)
+    os.replace(tmp, dest)
+kept = sorted((d for d in glob.glob(os.path.join(builds, "*")) if os.path.isdir(d) and not d.endswith(".tmp")),
+              key=os.path.getmtime, reverse=True)
+for d in kept[keep:]:
+    if os.path.basename(d) not in (baseline, key):
+        shutil.rmtree(d, ignore_errors=True)
+EOF
 "$pb" history --last 60 "${db[@]}" > "$artifacts/history.txt" 2>&1 || true
 if [ -f plots/report.py ]; then
   if [ ${#db[@]} = 0 ]; then db_or_default=(--history results/history.sqlite); else db_or_default=("${db[@]}"); fi
   "$pb" report --run "$run" "${db_or_default[@]}" -o "$artifacts/report" || echo "ci/nightly.sh: report failed" >&2
 fi
-# Fuzzing tier after the measurements, which it would disturb: 10 minutes over the libFuzzer targets
-# (ci/fuzz.sh; FUZZ_SECONDS=0 leaves it out). Inputs that crashed are kept in $artifacts/fuzz/.
+# Fuzzing tier after the measurements, which it would disturb, where FUZZ_SECONDS asks for it (the
+# workflow runs ci/fuzz.sh as its own job instead, outside the nightly's 15 minutes). Inputs that
+# crashed are kept in $artifacts/fuzz/.
 fuzz_status=0
-if [ "${FUZZ_SECONDS:-600}" != 0 ]; then
-  ARTIFACTS_DIR="$artifacts" ./ci/fuzz.sh "${FUZZ_SECONDS:-600}" >"$artifacts/fuzz.txt" 2>&1 || fuzz_status=$?
+if [ "${FUZZ_SECONDS:-0}" != 0 ]; then
+  ARTIFACTS_DIR="$artifacts" ./ci/fuzz.sh "$FUZZ_SECONDS" >"$artifacts/fuzz.txt" 2>&1 || fuzz_status=$?
   grep '^ci/fuzz.sh' "$artifacts/fuzz.txt"
 fi
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$artifacts/gate.md" ]; then

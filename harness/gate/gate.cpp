@@ -117,6 +117,18 @@ std::vector<Matched> match_benchmarks(GateReport& report, const InstrumentRows& 
 
 }  // namespace
 
+// "<git sha>" or "<git sha>-dirty" from pairbench.environment; "" where the run file has none.
+static std::string build_identity(const nlohmann::json& doc) {
+  const auto p = doc.find("pairbench");
+  if (p == doc.end() || !p->is_object()) return "";
+  const auto env = p->find("environment");
+  if (env == p->end() || !env->is_object()) return "";
+  const auto sha = env->find("git_sha");
+  if (sha == env->end() || !sha->is_string() || sha->get<std::string>().empty()) return "";
+  const auto dirty = env->find("git_dirty");
+  return sha->get<std::string>() + (dirty != env->end() && dirty->is_boolean() && dirty->get<bool>() ? "-dirty" : "");
+}
+
 bool is_suspect(const BenchmarkVerdict& v) {
   if (v.verdict == Verdict::regression || v.verdict == Verdict::undecided) return true;
   // Unchanged only at its resolution, yet slower by more than the threshold at the 5 % level before
@@ -153,6 +165,8 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
                         const std::string& baseline_label, const std::string& current_label) {
   check_options(options);
   GateReport report = empty_report(baseline, current, options, baseline_label, current_label);
+  report.baseline_build = build_identity(baseline);
+  report.current_build = build_identity(current);
   const Experiments info = gate_detail::experiments_of(baseline, current);
   // Duet pairs mean something only between the two halves of one `ab` run.
   const bool try_pairs = gate_detail::same_ab_run(baseline, current);

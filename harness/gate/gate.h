@@ -94,6 +94,9 @@ struct GateReport {
   std::vector<std::string> partial_runs;
   GateOptions options;
   std::string baseline_label, current_label;
+  // Each run's build: "<git sha>" or "<git sha>-dirty" (a tree with uncommitted changes), "" where
+  // the run file does not say; the nightly's confirmation finds the baseline's binaries by it.
+  std::string baseline_build, current_build;
   stats::VariancePrior prior;  // the time instrument's prior, over every time-following metric
   // The gate-wide run-to-run variance of the log value estimated from this comparison, for the
   // benchmarks without a history of their own; -1 where not estimated.

@@ -13,6 +13,8 @@ nlohmann::json gate_json(const GateReport& r) {
                       {"exit_status", r.exit_status()},
                       {"baseline", r.baseline_label},
                       {"current", r.current_label},
+                      {"baseline_build", r.baseline_build},
+                      {"current_build", r.current_build},
                       {"failed", r.failed()},
                       {"forced", r.forced},
                       {"fingerprint_differences", r.fingerprint_differences},

@@ -1,0 +1,110 @@
+"""ci/nightly.sh's same-runner confirmation (ci/confirm.sh), scheduler-free, with one small real
+experiment on the quick profile:
+- night 1 has no baseline: it stores its run as the baseline and keeps its build's bench binaries
+  in results/builds/<git sha>;
+- night 2 runs a build whose timed regions do 40 % more real work (its bench binaries are
+  wrappers that set PAIRBENCH_INJECT_SLOWDOWN_PCT, the self-test's planted work): the gate's
+  suspects are measured again in one `pairbench ab` of the kept baseline build against this one,
+  the regression is confirmed, the night fails (1) and confirmed.json names it for ci/bisect.sh;
+- night 3 runs the unchanged build again: whatever the gate suspects, the ab clears it and the
+  night passes (0), and the baseline's kept build was not replaced by the slower one;
+- a baseline whose build is not kept and came from uncommitted changes cannot be confirmed: the
+  gate's verdicts stand and the summary says why."""
+import json
+import os
+import shutil
+import unittest
+
+from ci_helpers import PAIRBENCH, SMALL_EXPERIMENT, run_script, scratch_checkout
+
+BIN = os.path.dirname(PAIRBENCH)
+
+
+def build_dir(root, name, slowdown_pct=0):
+    """A build folder whose bin/ holds pairbench and bench_dispatch: the real binary, or a wrapper
+    that plants `slowdown_pct` % of real work in every timed region."""
+    build = os.path.join(root, name)
+    os.makedirs(os.path.join(build, "bin"))
+    os.symlink(PAIRBENCH, os.path.join(build, "bin", "pairbench"))
+    real = os.path.join(BIN, "bench_dispatch")
+    target = os.path.join(build, "bin", "bench_dispatch")
+    if slowdown_pct:
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(f"#!/bin/sh\nPAIRBENCH_INJECT_SLOWDOWN_PCT={slowdown_pct} exec {real} \"$@\"\n")
+        os.chmod(target, 0o755)
+    else:
+        os.symlink(real, target)
+    return build
+
+
+class NightlyConfirmation(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(os.access(PAIRBENCH, os.X_OK), f"{PAIRBENCH}: build pairbench and bench_dispatch first")
+        self.root = scratch_checkout(self)
+        self.db = os.path.join(self.root, "history.sqlite")
+
+    def night(self, build, n, **env):
+        artifacts = f"results/night{n}"
+        rc, out, err = run_script([os.path.join(self.root, "ci", "nightly.sh"), "--experiments", SMALL_EXPERIMENT],
+                                  env={"PAIRBENCH_DB": self.db, "PROFILE": "quick", "SKIP_BUILD": "1",
+                                       "BUILD_DIR": build, "ARTIFACTS_DIR": artifacts, "CONFIRM_BUDGET": "15",
+                                       **env}, cwd=self.root, timeout=300)
+        return rc, out, err, os.path.join(self.root, artifacts)
+
+    def test_a_planted_slowdown_is_confirmed_and_unchanged_code_passes(self):
+        plain = build_dir(self.root, "build-plain")
+        slow = build_dir(self.root, "build-slow", slowdown_pct=40)
+        rc, out, err, _ = self.night(plain, 1)
+        self.assertEqual(rc, 0, out[-3000:] + err[-3000:])
+        self.assertIn("storing this run as the baseline", err)
+        builds = os.path.join(self.root, "results", "builds")
+        kept = os.listdir(builds)
+        self.assertEqual(len(kept), 1, kept)
+        baseline_key = kept[0]
+        self.assertTrue(os.path.isfile(os.path.join(builds, baseline_key, "bin", "bench_dispatch")))
+
+        rc, out, err, artifacts = self.night(slow, 2)
+        self.assertEqual(rc, 1, out[-3000:] + err[-3000:])
+        with open(os.path.join(artifacts, "gate.json"), encoding="utf-8") as f:
+            gate = json.load(f)
+        self.assertEqual(gate["baseline_build"], baseline_key)
+        self.assertTrue(any(b["suspect"] for b in gate["benchmarks"]), gate["headline"])
+        with open(os.path.join(artifacts, "confirmed.json"), encoding="utf-8") as f:
+            confirmed = json.load(f)
+        self.assertTrue(confirmed["regressions"], confirmed)
+        for r in confirmed["regressions"]:
+            self.assertTrue(r["benchmark"].startswith(SMALL_EXPERIMENT), r)
+            self.assertGreater(r["change"], 0.15, r)
+            self.assertIn("confirmed", r["why"])
+        self.assertEqual(confirmed["baseline_git_sha"], baseline_key.removesuffix("-dirty"))
+        with open(os.path.join(artifacts, "gate.md"), encoding="utf-8") as f:
+            summary = f.read()
+        self.assertIn("### Same-runner confirmation", summary)
+        self.assertIn("confirmed", summary)
+
+        rc, out, err, artifacts = self.night(plain, 3)
+        self.assertEqual(rc, 0, out[-3000:] + err[-3000:])
+        with open(os.path.join(artifacts, "confirmed.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["regressions"], [])
+        # The baseline's kept build is still the baseline's, not night 2's wrapper of the same commit.
+        with open(os.path.join(builds, baseline_key, "bin", "bench_dispatch"), "rb") as f:
+            self.assertEqual(f.read(4), b"\x7fELF")
+
+    def test_a_baseline_build_that_is_gone_and_was_dirty_cannot_be_confirmed(self):
+        artifacts = os.path.join(self.root, "results", "gone")
+        os.makedirs(artifacts)
+        gate = {"baseline_build": "0123456789abcdef0123456789abcdef01234567-dirty", "current_build": "abc",
+                "benchmarks": [{"name": SMALL_EXPERIMENT + "/x", "instrument": "time", "verdict": "regression",
+                                "suspect": True}]}
+        with open(os.path.join(artifacts, "gate.json"), "w", encoding="utf-8") as f:
+            json.dump(gate, f)
+        rc, out, err = run_script([os.path.join(self.root, "ci", "confirm.sh"), artifacts, "quick"],
+                                  env={"BUILD_DIR": build_dir(self.root, "build-plain")}, cwd=self.root, timeout=60)
+        self.assertEqual(rc, 3, out + err)
+        self.assertIn("cannot be rebuilt", err)
+        with open(os.path.join(artifacts, "confirmation.md"), encoding="utf-8") as f:
+            self.assertIn("The gate's verdicts stand", f.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
