@@ -10,6 +10,7 @@
 
 #include "harness/cli/command.h"
 #include "harness/exec/interrupt.h"
+#include "harness/gate/gate.h"
 #include "harness/store/run_file.h"
 
 namespace pairbench::harness {
@@ -71,12 +72,20 @@ nlohmann::json history_export(History& db, int last_runs) {
                                              {"started_at", m.last_run.started_at}, {"git_sha", m.last_run.git_sha}}},
                                {"baseline_run_id", std::move(baseline)}});
     // With each run's process values: the report draws them as dots beside the medians.
-    for (const auto& s : db.series(m.machine_key, "", last_runs, /*with_values=*/true)) {
+    const auto all_series = db.series(m.machine_key, "", last_runs, /*with_values=*/true);
+    for (const auto& s : all_series) {
       nlohmann::json points = nlohmann::json::array();
+      std::vector<std::vector<double>> earlier;
       for (const auto& p : s.points) {
+        // The resolution a gate of this run had (docs/gate.md): from this run and the 29 before it.
+        earlier.push_back(p.values);
+        if (earlier.size() > 30) earlier.erase(earlier.begin());
+        const double resolution = resolution_from_history(history_noise(earlier), static_cast<int>(p.values.size()),
+                                                          static_cast<int>(all_series.size()));
         points.push_back({{"run_id", uid_or_row(p.run->run_uid, p.run_id)}, {"started_at", p.run->started_at},
                           {"git_sha", p.run->git_sha}, {"median", p.median}, {"samples", p.samples},
-                          {"values", p.values}});
+                          {"values", p.values},
+                          {"resolution", resolution >= 0 ? nlohmann::json(resolution) : nlohmann::json(nullptr)}});
       }
       // The same detection as `history`, over the points exported (nothing is written).
       for (const auto& c : find_change_points(s)) {

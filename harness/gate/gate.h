@@ -129,6 +129,11 @@ struct HistoryNoise {
 };
 HistoryNoise history_noise(const std::vector<std::vector<double>>& runs, double trim = 0.2);
 
+// The resolution (docs/gate.md, "Resolution") a gate between two runs of `processes` processes
+// each would have for a benchmark with this history, among `family` benchmarks: what the history
+// export draws over time. -1 where the history cannot say (fewer than 3 runs).
+double resolution_from_history(const HistoryNoise& h, int processes, int family, const GateOptions& options = {});
+
 // Fills options.run_variance, run_variance_runs and process_variance_history for one benchmark.
 void add_history_noise(GateOptions& options, const std::string& benchmark, const std::vector<std::vector<double>>& runs);
 

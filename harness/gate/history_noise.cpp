@@ -59,4 +59,20 @@ void add_history_noise(GateOptions& options, const std::string& benchmark, const
   if (h.process_variance >= 0) options.process_variance_history[benchmark] = {h.process_variance, h.process_df};
 }
 
+double resolution_from_history(const HistoryNoise& h, int processes, int family, const GateOptions& options) {
+  if (h.run_variance < 0 || h.process_variance < 0 || processes < 2 || !(h.process_df > 0)) return -1;
+  const int kept = processes - 2 * static_cast<int>(std::floor(options.trim * processes));
+  if (kept < 1) return -1;
+  const double process_part = h.process_variance * 2.0 / kept, run_part = 2 * h.run_variance;
+  const double se2 = process_part + run_part;
+  if (!(se2 > 0)) return 0;
+  // Welch-Satterthwaite, as the gate combines the two parts (decide_time.cpp, change_error).
+  const double run_df = std::max(1, h.runs - 1);
+  const double df = se2 * se2 / (process_part * process_part / h.process_df + run_part * run_part / run_df);
+  const double se = std::sqrt(se2);
+  const double half = stats::student_t_quantile(1 - (1 - options.interval_level) / 2, df) * se;
+  const double margin = stats::student_t_quantile(1 - options.alpha / std::max(1, family) / 2, df) * se;
+  return std::expm1(half + margin);
+}
+
 }  // namespace pairbench::harness
