@@ -53,6 +53,20 @@ struct GateOptions {
   double trim = 0.2;                     // Yuen's trimming fraction per side
 };
 
+// One function's change in self instructions per iteration (callgrind's event Ir, callees not
+// included), baseline against current: the median over each side's counting processes.
+struct FunctionChange {
+  std::string function;
+  double baseline = 0, current = 0;
+  // Not among that side's recorded top functions (in some process): the value is the least that
+  // side did list, an upper bound of the function's own.
+  bool baseline_bound = false, current_bound = false;
+  double change() const { return current - baseline; }
+};
+
+// How many functions a regression or improvement lists: those that added (removed) the most.
+inline constexpr int kFunctionDiffRows = 5;
+
 struct BenchmarkVerdict {
   std::string benchmark, experiment, metric, unit, better;
   Instrument instrument = Instrument::time;
@@ -72,6 +86,12 @@ struct BenchmarkVerdict {
   int processes_needed = 0;         // per side, for undecided rows: an estimate of what would decide it
   Verdict verdict = Verdict::undecided;  // every row is decided before compare_runs returns
   std::string note;
+  // Regressions and improvements only (attach_function_diffs): where the instructions per iteration
+  // changed, the functions that added (for an improvement: removed) the most, largest first, with
+  // the benchmark's whole change in instructions per iteration; else why there is no such diff.
+  std::vector<FunctionChange> functions;
+  double functions_total_change = 0;
+  std::string functions_note;
 };
 
 struct GateReport {
@@ -113,6 +133,13 @@ HistoryNoise history_noise(const std::vector<std::vector<double>>& runs, double 
 
 // Fills options.run_variance, run_variance_runs and process_variance_history for one benchmark.
 void add_history_noise(GateOptions& options, const std::string& benchmark, const std::vector<std::vector<double>>& runs);
+
+// Gives every regression and improvement row its per-function diff of instructions per iteration
+// from the two runs' callgrind breakdowns (pairbench.instructions[].functions), or the reason there
+// is none (a time-only experiment, counted with perf, a run without counts, an older run file); clears
+// it from every other row. compare_runs calls it; call it again after changing verdicts (`ab`'s and
+// `run --budget`'s sampling until decided).
+void attach_function_diffs(GateReport& report, const nlohmann::json& baseline, const nlohmann::json& current);
 
 // Throws std::invalid_argument (exit 2) when fingerprints differ and !options.force, and for a
 // metric value that is not finite and > 0 (naming the benchmark).

@@ -37,6 +37,18 @@ nlohmann::json gate_json(const GateReport& r) {
                                {"noise_cv", v.noise_cv}, {"inprocess_cv", v.inprocess_cv}, {"threshold", v.threshold},
                                {"paired", v.paired}, {"processes_needed", v.processes_needed},
                                {"run_noise", num(v.run_noise)}});
+    // Regressions and improvements: the functions that added (removed) the most instructions per
+    // iteration, else why there is no such diff.
+    nlohmann::json functions = nlohmann::json::array();
+    for (const FunctionChange& f : v.functions) {
+      functions.push_back({{"function", f.function}, {"baseline", f.baseline}, {"current", f.current},
+                           {"change", f.change()}, {"baseline_bound", f.baseline_bound},
+                           {"current_bound", f.current_bound}});
+    }
+    auto& row = j["benchmarks"].back();
+    row["function_diff"] = functions;
+    row["function_diff_total_change"] = v.functions_total_change;
+    row["function_diff_note"] = v.functions_note;
   }
   return j;
 }
