@@ -134,7 +134,12 @@ EOF
 "$pb" history --last 60 "${db[@]}" > "$artifacts/history.txt" 2>&1 || true
 if [ -f plots/report.py ]; then
   if [ ${#db[@]} = 0 ]; then db_or_default=(--history results/history.sqlite); else db_or_default=("${db[@]}"); fi
-  "$pb" report --run "$run" "${db_or_default[@]}" -o "$artifacts/report" || echo "ci/nightly.sh: report failed" >&2
+  # This night's gate (written after the run file; an older gate.json in a reused folder is not it):
+  # the report shows each regression's function diff.
+  gate_for_report=()
+  if [ "$artifacts/gate.json" -nt "$run" ]; then gate_for_report=(--gate "$artifacts/gate.json"); fi
+  "$pb" report --run "$run" "${db_or_default[@]}" "${gate_for_report[@]}" -o "$artifacts/report" \
+    || echo "ci/nightly.sh: report failed" >&2
 fi
 # Fuzzing tier after the measurements, which it would disturb, where FUZZ_SECONDS asks for it (the
 # workflow runs ci/fuzz.sh as its own job instead, outside the nightly's 15 minutes). Inputs that

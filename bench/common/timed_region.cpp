@@ -98,7 +98,10 @@ void calibrate_injection(Injection& in) {
 
 }  // namespace
 
-std::uint64_t injected_work_loop(std::uint64_t loops) {
+// Never inlined: planted work then has a function of its own, which the gate's per-function diff
+// of instructions names (tests/harness/function_diff_test.cpp); inlined, callgrind would count it
+// in inject_work.
+[[gnu::noinline]] std::uint64_t injected_work_loop(std::uint64_t loops) {
   std::uint64_t x = 0x9E3779B97F4A7C15ull;
   for (std::uint64_t i = 0; i < loops; ++i) {
     x = x * 6364136223846793005ull + 1442695040888963407ull;  // dependent: cannot be vectorised away

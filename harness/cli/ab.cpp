@@ -90,6 +90,8 @@ struct AbArgs {
   std::string pairing = "duet";  // duet (both sides at once, a core per thread each) | sequential
   std::string layout = "random";  // random: each process draws its placement (harness/exec/layout.h) | none
   int repetitions = 0;
+  int instruction_processes = -1;   // per benchmark and side that declares counts meaningful; -1: the profile's
+  std::string instruction_counter;  // perf | callgrind | none | "" = detect
   double min_time_s = 0, timeout_s = 0;
   std::uint64_t seed = 0;
   // Sampling until decided: the whole ab's wall-time budget (0: the planned processes only, the
@@ -111,6 +113,7 @@ std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& si
                                                      RunOptions options, const std::string& command_line) {
   std::map<std::string, std::string> out;
   options.repetitions = 1;
+  options.instruction_processes = 0;  // the probe times; its processes are thrown away
   options.seed = options.seed ? options.seed ^ 0x70726f6265ULL : 0;
   std::cerr << "ab: duet regime probe: one pair of every benchmark, not counted\n";
   const AbResult probe = run_ab(sides, envs, options, command_line);
@@ -253,6 +256,7 @@ SequentialDecision sample_until_decided(const AbArgs& args, const std::vector<Si
               << chosen.size() << " (cheapest first), " << args.step << " more processes per side; "
               << static_cast<int>(args.budget_s - remaining) << " s of " << static_cast<int>(args.budget_s) << " s\n";
     options.repetitions = args.step;
+    options.instruction_processes = 0;  // time only: the counts were decided by the planned processes
     options.seed = options.seed ? options.seed + static_cast<std::uint64_t>(round) : 0;
     const AbResult more = run_ab(only(sides, chosen), envs, options, command_line);
     if (interrupt_signal()) break;  // a cut-short round is not looked at
@@ -272,6 +276,8 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   run_args.timeout_s = args.timeout_s;
   run_args.seed = args.seed;
   run_args.pairing = args.pairing;
+  run_args.instruction_processes = args.instruction_processes;
+  run_args.instruction_counter = args.instruction_counter;
   RunOptions options = run_options(run_args, capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint.value("machine_key", ""));
   options.layout = args.layout;
   const std::string out_dir = args.out_dir.empty() ? "results/ab-" + utc_stamp("%Y%m%dT%H%M%SZ") : args.out_dir;
@@ -310,6 +316,7 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
                                    args.candidate_build + " (candidate)");
   if (args.budget_s > 0) {
     apply_sequential(report, decision);
+    attach_function_diffs(report, r.baseline, r.candidate);  // for the verdicts the sampling changed
     std::printf("sampled until decided (robust always-valid intervals, Holm over the gate; docs/gate.md) within %.0f s, "
                 "at most %d processes per benchmark and side, in %.1f s\n",
                 args.budget_s, args.max_repetitions,
@@ -337,6 +344,14 @@ Command command_ab() {
             cmd.add_option("--min-time", a->min_time_s)->check(finite_in(0.001, 600.0));
             cmd.add_option("--timeout", a->timeout_s)->check(finite_in(1.0, 86400.0));
             cmd.add_option("--seed", a->seed)->check(unsigned_64());
+            cmd.add_option("--instruction-processes", a->instruction_processes,
+                           "instruction-counting processes per benchmark and side that declares them meaningful "
+                           "(default: the profile's; 0 = none); under callgrind each records its top functions, "
+                           "and the gate's regressions show which added instructions")
+                ->check(CLI::Range(0, 100));
+            cmd.add_option("--instructions", a->instruction_counter,
+                           "instruction counter: perf, callgrind or none (default: detect)")
+                ->check(CLI::IsMember({"perf", "callgrind", "none"}));
             cmd.add_option("--pairing", a->pairing,
                            "duet: both sides' processes at once, each pinned to its own cores (one per thread it "
                            "declares), cores swapped each round; a benchmark whose two sides do not fit runs them one "

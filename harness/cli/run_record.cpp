@@ -77,6 +77,7 @@ RunDocument build_run_document(const std::vector<ExperimentEntry>& experiments, 
   r.instruction_processes = counting ? options.instruction_processes : 0;
   r.instruction_counter = counting ? outcome.instruction_counter.name : "none";
   r.instruction_counter_note = outcome.instruction_counter.reason;
+  r.instruction_functions = function_breakdown_note(counting ? outcome.instruction_counter : InstructionCounterChoice{});
   r.timeout_s = options.timeout_s;
   r.seed = outcome.seed;
   r.wall_s = outcome.wall_s;

@@ -1,6 +1,8 @@
 // Choosing and reading the instruction counter (perf_event_open or callgrind).
 #include "harness/exec/instructions.h"
 
+#include "harness/exec/callgrind_profile.h"
+
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -71,6 +73,18 @@ std::vector<std::string> instruction_counter_prefix(const InstructionCounterChoi
   // CALLGRIND_START_INSTRUMENTATION), so set-up runs at the simulator's uninstrumented speed;
   // only instructions inside timed regions are collected (CALLGRIND_TOGGLE_COLLECT).
   return {c.tool, "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no", "--callgrind-out-file=" + out_file};
+}
+
+std::string function_breakdown_note(const InstructionCounterChoice& c) {
+  if (c.name == "callgrind") {
+    return "callgrind: per counting process, the " + std::to_string(kFunctionsRecorded) +
+           " functions with the most self instructions per iteration and the rest summed (instructions[].functions)";
+  }
+  if (c.name == "perf") {
+    return "none: counted with perf, a hardware counter of the total; it cannot say in which function "
+           "(--instructions callgrind gives the breakdown)";
+  }
+  return "none: no instructions counted";
 }
 
 std::optional<std::uint64_t> read_callgrind_total(const std::string& path) {

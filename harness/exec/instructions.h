@@ -31,6 +31,10 @@ InstructionCounterChoice choose_instruction_counter(const std::string& wanted);
 // options, writing its count to `out_file`); empty for perf.
 std::vector<std::string> instruction_counter_prefix(const InstructionCounterChoice& c, const std::string& out_file);
 
+// What a run's counting processes record per function with this counter (the run file's
+// `sampling.instruction_functions`): callgrind's top functions, or why there is no breakdown.
+std::string function_breakdown_note(const InstructionCounterChoice& c);
+
 // Callgrind's total instruction count (the `totals:` or `summary:` line) from its output file.
 std::optional<std::uint64_t> read_callgrind_total(const std::string& path);
 

@@ -2,6 +2,8 @@
 // in duet pairs), instruction-counting processes; collecting their Google Benchmark JSON and
 // timed-region records. SIGINT/SIGTERM stop it between processes (harness/exec/interrupt.h).
 #include "harness/exec/runner.h"
+
+#include "harness/exec/callgrind_profile.h"
 #include "harness/exec/scratch.h"
 
 #include <unistd.h>
@@ -141,6 +143,19 @@ Sample job_sample(const Job& job, Verification verification, const std::string& 
 
 Sample failed_sample(const Job& job, const std::string& reason) { return job_sample(job, Verification::failed, reason); }
 
+// The top functions of a callgrind profile per iteration (of `iterations` counted), the rest summed.
+FunctionBreakdown function_breakdown(const CallgrindProfile& p, double iterations) {
+  FunctionBreakdown out;
+  out.functions = static_cast<int>(p.functions.size());
+  std::uint64_t listed = 0;
+  for (std::size_t i = 0; i < p.functions.size() && i < static_cast<std::size_t>(kFunctionsRecorded); ++i) {
+    out.top.push_back({p.functions[i].function, static_cast<double>(p.functions[i].instructions) / iterations});
+    listed += p.functions[i].instructions;
+  }
+  out.other_per_iteration = static_cast<double>(p.total - listed) / iterations;
+  return out;
+}
+
 // Runs one process and turns what it left behind into a sample (also for calibration, whose
 // sample carries the record in `gbench["pairbench_record"]` and is not kept). Nothing when
 // pairbench was interrupted while it ran (or before it started): that process measured nothing.
@@ -185,9 +200,17 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   const ProcessResult pr = run_process(argv, env, std::chrono::duration<double>(limit), job.cpus);
   const auto gbench = read_json(out_path);
   const auto record = read_json(record_path);
-  const auto callgrind_total = job.kind == Kind::kInstructions && ctx.counter.name == "callgrind"
-                                   ? read_callgrind_total(count_path)
-                                   : std::nullopt;
+  // Callgrind's output: its total and every function's own share of it (a file it cannot use,
+  // truncated say, leaves the process without a count, with why).
+  std::optional<CallgrindProfile> callgrind;
+  std::string callgrind_problem;
+  if (job.kind == Kind::kInstructions && ctx.counter.name == "callgrind" && fs::exists(count_path)) {
+    try {
+      callgrind = read_callgrind_profile(count_path);
+    } catch (const std::runtime_error& e) {
+      callgrind_problem = e.what();
+    }
+  }
   for (const auto& p : {out_path, record_path, count_path}) fs::remove(p, ec);
   fs::remove_all(process_tmp, ec);
   if (pr.status == ProcessResult::Status::kInterrupted) return std::nullopt;
@@ -226,21 +249,22 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   }
   // Instructions per iteration, in place of the metric.
   std::optional<double> total;
-  if (ctx.counter.name == "callgrind" && callgrind_total) total = static_cast<double>(*callgrind_total);
+  if (ctx.counter.name == "callgrind" && callgrind) total = static_cast<double>(callgrind->total);
   if (ctx.counter.name == "perf" && record->contains("instructions")) total = (*record)["instructions"].get<double>();
   s.instrument = Instrument::instructions;
   s.batches.clear();
   const auto counted = record->value("counted_regions", std::int64_t{0});  // the first region is left out
   if (!total || counted <= 0 || *total <= 0) {
-    Sample f = failed_sample(job, ctx.counter.name + " gave no instruction count" +
-                                      (record->contains("instruction_error")
-                                           ? ": " + (*record)["instruction_error"].get<std::string>()
-                                           : std::string()));
+    std::string why = record->contains("instruction_error") ? ": " + (*record)["instruction_error"].get<std::string>()
+                                                            : std::string();
+    if (!callgrind_problem.empty()) why = ": " + callgrind_problem;
+    Sample f = failed_sample(job, ctx.counter.name + " gave no instruction count" + why);
     f.instrument = Instrument::instructions;
     f.process_wall_s = pr.wall_s;
     return f;
   }
   s.metric_value = *total / static_cast<double>(counted);
+  if (callgrind) s.functions = function_breakdown(*callgrind, static_cast<double>(counted));
   return s;
 }
 

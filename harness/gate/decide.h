@@ -14,6 +14,12 @@
 
 namespace pairbench::harness::gate_detail {
 
+// One counting process's function breakdown (callgrind's; pairbench.instructions[].functions).
+struct ProcessFunctions {
+  std::map<std::string, double> per_iteration;  // the functions it listed
+  double floor = 0;  // what a function it did not list had at most: its least listed (0 when it listed all)
+};
+
 // One side of one benchmark: a value per process (and its in-process samples).
 struct Side {
   std::string experiment;
@@ -21,6 +27,7 @@ struct Side {
   std::vector<double> values;                 // process values
   std::vector<std::vector<double>> batches;   // in-process samples, per process (may be empty)
   std::vector<int> pairs;                     // duet pair ids, -1 where none
+  std::vector<ProcessFunctions> functions;    // instruction sides: each process that recorded its functions
 };
 using Sides = std::map<std::string, Side>;  // by benchmark name
 

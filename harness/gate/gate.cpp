@@ -182,6 +182,7 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
   const auto instruction_rows = match_benchmarks(report, kInstructionRows, ibase, icur,
                                                  gate_detail::broken_in(current, Instrument::instructions), info);
   gate_detail::decide_instruction_rows(report, instruction_rows);
+  attach_function_diffs(report, baseline, current);
   return report;
 }
 

@@ -59,6 +59,20 @@ struct GateOptions {
   bool resolution = true;
 };
 
+// One function's change in self instructions per iteration (callgrind's event Ir, callees not
+// included), baseline against current: the median over each side's counting processes.
+struct FunctionChange {
+  std::string function;
+  double baseline = 0, current = 0;
+  // Not among that side's recorded top functions (in some process): the value is the least that
+  // side did list, an upper bound of the function's own.
+  bool baseline_bound = false, current_bound = false;
+  double change() const { return current - baseline; }
+};
+
+// How many functions a regression or improvement lists: those that added (removed) the most.
+inline constexpr int kFunctionDiffRows = 5;
+
 struct BenchmarkVerdict {
   std::string benchmark, experiment, metric, unit, better;
   Instrument instrument = Instrument::time;
@@ -83,6 +97,12 @@ struct BenchmarkVerdict {
   int processes_needed = 0;         // per side, for undecided rows: an estimate of what would decide it
   Verdict verdict = Verdict::undecided;  // every row is decided before compare_runs returns
   std::string note;
+  // Regressions and improvements only (attach_function_diffs): where the instructions per iteration
+  // changed, the functions that added (for an improvement: removed) the most, largest first, with
+  // the benchmark's whole change in instructions per iteration; else why there is no such diff.
+  std::vector<FunctionChange> functions;
+  double functions_total_change = 0;
+  std::string functions_note;
 };
 
 struct GateReport {
@@ -143,6 +163,13 @@ void add_history_noise(GateOptions& options, const std::string& benchmark, const
 // kSuspectP.
 inline constexpr double kSuspectP = 0.05;
 bool is_suspect(const BenchmarkVerdict& v);
+
+// Gives every regression and improvement row its per-function diff of instructions per iteration
+// from the two runs' callgrind breakdowns (pairbench.instructions[].functions), or the reason there
+// is none (a time-only experiment, counted with perf, a run without counts, an older run file); clears
+// it from every other row. compare_runs calls it; call it again after changing verdicts (`ab`'s and
+// `run --budget`'s sampling until decided).
+void attach_function_diffs(GateReport& report, const nlohmann::json& baseline, const nlohmann::json& current);
 
 // Throws std::invalid_argument (exit 2) when fingerprints differ and !options.force, and for a
 // metric value that is not finite and > 0 (naming the benchmark).

@@ -48,12 +48,16 @@ std::string gate_junit(const GateReport& r) {
       << "\">";
     const std::string message =
         to_string(v.verdict) + (change.empty() ? "" : " " + change) + (v.note.empty() ? "" : ": " + v.note);
-    if (fails_gate(v.verdict)) {
+    std::string diff;  // where a regression's instructions went, as the terminal shows it
+    for (const std::string& l : gate_text::function_diff_lines(v)) diff += l + "\n";
+    if (fails_gate(v.verdict) && !diff.empty()) {
+      x << "<failure message=\"" << xml_escape(message) << "\">" << xml_escape(diff) << "</failure>";
+    } else if (fails_gate(v.verdict)) {
       x << "<failure message=\"" << xml_escape(message) << "\"/>";
     } else if (shown_as_skipped(v.verdict)) {
       x << "<skipped message=\"" << xml_escape(message) << "\"/>";
     } else {
-      x << "<system-out>" << xml_escape(message) << "</system-out>";
+      x << "<system-out>" << xml_escape(message + (diff.empty() ? "" : "\n" + diff)) << "</system-out>";
     }
     x << "</testcase>\n";
   }

@@ -46,6 +46,32 @@ void write_table(std::ostringstream& md, const std::vector<const BenchmarkVerdic
   md << "\n";
 }
 
+// Per regression and improvement: the functions that added (removed) the most instructions per
+// iteration, a small table each, or why there is none.
+void write_function_diffs(std::ostringstream& md, const std::vector<const BenchmarkVerdict*>& rows) {
+  bool any = false;
+  for (const auto* v : rows) any = any || !v->functions.empty() || !v->functions_note.empty();
+  if (!any) return;
+  md << "### Where it changed: instructions per iteration by function\n\n";
+  for (const auto* v : rows) {
+    if (v->functions.empty() && v->functions_note.empty()) continue;
+    md << "**" << md_escape(gate_text::row_name(*v)) << "** (" << to_string(v->verdict) << ", "
+       << gate_text::percent(v->slowdown) << "): ";
+    if (v->functions.empty()) {
+      md << md_escape(v->functions_note) << "\n\n";
+      continue;
+    }
+    md << md_escape(gate_text::function_diff_heading(*v)) << "\n\n";
+    md << "| function | baseline | current | change |\n|---|---:|---:|---:|\n";
+    for (const FunctionChange& f : v->functions) {
+      md << "| " << md_escape(f.function) << " | " << md_escape(gate_text::count_text(f.baseline, false, f.baseline_bound)) << " | "
+         << md_escape(gate_text::count_text(f.current, false, f.current_bound)) << " | " << gate_text::count_text(f.change(), true)
+         << " |\n";
+    }
+    md << "\n";
+  }
+}
+
 }  // namespace
 
 std::string gate_markdown(const GateReport& r) {
@@ -75,6 +101,7 @@ std::string gate_markdown(const GateReport& r) {
   if (!notable.empty()) {
     md << "### Needs attention\n\n";
     write_table(md, notable);
+    write_function_diffs(md, notable);
   }
   md << "<details><summary>All benchmarks</summary>\n\n";
   write_table(md, all);

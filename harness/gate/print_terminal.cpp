@@ -55,6 +55,8 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
                   to_string(v.verdict).c_str(), change_text(v).c_str(), p, noise, gate_text::gated_text(v).c_str(),
                   v.note.c_str());
     out << line;
+    // Where it changed: a few indented lines under a regression or improvement.
+    for (const std::string& l : gate_text::function_diff_lines(v)) out << "    " << l << "\n";
   }
   std::snprintf(line, sizeof line,
                 "\nthresholds: time %.1f%% (or the experiment's), instructions %.1f%%; false regressions: %s at %.3g "

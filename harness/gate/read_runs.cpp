@@ -1,5 +1,6 @@
 // What the gate reads from two run files: each benchmark's process values per instrument, the
 // experiments' declarations, the benchmarks that broke, and whether a run was cut short.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -60,6 +61,19 @@ Sides instruction_sides(const nlohmann::json& doc) {
     Side& s = out[name];
     s.experiment = b.at("experiment").get<std::string>();
     s.values.push_back(checked_value(b.at("instructions_per_iteration"), name, "instructions_per_iteration"));
+    if (const auto f = b.find("functions"); f != b.end() && f->is_object() && f->contains("top")) {
+      ProcessFunctions p;
+      const auto& top = f->at("top");
+      for (const auto& e : top) p.per_iteration[e.at("function").get<std::string>()] += e.at("instructions_per_iteration").get<double>();
+      const bool listed_all = f->value("functions_counted", -1) == static_cast<int>(top.size());
+      double least = 0;
+      for (const auto& e : top) {
+        const double x = e.at("instructions_per_iteration").get<double>();
+        least = least == 0 ? x : std::min(least, x);
+      }
+      p.floor = listed_all ? 0 : std::min(least, f->value("other_per_iteration", least));
+      s.functions.push_back(std::move(p));
+    }
   }
   return out;
 }

@@ -71,6 +71,49 @@ std::string pooled_run_noise_text(const GateReport& r) {
   return buf;
 }
 
+std::string count_text(double x, bool sign, bool bound) {
+  char buf[64];
+  if (std::fabs(x) >= 1000) {
+    std::snprintf(buf, sizeof buf, "%.0f", std::fabs(x));
+    std::string digits = buf, grouped;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+      grouped += digits[i];
+    }
+    std::snprintf(buf, sizeof buf, "%s%s", x < 0 ? "-" : (sign ? "+" : ""), grouped.c_str());
+  } else {
+    std::snprintf(buf, sizeof buf, sign ? "%+.1f" : "%.1f", x);
+  }
+  return (bound ? "<=" : "") + std::string(buf);
+}
+
+std::string function_diff_heading(const BenchmarkVerdict& v) {
+  double shown = 0;
+  for (const FunctionChange& f : v.functions) shown += f.change();
+  return std::string("functions that ") + (v.verdict == Verdict::improvement ? "removed" : "added") +
+         " the most instructions per iteration (callgrind, self): " + count_text(shown, true) + " of the benchmark's " +
+         count_text(v.functions_total_change, true);
+}
+
+std::vector<std::string> function_diff_lines(const BenchmarkVerdict& v) {
+  std::vector<std::string> out;
+  if (v.functions.empty()) {
+    if (!v.functions_note.empty()) out.push_back(v.functions_note);
+    return out;
+  }
+  out.push_back(function_diff_heading(v));
+  char line[600];
+  std::snprintf(line, sizeof line, "  %14s %14s %14s  %s", "baseline", "current", "change", "function");
+  out.push_back(line);
+  for (const FunctionChange& f : v.functions) {
+    std::snprintf(line, sizeof line, "  %14s %14s %14s  %s", count_text(f.baseline, false, f.baseline_bound).c_str(),
+                  count_text(f.current, false, f.current_bound).c_str(), count_text(f.change(), true).c_str(),
+                  f.function.c_str());
+    out.push_back(line);
+  }
+  return out;
+}
+
 }  // namespace gate_text
 
 std::string GateReport::headline() const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "harness/gate/gate.h"
 
@@ -23,5 +24,12 @@ std::string gated_summary(const GateReport& r);
 // "run-to-run noise of the 120 benchmarks without 3 runs of history: 2.3% (one estimate from this
 // comparison)"; empty where none was estimated.
 std::string pooled_run_noise_text(const GateReport& r);
+// Instructions per iteration: "50,012", "3.5"; `sign`: always signed; `bound`: "<=12".
+std::string count_text(double x, bool sign = false, bool bound = false);
+// "functions that added the most instructions per iteration (callgrind, self): +50,000 of +50,012"
+std::string function_diff_heading(const BenchmarkVerdict& v);
+// The row's function diff as text lines (a heading, column names, one line per function), or its
+// note; empty for a row without either. The terminal and JUnit print them.
+std::vector<std::string> function_diff_lines(const BenchmarkVerdict& v);
 
 }  // namespace pairbench::harness::gate_text

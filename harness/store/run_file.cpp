@@ -478,10 +478,20 @@ nlohmann::json run_document(const RunRecord& r) {
     const bool good = s.has_value && !s.gbench.is_null() && has_usable_value(s.verification);
     if (good && s.instrument == Instrument::instructions) {
       // Not in `benchmarks`: compare.py would read them as times.
-      instructions.push_back({{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
+      nlohmann::json entry = {{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
                               {"repetition_index", s.repetition}, {"verification", to_string(s.verification)},
                               {"instructions_per_iteration", s.metric_value}, {"iterations", s.iterations},
-                              {"process_wall_s", s.process_wall_s}});
+                              {"process_wall_s", s.process_wall_s}};
+      if (s.functions) {
+        nlohmann::json top = nlohmann::json::array();
+        for (const FunctionShare& f : s.functions->top) {
+          top.push_back({{"function", f.function}, {"instructions_per_iteration", f.instructions_per_iteration}});
+        }
+        entry["functions"] = {{"cost", "self"}, {"event", "Ir"}, {"top", top},
+                              {"other_per_iteration", s.functions->other_per_iteration},
+                              {"functions_counted", s.functions->functions}};
+      }
+      instructions.push_back(std::move(entry));
     } else if (good) {
       doc["benchmarks"].push_back(benchmark_row(s, r.repetitions));
     } else {
@@ -507,7 +517,8 @@ nlohmann::json run_document(const RunRecord& r) {
                                     {"duet_cpus", r.duet_cpus},
                                     {"instruction_processes", r.instruction_processes},
                                     {"instruction_counter", r.instruction_counter},
-                                    {"instruction_counter_note", r.instruction_counter_note}}},
+                                    {"instruction_counter_note", r.instruction_counter_note},
+                                    {"instruction_functions", r.instruction_functions}}},
                       {"timeout_s", r.timeout_s},
                       {"seed", r.seed},
                       {"started_at", r.started_at},

@@ -106,6 +106,9 @@ struct RunRecord {
   std::optional<CalibrationCheck> calibration_check;
   int instruction_processes = 0;
   std::string instruction_counter = "none", instruction_counter_note;
+  // Whether counting processes recorded where their instructions went (callgrind: the top functions,
+  // pairbench.instructions[].functions), or why not (perf counts the total only; nothing counted).
+  std::string instruction_functions;
   std::uint64_t seed = 0;
   nlohmann::json environment, experiments, claims;
   struct Interrupted {

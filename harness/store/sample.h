@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,20 @@ struct ProcessLayout {
   int variants = 1;  // how many the binary had to pick from
   int env_pad_bytes = 0;
   std::uint64_t seed = 0;  // PAIRBENCH_LAYOUT_SEED, below 2^53 so that JSON readers keep it exact
+};
+
+// Where a callgrind-counted process's instructions went: the functions with the most self
+// instructions (callgrind's event Ir, callees not included) per iteration, most first, and the rest
+// summed. Self, not inclusive: self costs add up to the process's count, and a change shows at the
+// function whose own code runs more, not along every caller above it. perf has no such breakdown.
+struct FunctionShare {
+  std::string function;  // demangled, as valgrind names it
+  double instructions_per_iteration = 0;
+};
+struct FunctionBreakdown {
+  std::vector<FunctionShare> top;   // most first
+  double other_per_iteration = 0;   // every function not in `top`
+  int functions = 0;                // functions with any instructions, listed or not
 };
 
 struct Sample {
@@ -48,6 +63,7 @@ struct Sample {
   int sequence = -1;      // position in the run's launch order (time order)
   double start_s = 0;     // when it started, seconds after the timed rounds began
   ProcessLayout layout;
+  std::optional<FunctionBreakdown> functions;  // instruction processes counted by callgrind
 };
 
 // The value of one process for the gate and the summary: the median of its in-process samples

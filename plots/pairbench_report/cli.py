@@ -1,4 +1,4 @@
-"""`report.py --run FILE [--history-export FILE] [--claims FILE] -o DIR`: figures and index.html
+"""`report.py --run FILE [--history-export FILE] [--claims FILE] [--gate FILE] -o DIR`: figures and index.html
 (with a `pairbench history export` file, the history section's trend figures and fleet.html, the
 cross-machine page). The history reaches the report only as `pairbench` exports it, from SQLite or
 PostgreSQL alike (`pairbench report --db DB` writes the export and passes it), and the claims
@@ -34,6 +34,9 @@ def _parser():
                    help="claims catalogue (`pairbench list --format claims-json`; `pairbench report` passes it): "
                         "the claims' seeds and quoted figures; without it the claims are the run file's "
                         "(pairbench.claims: their text and verdicts). The verdicts are always the run file's")
+    p.add_argument("--gate", metavar="FILE",
+                   help="the gate's JSON (`pairbench gate|compare|ab --json FILE`): its headline, and per regression "
+                        "and improvement the functions that added (removed) the most instructions per iteration")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder (created if missing)")
     return p
 
@@ -63,6 +66,8 @@ def build(args):
     catalogue = claims_mod.load_claims(args.claims) if args.claims else None
     fleet_export = fleet.load_export(args.export) if args.export else None
     history = History(fleet_export) if fleet_export else None
+    from .gate import load_gate
+    gate = load_gate(args.gate) if args.gate else None
     _prepare_outdir(args.out)
     from . import figures  # matplotlib loads only once the inputs are known to be good
     results = claims_mod.stored_results(catalogue, run)  # the harness's verdicts, drawn
@@ -105,7 +110,7 @@ def build(args):
     hist_figs = figures.history_figures(history, run.machine_key(), writer) if history else []
     fleet_summary = fleet.write(args.out, fleet_export, writer) if fleet_export else None
     text = page.render(args.out, run, results, exp_figs, history, hist_figs, history.label if history else "",
-                       fleet_summary)
+                       fleet_summary, gate)
     tmp = os.path.join(args.out, ".index.html.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

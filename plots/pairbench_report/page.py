@@ -323,7 +323,7 @@ def history_section(page, history, figures, this_machine, db_label):
     page.add("</section>")
 
 
-def render(outdir, run, results, experiment_figures, history, history_figs, history_label, fleet=None):
+def render(outdir, run, results, experiment_figures, history, history_figs, history_label, fleet=None, gate=None):
     page = Page(outdir)
     env = run.environment
     machine = env.get("cpu_model", "") or env.get("hostname", "")
@@ -343,7 +343,8 @@ def render(outdir, run, results, experiment_figures, history, history_figs, hist
         page.add(f'<div class="banner"><b>{len(env["warnings"])} environment warning(s)</b>: '
                  f'{e(env["warnings"][0])}{" …" if len(env["warnings"]) > 1 else ""} '
                  '<a href="#environment">see Environment</a></div>')
-    page.add('<nav><b>Contents</b><ul><li><a href="#claims">Claims and verdicts</a></li>')
+    page.add('<nav><b>Contents</b><ul>' + ('<li><a href="#gate">Gate: where it got slower</a></li>' if gate else "")
+             + '<li><a href="#claims">Claims and verdicts</a></li>')
     for exp in run.experiments:
         page.add(f'<li><a href="#{anchor("exp", exp["name"])}">{e(exp["name"])}</a></li>')
     page.add('<li><a href="#not-run">What did not run</a></li><li><a href="#history">History</a></li>'
@@ -352,6 +353,9 @@ def render(outdir, run, results, experiment_figures, history, history_figs, hist
     if fleet:  # the cross-machine page (plots/pairbench_report/fleet.py), beside this one
         page.add(f'<p>Across machines: <a href="{e(fleet["href"])}">{fleet["machines"]} machine(s) of {fleet["kinds"]} '
                  'kind(s)</a>: each benchmark\'s trend per machine and each claim\'s verdict per machine kind.</p>')
+    if gate:  # the gate's own decisions (pairbench gate --json), with each regression's function diff
+        from .gate import gate_section
+        gate_section(page, gate, e)
     claims_section(page, results, run)
     page.add('<section id="experiments"><h2>Experiments</h2>')
     for exp in run.experiments:

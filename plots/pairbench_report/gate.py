@@ -1,0 +1,98 @@
+"""The gate's decisions as the harness wrote them (`pairbench gate|compare|ab --json FILE`): the
+headline, and for every regression and improvement the functions that added (removed) the most
+instructions per iteration, or why there is no such diff. Nothing is decided here; a field of the
+wrong type is refused with one line naming it."""
+import json
+import math
+
+from .errors import BadInput
+from .fleet import _read_bytes
+
+CHANGED = ("regression", "improvement")
+
+
+def _want(path, where, value, kinds, what):
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # JSON true is no number
+        raise BadInput(f"{path}: {where}: expected {what}, is {json.dumps(value)[:60]}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise BadInput(f"{path}: {where}: expected a finite number, is {value}")
+    return value
+
+
+def load_gate(path):
+    """The gate JSON's headline, outcome and its regression and improvement rows."""
+    try:
+        doc = json.loads(_read_bytes(path).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise BadInput(f"{path}: not the gate's JSON (pairbench gate --json): {err}") from None
+    _want(path, "(top level)", doc, dict, "an object")
+    gate = {"path": path,
+            "headline": _want(path, "headline", doc.get("headline"), str, "a string"),
+            "outcome": _want(path, "outcome", doc.get("outcome"), str, "a string"),
+            "baseline": _want(path, "baseline", doc.get("baseline", ""), str, "a string"),
+            "current": _want(path, "current", doc.get("current", ""), str, "a string"),
+            "rows": []}
+    for i, row in enumerate(_want(path, "benchmarks", doc.get("benchmarks"), list, "an array")):
+        at = f"benchmarks[{i}]"
+        _want(path, at, row, dict, "an object")
+        verdict = _want(path, at + ".verdict", row.get("verdict"), str, "a string")
+        if verdict not in CHANGED:
+            continue
+        out = {"name": _want(path, at + ".name", row.get("name"), str, "a string"),
+               "instrument": _want(path, at + ".instrument", row.get("instrument"), str, "a string"),
+               "verdict": verdict,
+               "slowdown": row.get("slowdown"),
+               "note": _want(path, at + ".function_diff_note", row.get("function_diff_note", ""), str, "a string"),
+               "total": _want(path, at + ".function_diff_total_change", row.get("function_diff_total_change", 0),
+                              (int, float), "a number"),
+               "functions": []}
+        if out["slowdown"] is not None:
+            _want(path, at + ".slowdown", out["slowdown"], (int, float), "a number or null")
+        for j, f in enumerate(_want(path, at + ".function_diff", row.get("function_diff", []), list, "an array")):
+            fat = f"{at}.function_diff[{j}]"
+            _want(path, fat, f, dict, "an object")
+            out["functions"].append({
+                "function": _want(path, fat + ".function", f.get("function"), str, "a string"),
+                **{k: _want(path, f"{fat}.{k}", f.get(k), (int, float), "a number") for k in ("baseline", "current", "change")},
+                **{k: _want(path, f"{fat}.{k}", f.get(k, False), bool, "true or false")
+                   for k in ("baseline_bound", "current_bound")}})
+        gate["rows"].append(out)
+    return gate
+
+
+def _count(x, sign=False, bound=False):
+    text = f"{x:+,.0f}" if sign and abs(x) >= 1000 else f"{x:+.1f}" if sign else f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.1f}"
+    return ("≤" if bound else "") + text
+
+
+def gate_section(page, gate, e):
+    """The gate's headline; per regression and improvement, where its instructions went."""
+    page.add('<section id="gate"><h2>Gate: where it got slower</h2>')
+    page.add(f"<p><b>{e(gate['headline'])}</b> (outcome {e(gate['outcome'])}; baseline <code>{e(gate['baseline'])}"
+             f"</code>, current <code>{e(gate['current'])}</code>). Per function: self instructions per iteration "
+             "(callgrind's Ir, callees not included; inlined code counts in its caller), the median over each "
+             "side's counting processes; ≤: not among that side's 20 recorded functions, at most the value "
+             "shown.</p>")
+    if not gate["rows"]:
+        page.add("<p>No regression or improvement.</p></section>")
+        return
+    for row in gate["rows"]:
+        label = row["name"] + (" [instructions]" if row["instrument"] == "instructions" else "")
+        change = f" {100 * row['slowdown']:+.1f} %" if isinstance(row["slowdown"], (int, float)) else ""
+        page.add(f'<h3 class="mono">{e(label)}</h3><p>{e(row["verdict"])}{e(change)}')
+        if not row["functions"]:
+            page.add(f": <span class='why'>{e(row['note'] or 'no function diff')}</span></p>")
+            continue
+        shown = sum(f["change"] for f in row["functions"])
+        page.add(f"; the functions that {'removed' if row['verdict'] == 'improvement' else 'added'} the most "
+                 f"instructions per iteration: {e(_count(shown, True))} of the benchmark's {e(_count(row['total'], True))}</p>")
+        page.add('<div class="table-wrap"><table><thead><tr><th>function</th><th>baseline</th><th>current</th>'
+                 "<th>change</th></tr></thead><tbody>")
+        for f in row["functions"]:
+            page.add(f"<tr><td class='mono'>{e(f['function'])}</td>"
+                     f"<td class='num'>{e(_count(f['baseline'], bound=f['baseline_bound']))}</td>"
+                     f"<td class='num'>{e(_count(f['current'], bound=f['current_bound']))}</td>"
+                     f"<td class='num'>{e(_count(f['change'], True))}</td></tr>")
+        page.add("</tbody></table></div>")
+    page.add("</section>")
