@@ -138,6 +138,9 @@ if [ -f plots/report.py ]; then
   # the report shows each regression's function diff.
   gate_for_report=()
   if [ "$artifacts/gate.json" -nt "$run" ]; then gate_for_report=(--gate "$artifacts/gate.json"); fi
+  if [ ${#gate_for_report[@]} != 0 ] && [ -f "$artifacts/confirmed.json" ]; then
+    gate_for_report+=(--confirmation "$artifacts/confirmed.json")
+  fi
   "$pb" report --run "$run" "${db_or_default[@]}" "${gate_for_report[@]}" -o "$artifacts/report" \
     || echo "ci/nightly.sh: report failed" >&2
 fi

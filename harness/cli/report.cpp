@@ -47,8 +47,9 @@ struct TemporaryFile {
 };
 
 
-int cmd_report(const std::string& run, const std::string& history, const std::string& gate, const std::string& out_dir,
-               double timeout_s) {
+int cmd_report(const std::string& run, const std::string& history, const std::string& gate,
+               const std::string& confirmation, const std::string& out_dir, double timeout_s) {
+  if (!confirmation.empty() && gate.empty()) throw UsageError("--confirmation: needs --gate (the gate whose suspects it confirmed)");
   const std::string script = std::string(PAIRBENCH_SOURCE_DIR) + "/plots/report.py";
   if (!fs::exists(script)) throw UsageError("report: " + script + " not found");
   // Verdicts are the harness's: a run file written before it judged them is judged here, and the
@@ -69,6 +70,8 @@ int cmd_report(const std::string& run, const std::string& history, const std::st
   argv.insert(argv.end(), {"--claims", claims.path});
   // The gate's own decisions, as it wrote them: the report shows each regression's function diff.
   if (!gate.empty()) argv.insert(argv.end(), {"--gate", gate});
+  // The nightly's same-runner confirmation of the gate's suspects (ci/confirm.sh's confirmed.json).
+  if (!confirmation.empty()) argv.insert(argv.end(), {"--confirmation", confirmation});
   // The history reaches the report only as its export (either back end): the trend figures, the
   // history section and the cross-machine page all read it.
   std::optional<TemporaryFile> exported;
@@ -102,7 +105,7 @@ Command command_report() {
           "plots/report.py's: 0 written, 2 bad input; 3 killed at --timeout; 130/143 interrupted by SIGINT/SIGTERM",
           "the run file reported", [](CLI::App& cmd) -> CommandAction {
             struct Args {
-              std::string run, history, gate, out = "results/report";
+              std::string run, history, gate, confirmation, out = "results/report";
               double timeout_s = 300;
             };
             auto a = std::make_shared<Args>();
@@ -116,12 +119,16 @@ Command command_report() {
                            "the gate's JSON (`gate`, `compare` or `ab` --json FILE): its headline and, per regression "
                            "and improvement, the functions that added (removed) the most instructions per iteration")
                 ->check(path_is(regular_file_problem, "FILE"));
+            cmd.add_option("--confirmation", a->confirmation,
+                           "with --gate: the nightly's same-runner confirmation of its suspects (ci/confirm.sh's "
+                           "confirmed.json): which were confirmed, cleared or unresolved, and why")
+                ->check(path_is(regular_file_problem, "FILE"));
             cmd.add_option("-o,--out", a->out, "output directory")->check(path_is(directory_or_absent_problem, "DIR"));
             cmd.add_option("--timeout", a->timeout_s, "seconds before plots/report.py is killed with its process group")
                 ->check(finite_in(0.001, 86400.0));
             return [a](const std::string&) {
               finish_up_on_interrupt();
-              return cmd_report(a->run, a->history, a->gate, a->out, a->timeout_s);
+              return cmd_report(a->run, a->history, a->gate, a->confirmation, a->out, a->timeout_s);
             };
           }};
 }

@@ -34,6 +34,8 @@ def _parser():
                    help="claims catalogue (`pairbench list --format claims-json`; `pairbench report` passes it): "
                         "the claims' seeds and quoted figures; without it the claims are the run file's "
                         "(pairbench.claims: their text and verdicts). The verdicts are always the run file's")
+    p.add_argument("--confirmation", metavar="FILE",
+                   help="the nightly's same-runner confirmation of the gate's suspects (ci/confirm.sh's confirmed.json)")
     p.add_argument("--gate", metavar="FILE",
                    help="the gate's JSON (`pairbench gate|compare|ab --json FILE`): its headline, and per regression "
                         "and improvement the functions that added (removed) the most instructions per iteration")
@@ -67,7 +69,9 @@ def build(args):
     fleet_export = fleet.load_export(args.export) if args.export else None
     history = History(fleet_export) if fleet_export else None
     from .gate import load_gate
-    gate = load_gate(args.gate) if args.gate else None
+    gate = load_gate(args.gate, args.confirmation) if args.gate else None
+    if args.confirmation and not args.gate:
+        raise BadInput("--confirmation: needs --gate (the gate whose suspects it confirmed)")
     _prepare_outdir(args.out)
     from . import figures  # matplotlib loads only once the inputs are known to be good
     results = claims_mod.stored_results(catalogue, run)  # the harness's verdicts, drawn
@@ -108,9 +112,10 @@ def build(args):
                                            f"{'lower' if exp['better'] == 'lower' else 'upper'} left.")})
         exp_figs[exp["name"]] = figs
     hist_figs = figures.history_figures(history, run.machine_key(), writer) if history else []
+    resolution_fig = figures.resolution_figure(history, writer) if history else None
     fleet_summary = fleet.write(args.out, fleet_export, writer) if fleet_export else None
     text = page.render(args.out, run, results, exp_figs, history, hist_figs, history.label if history else "",
-                       fleet_summary, gate)
+                       fleet_summary, gate, resolution_fig)
     tmp = os.path.join(args.out, ".index.html.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

@@ -5,6 +5,7 @@ Every string from a run file reaches matplotlib as plain text (mathtext is off),
 `<script>` in a benchmark name is drawn as itself.
 """
 import math
+import statistics
 import re
 import textwrap
 
@@ -722,6 +723,35 @@ def scaling_figure(exp, run, writer, plan=None):
 
 
 # ---- 4. history ---------------------------------------------------------------------------------
+
+def resolution_figure(history, writer):
+    """Each benchmark's resolution over time (docs/gate.md, "Resolution": the smallest change a gate
+    between two runs could decide from its history, at its sample size), one panel per machine:
+    thin grey lines per benchmark, the median over benchmarks bold, the 5 % threshold dashed.
+    None where no series has 3 runs."""
+    machines = [m for m in history.machines()
+                if any(s.resolutions for (b, mm), s in history.series.items() if mm == m)]
+    if not machines:
+        return None
+    fig, axes = plt.subplots(len(machines), 1, figsize=(9, 3.2 * len(machines)), squeeze=False, layout="constrained")
+    for ax, machine in zip(axes[:, 0], machines):
+        by_time = {}
+        for (bench, m), s in sorted(history.series.items()):
+            if m != machine or not s.resolutions:
+                continue
+            ax.plot([t for t, _ in s.resolutions], [100 * r for _, r in s.resolutions], color="0.75", lw=0.6)
+            for t, r in s.resolutions:
+                by_time.setdefault(t, []).append(r)
+        times = sorted(by_time)
+        ax.plot(times, [100 * statistics.median(by_time[t]) for t in times], color=PALETTE[0], lw=2.2, marker="o",
+                ms=3, label="median over benchmarks")
+        ax.axhline(5, color="0.3", ls="--", lw=1, label="5 % threshold")
+        ax.set_yscale("log")
+        ax.set_ylabel("resolution (± %)")
+        ax.set_title(f"machine {machine}", fontsize=10)
+        ax.legend(loc="upper right", fontsize=8)
+    return writer.save(fig, "history-resolution")
+
 
 def history_figures(history, this_machine, writer, per_figure=6):
     """Per experiment, small multiples: each benchmark's per-run median over time (dots: process

@@ -112,6 +112,8 @@ BOOL = (lambda v: isinstance(v, bool), "true or false")
 ARRAY = (lambda v: isinstance(v, list), "an array")
 OBJECT = (lambda v: isinstance(v, dict), "an object")
 NAME_OR_NULL = (lambda v: v is None or _is_name(v), "a non-empty string or null")
+NONNEGATIVE_OR_NULL = (lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                               and math.isfinite(v) and v >= 0), "a finite number >= 0 or null")
 
 
 def one_of(values):
@@ -208,7 +210,9 @@ def parse_export(data, source):
             if not all(map(_is_positive, values)):
                 i = next(i for i, v in enumerate(values) if not _is_positive(v))
                 c.fail(element_path(member_path(pat, "values"), i), f"expected {POSITIVE[1]}, is {describe(values[i])}")
-            entry["points"].append({"run_id": c.field(p, pat, "run_id", NAME),
+            resolution = c.field(p, pat, "resolution", NONNEGATIVE_OR_NULL, optional=True)
+            entry["points"].append({"resolution": None if resolution is None else float(resolution),
+                                    "run_id": c.field(p, pat, "run_id", NAME),
                                     "started_at": parse_time(c.field(p, pat, "started_at", TIME)),
                                     "git_sha": c.field(p, pat, "git_sha", TEXT),
                                     "median": float(c.field(p, pat, "median", POSITIVE)),

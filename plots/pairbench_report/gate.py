@@ -20,8 +20,35 @@ def _want(path, where, value, kinds, what):
     return value
 
 
-def load_gate(path):
-    """The gate JSON's headline, outcome and its regression and improvement rows."""
+def _optional_number(path, where, value):
+    if value is None:
+        return None
+    return _want(path, where, value, (int, float), "a number or null")
+
+
+def load_confirmation(path):
+    """ci/confirm.sh's confirmed.json: every suspect as confirmed, cleared or unresolved, and why."""
+    try:
+        doc = json.loads(_read_bytes(path).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise BadInput(f"{path}: not ci/confirm.sh's confirmed.json: {err}") from None
+    _want(path, "(top level)", doc, dict, "an object")
+    out = {"seconds": _optional_number(path, "seconds", doc.get("seconds")),
+           "baseline_build": _want(path, "baseline_build", doc.get("baseline_build", ""), str, "a string")}
+    for kind in ("regressions", "cleared", "unresolved"):
+        out[kind] = []
+        for i, r in enumerate(_want(path, kind, doc.get(kind, []), list, "an array")):
+            at = f"{kind}[{i}]"
+            _want(path, at, r, dict, "an object")
+            out[kind].append({"benchmark": _want(path, at + ".benchmark", r.get("benchmark"), str, "a string"),
+                              "instrument": _want(path, at + ".instrument", r.get("instrument", "time"), str, "a string"),
+                              "why": _want(path, at + ".why", r.get("why", ""), str, "a string")})
+    return out
+
+
+def load_gate(path, confirmation=None):
+    """The gate JSON's headline, outcome, its regression and improvement rows, what each time row was
+    gated at (gates written before issue 24 have no `gated_at`), and the confirmation where given."""
     try:
         doc = json.loads(_read_bytes(path).decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
@@ -32,11 +59,20 @@ def load_gate(path):
             "outcome": _want(path, "outcome", doc.get("outcome"), str, "a string"),
             "baseline": _want(path, "baseline", doc.get("baseline", ""), str, "a string"),
             "current": _want(path, "current", doc.get("current", ""), str, "a string"),
-            "rows": []}
+            "rows": [], "gated": [],
+            "confirmation": load_confirmation(confirmation) if confirmation else None}
     for i, row in enumerate(_want(path, "benchmarks", doc.get("benchmarks"), list, "an array")):
         at = f"benchmarks[{i}]"
         _want(path, at, row, dict, "an object")
         verdict = _want(path, at + ".verdict", row.get("verdict"), str, "a string")
+        gated_at = _optional_number(path, at + ".gated_at", row.get("gated_at"))
+        if gated_at and row.get("instrument") == "time":
+            gate["gated"].append({
+                "name": _want(path, at + ".name", row.get("name"), str, "a string"), "verdict": verdict,
+                "gated_at": gated_at,
+                "threshold": _optional_number(path, at + ".threshold", row.get("threshold")) or 0.0,
+                **{k: _optional_number(path, f"{at}.{k}", row.get(k)) for k in ("slowdown", "slowdown_low", "slowdown_high")},
+                "suspect": _want(path, at + ".suspect", row.get("suspect", False), bool, "true or false")})
         if verdict not in CHANGED:
             continue
         out = {"name": _want(path, at + ".name", row.get("name"), str, "a string"),
@@ -66,14 +102,59 @@ def _count(x, sign=False, bound=False):
     return ("≤" if bound else "") + text
 
 
+def _pct(x):
+    return "" if x is None else f"{100 * x:+.1f} %"
+
+
+def gated_table(page, gate, e):
+    """What each time benchmark was gated at: the threshold, or its resolution where that is wider."""
+    rows = gate["gated"]
+    if not rows:
+        return
+    at_threshold = sum(1 for r in rows if r["gated_at"] <= r["threshold"] * (1 + 1e-9))
+    wider = sorted(r["gated_at"] for r in rows if r["gated_at"] > r["threshold"] * (1 + 1e-9))
+    median = f"; median of those ±{100 * wider[len(wider) // 2]:.1f} %" if wider else ""
+    page.add(f"<h3>What each benchmark was gated at</h3><p>{at_threshold} of {len(rows)} time benchmarks were gated "
+             f"at their threshold; {len(wider)} at their resolution, the smallest change the gate could tell from "
+             f"their noise (docs/gate.md, Resolution){median}. A suspect (unchanged only at a resolution wider than "
+             "its threshold, yet slower than it) is measured again on the same runner.</p>")
+    page.add('<details><summary>Every time benchmark</summary><div class="table-wrap"><table><thead><tr>'
+             "<th>benchmark</th><th>verdict</th><th>change [90 % interval]</th><th>gated at</th><th>suspect</th>"
+             "</tr></thead><tbody>")
+    for r in sorted(rows, key=lambda r: (-r["gated_at"], r["name"])):
+        change = f"{_pct(r['slowdown'])} [{_pct(r['slowdown_low'])}, {_pct(r['slowdown_high'])}]" \
+            if r["slowdown"] is not None else ""
+        page.add(f"<tr><td class='mono'>{e(r['name'])}</td><td>{e(r['verdict'])}</td><td class='num'>{e(change)}</td>"
+                 f"<td class='num'>±{100 * r['gated_at']:.1f} %</td><td>{'yes' if r['suspect'] else ''}</td></tr>")
+    page.add("</tbody></table></div></details>")
+
+
+def confirmation_list(page, confirmation, e):
+    if confirmation is None:
+        return
+    n = {k: len(confirmation[k]) for k in ("regressions", "cleared", "unresolved")}
+    seconds = f" in {confirmation['seconds']:.0f} s" if confirmation["seconds"] is not None else ""
+    page.add(f"<h3>Same-runner confirmation</h3><p>The gate's suspects measured again in one <code>pairbench ab</code>"
+             f" of the baseline's build (<code>{e(confirmation['baseline_build'])}</code>) against this build{seconds}: "
+             f"<b>{n['regressions']} confirmed</b>, {n['cleared']} cleared, {n['unresolved']} unresolved. Only a "
+             "confirmed regression fails the night.</p>")
+    items = [r for k in ("regressions", "cleared", "unresolved") for r in confirmation[k]]
+    if items:
+        page.add("<ul>" + "".join(f"<li><code>{e(r['benchmark'])}</code> [{e(r['instrument'])}]: {e(r['why'])}</li>"
+                                  for r in items) + "</ul>")
+
+
 def gate_section(page, gate, e):
-    """The gate's headline; per regression and improvement, where its instructions went."""
+    """The gate's headline; what each benchmark was gated at; the confirmation; per regression and
+    improvement, where its instructions went."""
     page.add('<section id="gate"><h2>Gate: where it got slower</h2>')
     page.add(f"<p><b>{e(gate['headline'])}</b> (outcome {e(gate['outcome'])}; baseline <code>{e(gate['baseline'])}"
              f"</code>, current <code>{e(gate['current'])}</code>). Per function: self instructions per iteration "
              "(callgrind's Ir, callees not included; inlined code counts in its caller), the median over each "
              "side's counting processes; ≤: not among that side's 20 recorded functions, at most the value "
              "shown.</p>")
+    gated_table(page, gate, e)
+    confirmation_list(page, gate["confirmation"], e)
     if not gate["rows"]:
         page.add("<p>No regression or improvement.</p></section>")
         return

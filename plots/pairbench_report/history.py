@@ -30,6 +30,7 @@ class Series:
         self.unit, self.metric, self.better = unit, metric, better
         self.runs = []     # (run_id, started_at, [values]) in time order; no values in older exports
         self.points = []   # (run_id, started_at, median), the same runs
+        self.resolutions = []  # (started_at, resolution): what a gate of that run was gated at (>= 3 runs)
 
     def medians(self):
         return self.points
@@ -55,6 +56,8 @@ class History:
                                                    "git_sha": p["git_sha"], "machine_key": s["machine_key"]})
                 series.runs.append((p["run_id"], p["started_at"], p["values"]))
                 series.points.append((p["run_id"], p["started_at"], p["median"]))
+                if p.get("resolution") is not None:
+                    series.resolutions.append((p["started_at"], p["resolution"]))
         self.baselines = {m: info["baseline_run_id"] for m, info in export.machines.items()
                           if info["baseline_run_id"] is not None}
         self.change_points = {}  # (benchmark, machine_key) -> [(run_id, before, after)]

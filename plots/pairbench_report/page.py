@@ -280,7 +280,7 @@ def not_run_section(page, run):
     page.add("</tbody></table></div></section>")
 
 
-def history_section(page, history, figures, this_machine, db_label):
+def history_section(page, history, figures, this_machine, db_label, resolution_fig=None):
     page.add('<section id="history"><h2>History: is it getting worse?</h2>')
     if history is None:
         page.add("<p>No history was given (<code>pairbench report --db DB</code> exports it).</p></section>")
@@ -293,6 +293,12 @@ def history_section(page, history, figures, this_machine, db_label):
     if not history.runs:
         page.add("<p>The history has no runs yet.</p></section>")
         return
+    if resolution_fig:
+        page.figure(resolution_fig, "each benchmark's resolution over time",
+                    "Each benchmark's resolution over time (grey; bold: the median over benchmarks): the smallest "
+                    "change a gate between two runs could decide from this machine's history at that run, at its "
+                    "sample size, run-to-run noise included (docs/gate.md, Resolution). A benchmark is gated at 5 % "
+                    "only where its resolution is below the dashed line; elsewhere at its resolution.")
     for f in figures:
         page.figure(f["files"], f"history of {f['experiment']}",
                     f"{e(f['experiment'])}: {e(', '.join(f['benchmarks']))}.")
@@ -323,7 +329,8 @@ def history_section(page, history, figures, this_machine, db_label):
     page.add("</section>")
 
 
-def render(outdir, run, results, experiment_figures, history, history_figs, history_label, fleet=None, gate=None):
+def render(outdir, run, results, experiment_figures, history, history_figs, history_label, fleet=None, gate=None,
+           resolution_fig=None):
     page = Page(outdir)
     env = run.environment
     machine = env.get("cpu_model", "") or env.get("hostname", "")
@@ -378,7 +385,7 @@ def render(outdir, run, results, experiment_figures, history, history_figs, hist
         page.add("<p>The run file has no experiments.</p>")
     page.add("</section>")
     not_run_section(page, run)
-    history_section(page, history, history_figs, run.machine_key(), history_label)
+    history_section(page, history, history_figs, run.machine_key(), history_label, resolution_fig)
     environment_section(page, run)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     page.add(f"<footer>Written by <code>plots/report.py</code> at {e(now)} from <code>{e(os.path.basename(run.path))}</code>"

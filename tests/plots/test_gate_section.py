@@ -52,6 +52,41 @@ class GateSection(unittest.TestCase):
         self.assertNotIn("same</h3>", text)  # unchanged rows are not listed
         self.assertLess(text.index("injected_work_loop"), text.index("&lt;script&gt;"))  # the gate's order
 
+    def test_what_each_benchmark_was_gated_at_and_the_confirmation(self):
+        gate = json.loads(json.dumps(GATE))
+        gate["benchmarks"][3].update({"gated_at": 0.123, "threshold": 0.05, "slowdown_low": -0.05,
+                                      "slowdown_high": 0.06, "suspect": False})
+        gate["benchmarks"][1].update({"gated_at": 0.05, "threshold": 0.05, "slowdown_low": 1.2,
+                                      "slowdown_high": 1.8, "suspect": True})
+        confirmation = {"seconds": 42.0, "baseline_build": "abc123",
+                        "regressions": [{"benchmark": "timing.work/steps/work:1000", "instrument": "time",
+                                         "why": "confirmed: regression +50.0% in one run of both builds"}],
+                        "cleared": [{"benchmark": "<b>x</b>", "instrument": "time", "why": "cleared: unchanged"}],
+                        "unresolved": []}
+        path = os.path.join(tmpdir(self), "confirmed.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(confirmation, f)
+        out = tmpdir(self)
+        rc, _, stderr = run_report("--run", judged(self, CPU_RUN_SKIPPED), "--gate", self.write(gate),
+                                   "--confirmation", path, "-o", out)
+        self.assertEqual(rc, 0, stderr)
+        text, _ = parse_page(os.path.join(out, "index.html"))
+        self.assertIn("1 of 2 time benchmarks were gated at their threshold; 1 at their resolution", text)
+        self.assertIn("±12.3 %", text)
+        self.assertIn("<b>1 confirmed</b>, 1 cleared, 0 unresolved", text)
+        self.assertIn("confirmed: regression +50.0% in one run of both builds", text)
+        self.assertNotIn("<b>x</b>", text)  # escaped
+        # A confirmation without its gate, or of the wrong shape: one line, exit 2.
+        rc, _, stderr = run_report("--run", judged(self, CPU_RUN_SKIPPED), "--confirmation", path, "-o", tmpdir(self))
+        self.assertEqual(rc, 2, stderr)
+        self.assertIn("--confirmation: needs --gate", stderr)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"regressions": [{"benchmark": 3}]}, f)
+        rc, _, stderr = run_report("--run", judged(self, CPU_RUN_SKIPPED), "--gate", self.write(gate),
+                                   "--confirmation", path, "-o", tmpdir(self))
+        self.assertEqual(rc, 2, stderr)
+        self.assertIn("regressions[0].benchmark: expected a string", stderr)
+
     def test_without_a_gate_there_is_no_gate_section(self):
         out = tmpdir(self)
         rc, _, stderr = run_report("--run", judged(self, CPU_RUN_SKIPPED), "-o", out)
