@@ -636,7 +636,9 @@ int Bisection::run() {
   if (check.first->verdict != "regression") {
     return finish(check.first->verdict == "pass" ? "no_regression" : "inconclusive", -1, kExitUndecided,
                   "first_bad: none: bad is not a decided regression against good (" + verdict_text(*check.first) + " " +
-                      change_text(*check.first) + "): nothing to bisect");
+                      change_text(*check.first) + ")" +
+                      (check.first->verdict == "pass" ? ": nothing to bisect"
+                                                      : ": a larger --ab-budget may decide it (docs/bisect.md)"));
   }
   commits_[n].state = "bad";
   // From here on only the benchmarks that regressed between good and bad are compared.
