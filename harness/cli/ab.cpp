@@ -87,6 +87,7 @@ void report_regime(const AbResult& r, const std::vector<Side>& sides) {
 
 struct AbArgs {
   std::string baseline_build, candidate_build, experiments, arms, profile = "quick", out_dir;
+  std::string benchmarks;  // a regular expression on benchmark names ("" = all)
   std::string pairing = "duet";  // duet (both sides at once, a core per thread each) | sequential
   std::string layout = "random";  // random: each process draws its placement (harness/exec/layout.h) | none
   int repetitions = 0;
@@ -296,8 +297,13 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   std::vector<Environment> envs;
   for (const auto& [name, build] : {std::pair{"baseline", args.baseline_build}, {"candidate", args.candidate_build}}) {
     const std::string dir = bench_dir_of(build);
-    sides.push_back({name, select_experiments(load_catalogue(find_bench_binaries(dir), args.profile), args.experiments,
-                                              args.arms), {}, {}, {}});
+    std::vector<ExperimentEntry> selected = keep_benchmarks_matching(
+        select_experiments(load_catalogue(find_bench_binaries(dir), args.profile), args.experiments, args.arms),
+        args.benchmarks);
+    if (selected.empty() && !args.benchmarks.empty()) {
+      throw UsageError("--benchmarks: '" + args.benchmarks + "' matches no selected benchmark of " + build);
+    }
+    sides.push_back({name, std::move(selected), {}, {}, {}});
     envs.push_back(environment_of(dir));
   }
   const auto start = std::chrono::steady_clock::now();
@@ -339,6 +345,10 @@ Command command_ab() {
             cmd.add_option("--experiments", a->experiments, "comma-separated experiment names or areas")
                 ->check(name_list("experiment names or areas"));
             cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
+            cmd.add_option("--benchmarks", a->benchmarks,
+                           "only the benchmarks whose names this regular expression finds (ECMAScript, anywhere "
+                           "in the name, as --benchmark_filter)")
+                ->check(benchmark_regex());
             cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
             cmd.add_option("--repetitions", a->repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
             cmd.add_option("--min-time", a->min_time_s)->check(finite_in(0.001, 600.0));

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 
 #include "harness/cli/command.h"
@@ -75,6 +76,19 @@ CLI::Validator name_list(const std::string& of_what) {
 // A path check from file_checks.h as a validator: "--opt: PATH: is a FIFO (named pipe), expected ...".
 CLI::Validator path_is(std::string (*problem)(const std::string&), const std::string& description) {
   return CLI::Validator([problem](std::string& path) { return problem(path); }, description);
+}
+
+CLI::Validator benchmark_regex() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          std::regex re(text, std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+          return "not a regular expression: " + quoted_for_message(text) + " (" + e.what() + ")";
+        }
+        return "";
+      },
+      "REGEX");
 }
 
 // A history given by --db (or PAIRBENCH_DB): an SQLite path, absent (created on first use) or a
@@ -196,6 +210,16 @@ std::vector<ExperimentEntry> select_experiments(std::vector<ExperimentEntry> all
     }
   }
   return out;
+}
+
+std::vector<ExperimentEntry> keep_benchmarks_matching(std::vector<ExperimentEntry> experiments, const std::string& regex) {
+  if (regex.empty()) return experiments;
+  const std::regex re(regex, std::regex::ECMAScript);
+  for (auto& e : experiments) {
+    std::erase_if(e.benchmarks, [&](const BenchmarkEntry& b) { return !std::regex_search(b.name, re); });
+  }
+  std::erase_if(experiments, [](const ExperimentEntry& e) { return e.benchmarks.empty(); });
+  return experiments;
 }
 
 }  // namespace pairbench::harness

@@ -20,6 +20,9 @@ CLI::Validator unsigned_64();
 CLI::Validator name_list(const std::string& of_what);
 // A path check from file_checks.h as a validator: "--opt: PATH: is a FIFO (named pipe), expected ...".
 CLI::Validator path_is(std::string (*problem)(const std::string&), const std::string& description);
+// A benchmark-name regular expression (ECMAScript, matched anywhere in the name, as Google
+// Benchmark's --benchmark_filter): one that does not compile is refused with std::regex's reason.
+CLI::Validator benchmark_regex();
 // A history given by --db (or PAIRBENCH_DB): an SQLite path or a postgresql:// URL; `keywords`
 // ("auto", "none") pass as they are.
 CLI::Validator history_path(std::vector<std::string> keywords = {});
@@ -48,5 +51,8 @@ std::vector<std::string> split_csv(const std::string& s);
 // The experiments named (names or areas, comma-separated; "" = all) with only the arms named.
 std::vector<ExperimentEntry> select_experiments(std::vector<ExperimentEntry> all, const std::string& experiments,
                                                 const std::string& arms);
+// Only the benchmarks whose names `regex` finds (benchmark_regex's rule; "" keeps all); experiments
+// left without benchmarks are dropped.
+std::vector<ExperimentEntry> keep_benchmarks_matching(std::vector<ExperimentEntry> experiments, const std::string& regex);
 
 }  // namespace pairbench::harness

@@ -1,6 +1,9 @@
 """The fleet's CI scripts without a scheduler or a benchmark: the Slurm kinds table, the sbatch
 lines ci/slurm/submit.sh makes (--dry-run), one array task run directly with SLURM_ARRAY_TASK_ID
-set, and the GitHub Actions workflows (they parse, and the fleet workflow runs what it says)."""
+set, ci/bisect.sh --confirmed (the nightly's confirmed regressions turned into one bisect command
+line), and the GitHub Actions workflows (they parse, and the fleet and nightly workflows run what
+they say)."""
+import json
 import os
 import re
 import shlex
@@ -203,6 +206,79 @@ class Workflows(unittest.TestCase):
             script = f.read()
         self.assertRegex(script, r'"\$pb" gate --db "\$PAIRBENCH_DB" --commit "\$sha"')
         self.assertRegex(script, r'"\$pb" report --run "\$newest" --db "\$PAIRBENCH_DB"')
+
+
+class BisectScript(unittest.TestCase):
+    """ci/bisect.sh --confirmed with a stand-in pairbench that records its command line."""
+
+    def setUp(self):
+        self.root = scratch_checkout(self)
+        self.build = os.path.join(self.root, "build-fake")
+        os.makedirs(os.path.join(self.build, "bin"))
+        self.log = os.path.join(self.build, "calls.txt")
+        with open(os.path.join(self.build, "bin", "pairbench"), "w", encoding="utf-8") as f:
+            f.write(f'#!/bin/bash\nprintf "%q " "$@" >> {shlex.quote(self.log)}\necho >> {shlex.quote(self.log)}\n')
+        os.chmod(os.path.join(self.build, "bin", "pairbench"), 0o755)
+        self.artifacts = os.path.join(self.root, "artifacts")
+        os.makedirs(self.artifacts)
+
+    def write(self, name, doc):
+        path = os.path.join(self.artifacts, name)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        return path
+
+    def bisect(self, *extra):
+        return run_script([os.path.join(self.root, "ci", "bisect.sh"), "--confirmed", self.artifacts, *extra],
+                          env={"SKIP_BUILD": "1", "BUILD_DIR": self.build, "PROFILE": "nightly",
+                               "ARTIFACTS_DIR": self.artifacts}, cwd=self.root, timeout=30)
+
+    def test_no_confirmed_regression_bisects_nothing(self):
+        self.write("confirmed.json", {"regressions": []})
+        rc, out, err = self.bisect()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("nothing to bisect", out)
+        self.assertFalse(os.path.exists(self.log))
+
+    def test_confirmed_regressions_become_one_bisection_between_the_baseline_and_the_night(self):
+        sha = lambda c: c * 40
+        baseline = self.write("baseline.json", {"pairbench": {"environment": {"git_sha": sha("a")}}})
+        self.write("run-20260101T020000Z-nightly.json", {"pairbench": {"environment": {"git_sha": sha("b")}}})
+        self.write("gate.json", {"baseline": baseline})
+        self.write("confirmed.json", {"regressions": [{"benchmark": "data.gather/indexed/size:1048576"},
+                                                      {"benchmark": "ops.a+b/x(2)"}]})
+        rc, out, err = self.bisect("--budget", "99")
+        self.assertEqual(rc, 0, err)
+        with open(self.log, encoding="utf-8") as f:
+            words = shlex.split(f.read())
+        regex = r"^(?:data\.gather/indexed/size:1048576|ops\.a\+b/x\(2\))$"
+        self.assertEqual(words, ["bisect", "--good", sha("a"), "--bad", sha("b"), "--benchmarks", regex,
+                                 "--profile", "nightly", "--json", os.path.join(self.artifacts, "bisect.json"),
+                                 "--budget", "99"])
+        # The expression names exactly those benchmarks (ECMAScript and Python agree on it).
+        self.assertTrue(re.fullmatch(regex, "ops.a+b/x(2)"))
+        self.assertFalse(re.search(regex, "data.gather/indexed/size:10485760"))
+
+    def test_a_baseline_without_a_git_sha_is_refused(self):
+        self.write("run-20260101T020000Z-nightly.json", {"pairbench": {"environment": {"git_sha": "b" * 40}}})
+        self.write("confirmed.json", {"regressions": [{"benchmark": "data.gather/x"}]})
+        rc, out, err = self.bisect()
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("no git sha for the baseline", err)
+        self.assertFalse(os.path.exists(self.log))
+
+    def test_nightly_workflow_bisects_a_confirmed_regression_on_the_same_runner(self):
+        with open(os.path.join(REPO, "ci", "workflows", "nightly.yml"), encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+        steps = doc["jobs"]["nightly"]["steps"]
+        names = [s.get("name", s.get("uses", "")) for s in steps]
+        bisect = next(s for s in steps if "ci/bisect.sh --confirmed" in s.get("run", ""))
+        self.assertIn("steps.nightly.outputs.status == '1'", bisect["if"])
+        self.assertIn("failure()", bisect["if"])
+        self.assertEqual(bisect["env"]["ARTIFACTS_DIR"], "artifacts")
+        # Before the upload, so that its JSON and log are artifacts.
+        upload = next(i for i, s in enumerate(steps) if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
+        self.assertLess(steps.index(bisect), upload, names)
 
 
 if __name__ == "__main__":

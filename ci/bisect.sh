@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Names the commit between GOOD and BAD that made the benchmarks matching REGEX slower:
+# `pairbench bisect` (docs/bisect.md) on this machine, with this checkout's pairbench. Works from a
+# clean clone: installs missing Debian packages and builds pairbench as ci/build.sh does
+# (SKIP_BUILD=1: use the one already in BUILD_DIR), fetches the history a shallow clone lacks;
+# bisect then builds each commit it tests (only the bench binaries REGEX needs) in
+# .pairbench-bisect/ (kept: a later bisection's builds are incremental).
+#
+#   ci/bisect.sh GOOD BAD REGEX [pairbench bisect options, e.g. --budget 3600]
+#   ci/bisect.sh --confirmed ARTIFACTS_DIR [options]   the nightly's confirmed regressions
+#
+# --confirmed: GOOD, BAD and REGEX from a night's artifacts: REGEX matches exactly the benchmarks
+# of confirmed.json's `regressions` array (each an object with `benchmark`); BAD is the commit of
+# the night's run file (run-*.json, pairbench.environment.git_sha), GOOD the baseline's (its
+# `baseline_git_sha` where confirmed.json has one, else the run file gate.json names as baseline).
+# Exits 0 without bisecting when there is no confirmed regression.
+# Environment: PROFILE (quick; the nightly's regressions are named by the nightly grid: nightly),
+# ARTIFACTS_DIR (where bisect.json and bisect.txt go; default results/artifacts/bisect-<time>).
+# Exit: pairbench bisect's: 0 the first bad commit named (re-checked against its parent); 2 bad
+# input; 3 good or bad does not build or its benchmarks fail; 4 inconclusive (bisect.txt says why).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = --confirmed ]; then
+  [ $# -ge 2 ] || { echo "ci/bisect.sh: --confirmed needs the artifacts directory" >&2; exit 2; }
+  from="$2"
+  shift 2
+  args=$(/usr/bin/python3 - "$from" <<'EOF'
+import glob, json, os, re, sys
+d = sys.argv[1]
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+def sha_of(run):
+    return ((run.get("pairbench") or {}).get("environment") or {}).get("git_sha", "")
+try:
+    confirmed = load(os.path.join(d, "confirmed.json"))
+except (OSError, ValueError) as e:
+    sys.exit(f"ci/bisect.sh: {d}/confirmed.json: {e}")
+names = sorted({r["benchmark"] for r in confirmed.get("regressions", []) if isinstance(r, dict) and r.get("benchmark")})
+if not names:
+    print("none")
+    sys.exit(0)
+runs = sorted(glob.glob(os.path.join(d, "run-*.json")))
+bad = confirmed.get("current_git_sha") or (sha_of(load(runs[-1])) if runs else "")
+good = confirmed.get("baseline_git_sha", "")
+if not good:
+    try:
+        label = load(os.path.join(d, "gate.json")).get("baseline", "")
+        good = sha_of(load(label)) if os.path.isfile(label) else ""
+    except (OSError, ValueError):
+        good = ""
+if not good or not bad:
+    sys.exit(f"ci/bisect.sh: {d}: no git sha for the {'baseline' if not good else 'night'} (baseline_git_sha / "
+             "current_git_sha in confirmed.json, or pairbench.environment.git_sha in the run files)")
+escape = lambda s: re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", s)
+print(good, bad, "^(?:" + "|".join(escape(n) for n in names) + ")$")
+EOF
+  ) || exit 2
+  if [ "$args" = none ]; then echo "ci/bisect.sh: $from/confirmed.json: no confirmed regression, nothing to bisect"; exit 0; fi
+  read -r good bad regex <<<"$args"
+else
+  [ $# -ge 3 ] || { echo "usage: ci/bisect.sh GOOD BAD REGEX [bisect options] | --confirmed ARTIFACTS_DIR" >&2; exit 2; }
+  good="$1" bad="$2" regex="$3"
+  shift 3
+fi
+
+if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+  git fetch --quiet --unshallow || { echo "ci/bisect.sh: could not fetch the history of this shallow clone" >&2; exit 3; }
+fi
+if [ "${SKIP_BUILD:-0}" != 1 ]; then BUILD_TYPE=Release ./ci/build.sh || exit 3; fi
+pb="${BUILD_DIR:-build}/bin/pairbench"
+artifacts="${ARTIFACTS_DIR:-results/artifacts/bisect-$(date -u +%Y%m%dT%H%M%SZ)}"
+mkdir -p "$artifacts"
+"$pb" bisect --good "$good" --bad "$bad" --benchmarks "$regex" --profile "${PROFILE:-quick}" \
+  --json "$artifacts/bisect.json" "$@" 2>&1 | tee "$artifacts/bisect.txt"
+status=${PIPESTATUS[0]}
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+  { echo "### pairbench bisect"; echo; echo '```'; grep -v '^ab: \|^pairbench: ' "$artifacts/bisect.txt"; echo '```'; } \
+    >> "$GITHUB_STEP_SUMMARY"
+fi
+exit "$status"
