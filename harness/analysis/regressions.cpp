@@ -7,6 +7,7 @@
 #include <set>
 
 #include "harness/analysis/change_points.h"
+#include "harness/stats/stats.h"
 #include "harness/store/run_file.h"
 
 namespace pairbench::harness {
@@ -42,25 +43,56 @@ std::string number(double x) {
 
 }  // namespace
 
+// The run of `runs`' current side in the series: by run id (a gate between two stored runs), else
+// the newest run of its commit (an `ab` of two builds, whose runs the history does not hold: the
+// night's run of that build), else the newest run that started before it; -1 for none.
+long current_index(const History::Series& s, const ComparedRuns& runs) {
+  if (const long i = index_of(s, runs.current_run); i >= 0) return i;
+  for (long i = static_cast<long>(s.points.size()) - 1; i >= 0; --i) {
+    if (!runs.current_sha.empty() && s.points[i].run->git_sha == runs.current_sha) return i;
+  }
+  if (runs.current_started_at.empty()) return -1;
+  for (long i = static_cast<long>(s.points.size()) - 1; i >= 0; --i) {
+    if (s.points[i].run->started_at <= runs.current_started_at) return i;
+  }
+  return -1;
+}
+
 CommitRange commit_range(const ConfirmedRegression& row, const ComparedRuns& runs, const History::Series* series) {
-  CommitRange range{runs.baseline_sha, runs.baseline_run, runs.current_sha, runs.current_run,
-                    row.instrument == "time" ? row.baseline_median : kNan};
-  if (row.instrument != "time" || !series || series->points.empty()) return range;
+  const double ratio = row.current_median / row.baseline_median;  // the gate's change, > 1 = larger values
+  const bool time = row.instrument == "time";
+  CommitRange range{runs.baseline_sha,         runs.baseline_run,       runs.current_sha,
+                    runs.current_run,          time ? row.baseline_median : kNan,
+                    time ? row.current_median : kNan, runs.current_run, runs.current_started_at};
+  const long current = series ? current_index(*series, runs) : -1;
+  if (current < 0) return range;
   const auto& points = series->points;
-  // The current run's place: where it is stored, else after every stored run (not stored yet).
-  long current = index_of(*series, runs.current_run);
-  if (current < 0) current = static_cast<long>(points.size());
-  const double midpoint = std::sqrt(row.baseline_median * row.current_median);
-  auto bad = [&](double median) { return row.better == "higher" ? median < midpoint : median > midpoint; };
+  range.seen_run = points[current].run->run_uid;
+  range.seen_at = points[current].run->started_at;
+  if (!time || !(ratio > 0) || !std::isfinite(ratio)) return range;  // the history keeps no counts
+  range.level_after = points[current].median;
+  // The gate's relative change placed on the history's own level (the gate's medians may come from
+  // another run, an `ab`'s): the geometric midpoint between the current run's level and that level
+  // undone by the change.
+  const double midpoint = points[current].median / std::sqrt(ratio);
+  auto bad = [&](double median) { return ratio > 1 ? median > midpoint : median < midpoint; };
   long i = current - 1;
   while (i >= 0 && bad(points[i].median)) --i;
-  if (i < 0) return range;  // bad as far back as the history goes: the baseline is the last good known
+  if (i < 0) {
+    // Bad as far back as the history goes: the baseline is the last good known.
+    range.level_before = points[current].median / ratio;
+    return range;
+  }
   range.last_good_sha = points[i].run->git_sha;
   range.last_good_run = points[i].run->run_uid;
-  if (i + 1 < static_cast<long>(points.size()) && i + 1 <= current) {
-    range.first_bad_sha = points[i + 1].run->git_sha;
-    range.first_bad_run = points[i + 1].run->run_uid;
+  range.first_bad_sha = points[i + 1].run->git_sha;
+  range.first_bad_run = points[i + 1].run->run_uid;
+  // The level before: the median of the last good run and up to 4 good runs before it.
+  std::vector<double> good;
+  for (long k = i; k >= 0 && k > i - 5; --k) {
+    if (!bad(points[k].median)) good.push_back(points[k].median);
   }
+  range.level_before = stats::median(good);
   return range;
 }
 
@@ -146,9 +178,9 @@ RecordOutcome record_regressions(History& db, const ComparedRuns& runs, const st
     r.change_high = row.change_high;
     r.threshold = row.threshold;
     r.level_before = range.level_before;
-    r.level_after = row.instrument == "time" ? row.current_median : kNan;
-    r.first_seen_at = r.last_seen_at = seen_at;
-    r.first_seen_run = r.last_seen_run = runs.current_run;
+    r.level_after = range.level_after;
+    r.first_seen_at = r.last_seen_at = range.seen_at.empty() ? seen_at : range.seen_at;
+    r.first_seen_run = r.last_seen_run = range.seen_run;
     const auto recorded = db.record_regression(r);
     auto stored = db.regression(recorded.id);
     (recorded.is_new ? out.new_ones : out.known).push_back(stored ? *stored : r);

@@ -33,14 +33,20 @@ struct ComparedRuns {
 // Where the history places a regression: the last run at the old level and the first at the new.
 struct CommitRange {
   std::string last_good_sha, last_good_run, first_bad_sha, first_bad_run;
-  double level_before = 0;  // the metric's level before it (NaN where the history cannot say)
+  double level_before = 0;  // the metric's level before it, in the history's terms (NaN: unknown)
+  double level_after = 0;   // and at the current run (the history's median, else the gate's)
+  std::string seen_run, seen_at;  // the history's run of the gate's current side (else the gate's own)
 };
-// Time rows: walking back from the current run through the benchmark's series on this machine
-// (oldest first), runs whose median lies on the current side of the geometric midpoint between
-// the baseline's and the current median are bad; the first good one met is the last good run and
-// the run after it the first bad. Where no run is good, or the series does not hold the runs (or
-// for instruction counts, which the history does not keep), the range is the baseline's commit
-// to the current one. The level before is the baseline's median (time), else the last good run's.
+// The current side's run in the benchmark's series on this machine (oldest first): by run id, else
+// the newest run of its commit (an `ab` of two builds: the night's run of that build), else the
+// newest that started before it. For time rows, the gate's relative change is placed on that run's
+// level: walking back from it, runs beyond the geometric midpoint between its level and that level
+// undone by the change are bad; the first good one met is the last good run, the run after it the
+// first bad, and the level before is the median of the last good run and up to 4 good ones before
+// it. Where no run is good, or the series does not hold the current run, or for instruction
+// counts (which the history does not keep), the range is the baseline's commit .. the current one,
+// and the level before is the history's level undone by the change (time), else the baseline's
+// median (time, no history), else unknown (instructions).
 CommitRange commit_range(const ConfirmedRegression& row, const ComparedRuns& runs, const History::Series* series);
 
 // Why a regression is fixed: the change point that brought its level back.

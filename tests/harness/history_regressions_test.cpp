@@ -182,6 +182,32 @@ TEST_P(HistoryRegressions, SeenOnTwoNightsIsAnnouncedOnceAndClosesWhenTheFixLand
   EXPECT_EQ(exported["regressions"][0]["benchmark"], kBench);
 }
 
+// The nightly's confirmation is an `ab` of the baseline's build against the night's: its gate JSON
+// names runs the history does not hold, at levels of their own. It is placed by its commit on the
+// night's stored run, and with the night's own gate it is one sighting.
+TEST_P(HistoryRegressions, AnAbConfirmationIsPlacedOnTheNightsRunAndCountsOnce) {
+  const std::string g7 = regression_gate();
+  auto ab = nlohmann::json::parse(std::ifstream(g7));
+  ab["baseline_run"]["run_id"] = "ab-baseline-side";
+  ab["current_run"]["run_id"] = "ab-candidate-side";
+  ab["current_run"]["started_at"] = "2026-01-07T03:30:00Z";
+  for (auto& b : ab["benchmarks"]) {  // one run of both builds, two at a time: another level
+    b["baseline_median"] = b["baseline_median"].get<double>() * 0.8;
+    b["current_median"] = b["current_median"].get<double>() * 0.8;
+  }
+  const std::string confirm = path("confirm.json");
+  std::ofstream(confirm) << ab.dump(1);
+  auto r = record(confirm);
+  ASSERT_EQ(r["new"].size(), 1u) << r.dump(1);
+  EXPECT_EQ(r["new"][0]["last_good_sha"], sha_of(6));
+  EXPECT_EQ(r["new"][0]["first_bad_sha"], sha_of(7));
+  EXPECT_EQ(r["new"][0]["first_seen_run_id"], "night7");
+  EXPECT_NEAR(r["new"][0]["level_before"].get<double>(), 663.9, 0.1);  // the history's level, not the ab's
+  r = record(g7);
+  ASSERT_EQ(r["known"].size(), 1u) << r.dump(1);
+  EXPECT_EQ(r["known"][0]["times_seen"], 1);
+}
+
 TEST_P(HistoryRegressions, AcknowledgedWithAReasonIsListedAndStillClosesWhenTheLevelReturns) {
   const std::string g7 = regression_gate();
   const auto r = record(g7);
