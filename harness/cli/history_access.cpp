@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "harness/analysis/regressions.h"
 #include "harness/cli/command.h"
 #include "harness/exec/interrupt.h"
 #include "harness/gate/gate.h"
@@ -99,6 +100,10 @@ nlohmann::json history_export(History& db, int last_runs) {
                                {"points", std::move(points)}});
     }
   }
+  // Every regression tracked, fixed ones too (the report shows the recently fixed), as stored:
+  // `regressions record` and the listing close those whose level returned.
+  out["regressions"] = nlohmann::json::array();
+  for (const auto& r : db.regressions("", /*include_fixed=*/true)) out["regressions"].push_back(regression_json(r));
   for (const auto& [run, claims] : db.latest_claims()) {
     out["claims"].push_back({{"machine_key", export_key(run.machine_key)}, {"machine_kind", run.machine_kind},
                              {"run_id", uid_or_row(run.run_uid, run.id)}, {"git_sha", run.git_sha}, {"claims", claims}});

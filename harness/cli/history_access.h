@@ -33,7 +33,8 @@ std::vector<Trend> history_trends(History& db, const std::string& machine, const
 // The history export (format pairbench-history-export/1; contract in README), all that the
 // report draws of a history, from either back end: machines (with their baseline run),
 // per-machine series of medians and process values (the last `last_runs` runs, 0 = all), each
-// machine's latest claims, and change points found over the exported series.
+// machine's latest claims, change points found over the exported series, and every regression
+// tracked (`pairbench regressions`, fixed ones too).
 nlohmann::json history_export(History& db, int last_runs);
 
 // Appends a run to the history database (once: a run already there by its pairbench.run_id is

@@ -25,6 +25,18 @@ void check_options(const GateOptions& options) {
   }
 }
 
+GateRun gate_run(const nlohmann::json& doc) {
+  auto text = [](const nlohmann::json& object, const char* key) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  const auto& pb = doc.at("pairbench");
+  const auto env = pb.find("environment");
+  const nlohmann::json none = nlohmann::json::object();
+  const auto& e = env != pb.end() && env->is_object() ? *env : none;
+  return {text(pb, "run_id"), text(e, "machine_key"), text(e, "git_sha"), text(pb, "started_at")};
+}
+
 // A report with no rows yet: what was compared, with what, and whether it may be compared at all.
 GateReport empty_report(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,
                         const std::string& baseline_label, const std::string& current_label) {
@@ -32,6 +44,8 @@ GateReport empty_report(const nlohmann::json& baseline, const nlohmann::json& cu
   report.options = options;
   report.baseline_label = baseline_label;
   report.current_label = current_label;
+  report.baseline_run = gate_run(baseline);
+  report.current_run = gate_run(current);
   report.fingerprint_differences = fingerprint_differences(baseline.at("pairbench").at("environment"),
                                                            current.at("pairbench").at("environment"));
   if (!report.fingerprint_differences.empty()) {

@@ -105,8 +105,15 @@ struct BenchmarkVerdict {
   std::string functions_note;
 };
 
+// Which run a side of the gate was: what `regressions record` needs to place a regression (its
+// machine and commit range) from the gate's JSON alone. Empty strings where a run file lacks them.
+struct GateRun {
+  std::string run_id, machine_key, git_sha, started_at;  // pairbench.run_id, environment's key and SHA, start
+};
+
 struct GateReport {
   std::vector<BenchmarkVerdict> rows;
+  GateRun baseline_run, current_run;
   std::vector<std::string> fingerprint_differences;  // "cpu_model: 'A' vs 'B'"
   bool forced = false;
   // Runs cut short by SIGINT/SIGTERM (`pairbench.interrupted`): "current run interrupted by

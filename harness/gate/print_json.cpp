@@ -5,6 +5,15 @@
 
 namespace pairbench::harness {
 
+namespace {
+
+nlohmann::json run_json(const GateRun& run) {
+  return {{"run_id", run.run_id}, {"machine_key", run.machine_key}, {"git_sha", run.git_sha},
+          {"started_at", run.started_at}};
+}
+
+}  // namespace
+
 nlohmann::json gate_json(const GateReport& r) {
   // JSON has no infinity or NaN: an unbounded interval or an undefined t is written as null.
   auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
@@ -15,6 +24,8 @@ nlohmann::json gate_json(const GateReport& r) {
                       {"current", r.current_label},
                       {"baseline_build", r.baseline_build},
                       {"current_build", r.current_build},
+                      {"baseline_run", run_json(r.baseline_run)},
+                      {"current_run", run_json(r.current_run)},
                       {"failed", r.failed()},
                       {"forced", r.forced},
                       {"fingerprint_differences", r.fingerprint_differences},

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -33,7 +34,8 @@ using sql::Value;
 // claims, and the whole run file (deflated) for gating from the database. On SQLite, `samples`
 // stays readable as a view (plots/ read it once; it now reads `history export` only). Version 3: each run's medians packed in one row as
 // well (benchmark ids, medians and sample counts as little-endian arrays), so that `history`
-// over 10,000 runs x 300 benchmarks reads 10,000 rows, not 3 million.
+// over 10,000 runs x 300 benchmarks reads 10,000 rows, not 3 million. Version 4: regressions
+// tracked until fixed (`pairbench regressions`), at most one not fixed per machine and benchmark.
 
 constexpr const char* kSqliteVersion1 = R"sql(
 CREATE TABLE IF NOT EXISTS runs(
@@ -119,6 +121,54 @@ CREATE TABLE run_medians(
   medians BYTEA NOT NULL,
   samples BYTEA NOT NULL);
 )sql";
+
+// Version 4, both back ends (one text: INTEGER PRIMARY KEY is SQLite's rowid; PostgreSQL's identity
+// column says the same). The partial unique index keeps one open or acknowledged regression per
+// machine and benchmark even when two recorders race.
+constexpr const char* kRegressionsColumns = R"sql(
+  machine_key TEXT NOT NULL,
+  benchmark TEXT NOT NULL,
+  instrument TEXT NOT NULL,        -- time | instructions: what the gate found slower
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  better TEXT NOT NULL,            -- lower | higher
+  state TEXT NOT NULL,             -- open | acknowledged | fixed
+  last_good_sha TEXT NOT NULL,     -- the commit range: last good .. first bad
+  last_good_run TEXT NOT NULL,
+  first_bad_sha TEXT NOT NULL,
+  first_bad_run TEXT NOT NULL,
+  culprit_sha TEXT NOT NULL,       -- named by a bisection; '' until then
+  change REAL,                     -- relative change, + = worse, with its interval (NULL: unbounded)
+  change_low REAL,
+  change_high REAL,
+  threshold REAL NOT NULL,
+  level_before REAL,               -- the metric's median before the regression (NULL: unknown)
+  level_after REAL,                -- and when it was first seen
+  first_seen_at TEXT NOT NULL,     -- ISO-8601 UTC: the run's start
+  first_seen_run TEXT NOT NULL,
+  last_seen_at TEXT NOT NULL,
+  last_seen_run TEXT NOT NULL,
+  times_seen INTEGER NOT NULL,     -- gates (runs) that confirmed it
+  acknowledged_at TEXT,
+  ack_reason TEXT,
+  fixed_at TEXT,                   -- the start of the run where the level returned
+  fixed_run TEXT,
+  fixed_reason TEXT);
+CREATE UNIQUE INDEX regressions_not_fixed ON regressions(machine_key, benchmark) WHERE state <> 'fixed';
+CREATE INDEX regressions_by_state ON regressions(state, machine_key);
+)sql";
+
+void create_regressions(Connection& c) {
+  const std::string id = c.dialect() == Dialect::kSqlite ? "id INTEGER PRIMARY KEY," : "id BIGSERIAL PRIMARY KEY,";
+  // PostgreSQL has no REAL of 8 bytes by that name: DOUBLE PRECISION.
+  std::string columns = kRegressionsColumns;
+  if (c.dialect() == Dialect::kPostgres) {
+    for (std::size_t at = columns.find(" REAL"); at != std::string::npos; at = columns.find(" REAL", at + 1)) {
+      columns.replace(at, 5, " DOUBLE PRECISION");
+    }
+  }
+  c.exec("CREATE TABLE regressions(\n  " + id + columns);
+}
 
 constexpr const char* kPostgresVersion1 = R"sql(
 CREATE TABLE runs(
@@ -273,11 +323,13 @@ const std::vector<Migration>& migrations(Dialect d) {
       {1, [](Connection& c) { c.exec(kSqliteVersion1); }},
       {2, sqlite_samples_to_run_benchmarks},
       {3, pack_run_medians},
+      {4, create_regressions},
   };
   static const std::vector<Migration> postgres = {
       {1, [](Connection& c) { c.exec(kPostgresVersion1); }},
       {2, [](Connection& c) { c.exec(kPostgresVersion2); }},
       {3, pack_run_medians},
+      {4, create_regressions},
   };
   return d == Dialect::kSqlite ? sqlite : postgres;
 }
@@ -834,6 +886,118 @@ std::vector<std::pair<History::RunInfo, nlohmann::json>> History::latest_claims(
     out.emplace_back(run_info(row), std::move(claims));
   }
   return out;
+}
+
+// --- regressions ---------------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kRegressionColumns =
+    "id, machine_key, benchmark, instrument, metric, unit, better, state, last_good_sha, last_good_run, "
+    "first_bad_sha, first_bad_run, culprit_sha, change, change_low, change_high, threshold, level_before, "
+    "level_after, first_seen_at, first_seen_run, last_seen_at, last_seen_run, times_seen, acknowledged_at, "
+    "ack_reason, fixed_at, fixed_run, fixed_reason";
+
+Value number_or_null(double x) { return std::isfinite(x) ? Value(x) : Value(nullptr); }
+double real_or_nan(const sql::Row& r, std::size_t i) { return r.null(i) ? std::nan("") : r.real(i); }
+
+History::Regression regression_of(const sql::Row& r) {
+  History::Regression g;
+  g.id = r.integer(0);
+  g.machine_key = r.text(1);
+  g.benchmark = r.text(2);
+  g.instrument = r.text(3);
+  g.metric = r.text(4);
+  g.unit = r.text(5);
+  g.better = r.text(6);
+  g.state = r.text(7);
+  g.last_good_sha = r.text(8);
+  g.last_good_run = r.text(9);
+  g.first_bad_sha = r.text(10);
+  g.first_bad_run = r.text(11);
+  g.culprit_sha = r.text(12);
+  g.change = real_or_nan(r, 13);
+  g.change_low = real_or_nan(r, 14);
+  g.change_high = real_or_nan(r, 15);
+  g.threshold = r.real(16);
+  g.level_before = real_or_nan(r, 17);
+  g.level_after = real_or_nan(r, 18);
+  g.first_seen_at = r.text(19);
+  g.first_seen_run = r.text(20);
+  g.last_seen_at = r.text(21);
+  g.last_seen_run = r.text(22);
+  g.times_seen = r.integer(23);
+  g.acknowledged_at = r.text(24);
+  g.ack_reason = r.text(25);
+  g.fixed_at = r.text(26);
+  g.fixed_run = r.text(27);
+  g.fixed_reason = r.text(28);
+  return g;
+}
+
+}  // namespace
+
+History::RecordedRegression History::record_regression(const Regression& r) {
+  Transaction t(*db_);
+  // The partial unique index decides between racing recorders: the loser finds the winner's row.
+  const auto inserted = db_->query(
+      "INSERT INTO regressions(machine_key, benchmark, instrument, metric, unit, better, state, last_good_sha, "
+      "last_good_run, first_bad_sha, first_bad_run, culprit_sha, change, change_low, change_high, threshold, "
+      "level_before, level_after, first_seen_at, first_seen_run, last_seen_at, last_seen_run, times_seen) "
+      "VALUES(?,?,?,?,?,?,'open',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1) "
+      "ON CONFLICT(machine_key, benchmark) WHERE state <> 'fixed' DO NOTHING RETURNING id",
+      {r.machine_key, r.benchmark, r.instrument, r.metric, r.unit, r.better, r.last_good_sha, r.last_good_run,
+       r.first_bad_sha, r.first_bad_run, r.culprit_sha, number_or_null(r.change), number_or_null(r.change_low),
+       number_or_null(r.change_high), r.threshold, number_or_null(r.level_before), number_or_null(r.level_after),
+       r.first_seen_at, r.first_seen_run, r.first_seen_at, r.first_seen_run});
+  if (!inserted.empty()) {
+    t.commit();
+    return {inserted[0].integer(0), true};
+  }
+  const std::int64_t id = db_->query("SELECT id FROM regressions WHERE machine_key = ? AND benchmark = ? AND "
+                                     "state <> 'fixed'",
+                                     {r.machine_key, r.benchmark})
+                              .at(0)
+                              .integer(0);
+  // Seen again: once per run, however often that run's gate is recorded.
+  db_->query("UPDATE regressions SET times_seen = times_seen + CASE WHEN last_seen_run = ? THEN 0 ELSE 1 END, "
+             "last_seen_at = ?, last_seen_run = ?, culprit_sha = CASE WHEN ? = '' THEN culprit_sha ELSE ? END "
+             "WHERE id = ?",
+             {r.first_seen_run, r.first_seen_at, r.first_seen_run, r.culprit_sha, r.culprit_sha, id});
+  t.commit();
+  return {id, false};
+}
+
+std::vector<History::Regression> History::regressions(const std::string& machine_key, bool include_fixed) {
+  std::string sql = std::string("SELECT ") + kRegressionColumns + " FROM regressions WHERE 1 = 1";
+  std::vector<Value> params;
+  if (!machine_key.empty()) {
+    sql += " AND machine_key = ?";
+    params.emplace_back(machine_key);
+  }
+  if (!include_fixed) sql += " AND state <> 'fixed'";
+  std::vector<Regression> out;
+  for (const auto& row : db_->query(sql + " ORDER BY machine_key, id", params)) out.push_back(regression_of(row));
+  return out;
+}
+
+std::optional<History::Regression> History::regression(std::int64_t id) {
+  const auto rows = db_->query(std::string("SELECT ") + kRegressionColumns + " FROM regressions WHERE id = ?", {id});
+  if (rows.empty()) return std::nullopt;
+  return regression_of(rows[0]);
+}
+
+bool History::acknowledge_regression(std::int64_t id, const std::string& reason, const std::string& at) {
+  return !db_->query("UPDATE regressions SET state = 'acknowledged', ack_reason = ?, acknowledged_at = ? "
+                     "WHERE id = ? AND state <> 'fixed' RETURNING id",
+                     {reason, at, id})
+              .empty();
+}
+
+void History::fix_regression(std::int64_t id, const std::string& at, const std::string& run, const std::string& reason) {
+  db_->query("UPDATE regressions SET state = 'fixed', fixed_at = ?, fixed_run = ?, fixed_reason = ? "
+             "WHERE id = ? AND state <> 'fixed'",
+             {at, run, reason, id});
 }
 
 }  // namespace pairbench::harness

@@ -26,7 +26,7 @@ class Connection;
 inline constexpr std::int32_t kHistoryApplicationId = 0x50424831;
 // The schema this pairbench writes (SQLite's PRAGMA user_version, pairbench_meta's
 // schema_version): older ones are migrated on open, a newer one is refused.
-inline constexpr std::int32_t kHistorySchemaVersion = 3;
+inline constexpr std::int32_t kHistorySchemaVersion = 4;
 
 // A database that is not a pairbench history (a FIFO, directory or device; an empty or non-SQLite
 // file; another program's database; a newer schema; a malformed URL). One line: "DB: why".
@@ -145,6 +145,41 @@ class History {
   std::optional<nlohmann::json> run_document(std::int64_t run_id);
   // Each machine's latest run that has `pairbench.claims`, with them.
   std::vector<std::pair<RunInfo, nlohmann::json>> latest_claims();
+
+  // --- regressions tracked until fixed (`pairbench regressions`; the rules: harness/analysis/regressions.h)
+  // A confirmed regression of one benchmark on one machine. Unknown numbers are NaN (stored NULL).
+  struct Regression {
+    std::int64_t id = 0;
+    std::string machine_key, benchmark, instrument, metric, unit, better;
+    std::string state = "open";  // open | acknowledged | fixed
+    std::string last_good_sha, last_good_run, first_bad_sha, first_bad_run;  // the commit range
+    std::string culprit_sha;     // "" until a bisection names it
+    double change = 0, change_low = 0, change_high = 0;  // relative, + = worse, as the gate decided it
+    double threshold = 0.05;
+    double level_before = 0, level_after = 0;  // the metric's median before it, and when first seen
+    std::string first_seen_at, first_seen_run, last_seen_at, last_seen_run;  // run start times and ids
+    std::int64_t times_seen = 1;
+    std::string acknowledged_at, ack_reason;
+    std::string fixed_at, fixed_run, fixed_reason;
+  };
+  struct RecordedRegression {
+    std::int64_t id = 0;
+    bool is_new = false;  // false: its benchmark already had one open or acknowledged on its machine
+  };
+  // Stores `r` as a new open regression, unless its benchmark already has one open or acknowledged
+  // on its machine: then that one was seen again (last seen, times seen; counted once per run; a
+  // culprit given fills it) and nothing else changes. One transaction; concurrent recorders of
+  // the same regression store it once.
+  RecordedRegression record_regression(const Regression& r);
+  // Every regression (of `machine_key`, or all), open and acknowledged ones only unless
+  // `include_fixed`; by machine, then id.
+  std::vector<Regression> regressions(const std::string& machine_key = "", bool include_fixed = false);
+  std::optional<Regression> regression(std::int64_t id);
+  // Marks a regression that is not fixed acknowledged, with `reason` at time `at`; false where
+  // none with that id is open or acknowledged.
+  bool acknowledge_regression(std::int64_t id, const std::string& reason, const std::string& at);
+  // Marks a regression that is not fixed fixed: when (the run's start), in which run, and why.
+  void fix_regression(std::int64_t id, const std::string& at, const std::string& run, const std::string& reason);
 
  private:
   std::unique_ptr<sql::Connection> db_;

@@ -7,7 +7,8 @@ The export is checked before anything is drawn, in the run file's style: a regul
 `FILE: series[3].points[0].median: expected a finite number > 0, is the string "x"`. The fields
 added later to the same format are optional, so older exports still read: `db`, each machine's
 `baseline_run_id`, each series' `experiment` and each point's `values` (history.py draws this
-run's page's trend figures from them).
+run's page's trend figures from them), and `regressions` (the index page's table of regressions
+tracked until fixed; None where the export predates them).
 
 Which benchmarks get a figure: a fleet of machines times hundreds of benchmarks is too many to
 draw, so the page draws those that decide something (every benchmark with a change point on some
@@ -114,6 +115,13 @@ OBJECT = (lambda v: isinstance(v, dict), "an object")
 NAME_OR_NULL = (lambda v: v is None or _is_name(v), "a non-empty string or null")
 NONNEGATIVE_OR_NULL = (lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
                                                and math.isfinite(v) and v >= 0), "a finite number >= 0 or null")
+TEXT_OR_NULL = (lambda v: v is None or _is_text(v), "a string or null")
+TIME_OR_NULL = (lambda v: v is None or _is_time(v), "an ISO 8601 UTC time string or null")
+POSITIVE_OR_NULL = (lambda v: v is None or _is_positive(v), "a finite number > 0 or null")
+NUMBER_OR_NULL = (lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)),
+                  "a finite number or null")
+REGRESSION_STATES = ("open", "acknowledged", "fixed")
+INSTRUMENTS = ("time", "instructions")
 
 
 def one_of(values):
@@ -243,7 +251,35 @@ def parse_export(data, source):
                               "run_id": c.field(p, at, "run_id", NAME),
                               "before": float(c.field(p, at, "before", POSITIVE)),
                               "after": float(c.field(p, at, "after", POSITIVE))})
-    return Fleet(source, parse_time(generated_at), machines, series, claims, change_points, db)
+    regressions = None  # exports from before regressions were tracked have none
+    if "regressions" in doc:
+        regressions = [_regression(c, at, g) for at, g in c.objects(doc, "", "regressions")]
+    return Fleet(source, parse_time(generated_at), machines, series, claims, change_points, db, regressions)
+
+
+def _regression(c, at, g):
+    """One regression tracked until fixed (`pairbench regressions`), checked; times parsed."""
+    def time_or_none(key):
+        v = c.field(g, at, key, TIME_OR_NULL)
+        return None if v is None else parse_time(v)
+    return {"id": c.field(g, at, "id", COUNT), "machine_key": c.field(g, at, "machine_key", NAME),
+            "benchmark": c.field(g, at, "benchmark", NAME), "instrument": c.field(g, at, "instrument", one_of(INSTRUMENTS)),
+            "metric": c.field(g, at, "metric", TEXT), "unit": c.field(g, at, "unit", TEXT),
+            "better": c.field(g, at, "better", one_of(BETTER)),
+            "state": c.field(g, at, "state", one_of(REGRESSION_STATES)),
+            "last_good_sha": c.field(g, at, "last_good_sha", TEXT), "first_bad_sha": c.field(g, at, "first_bad_sha", TEXT),
+            "culprit_sha": c.field(g, at, "culprit_sha", NAME_OR_NULL),
+            "change": c.field(g, at, "change", NUMBER_OR_NULL), "change_low": c.field(g, at, "change_low", NUMBER_OR_NULL),
+            "change_high": c.field(g, at, "change_high", NUMBER_OR_NULL),
+            "threshold": c.field(g, at, "threshold", POSITIVE),
+            "level_before": c.field(g, at, "level_before", POSITIVE_OR_NULL),
+            "level_after": c.field(g, at, "level_after", POSITIVE_OR_NULL),
+            "first_seen_at": parse_time(c.field(g, at, "first_seen_at", TIME)),
+            "last_seen_at": parse_time(c.field(g, at, "last_seen_at", TIME)),
+            "times_seen": c.field(g, at, "times_seen", COUNT),
+            "acknowledged_at": time_or_none("acknowledged_at"), "ack_reason": c.field(g, at, "ack_reason", TEXT_OR_NULL),
+            "fixed_at": time_or_none("fixed_at"), "fixed_run_id": c.field(g, at, "fixed_run_id", NAME_OR_NULL),
+            "fixed_reason": c.field(g, at, "fixed_reason", TEXT_OR_NULL)}
 
 
 def load_export(path):
@@ -253,9 +289,10 @@ def load_export(path):
 # ---- what the page shows ------------------------------------------------------------------------
 
 class Fleet:
-    def __init__(self, path, generated_at, machines, series, claims, change_points, db=""):
+    def __init__(self, path, generated_at, machines, series, claims, change_points, db="", regressions=None):
         self.path, self.generated_at, self.db = path, generated_at, db
         self.machines, self.series, self.claims, self.change_points = machines, series, claims, change_points
+        self.regressions = regressions  # None: an export from before regressions were tracked
 
     def machine_order(self):
         """Machine keys by kind, then key: the column and colour order everywhere on the page."""

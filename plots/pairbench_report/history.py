@@ -66,6 +66,7 @@ class History:
                 self.change_points.setdefault((c["benchmark"], c["machine_key"]), []).append(
                     (c["run_id"], c["before"], c["after"]))
         self._machines = sorted(export.machines)
+        self.regressions = export.regressions  # None where the export predates them
 
     def experiments(self):
         """Experiment name -> its series, benchmarks in name order."""

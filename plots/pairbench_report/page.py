@@ -38,6 +38,9 @@ tr.group td { border-top: 2px solid var(--line); }
 .v-inconclusive { background: #fff0c2; color: #6b5200; }
 .v-not-run-here { background: #ececec; color: #4a4a4a; }
 .v-recorded { background: #ddeaf9; color: #1d4f8a; }
+.r-open { background: #fbdede; color: #8f1b1b; }
+.r-acknowledged { background: #fff0c2; color: #6b5200; }
+.r-fixed { background: #dcf3e1; color: #11612a; }
 .why { color: var(--muted); font-size: .85rem; }
 ul.rows { margin: 0; padding-left: 1rem; }
 ul.rows li { margin: .1rem 0; }
@@ -329,6 +332,74 @@ def history_section(page, history, figures, this_machine, db_label, resolution_f
     page.add("</section>")
 
 
+RECENTLY_FIXED = 10  # the regressions table shows this many of the latest fixed ones
+
+
+def _percent(x):
+    return "?" if x is None else f"{x * 100:+.1f} %"
+
+
+def _regression_row(g, note):
+    badge = f'<span class="verdict r-{e(g["state"])}">{e(g["state"])}</span>'
+    change = f'{_percent(g["change"])} <span class="why">[{_percent(g["change_low"])}, {_percent(g["change_high"])}]</span>'
+    if g["culprit_sha"]:
+        commits = f'culprit <code>{e(g["culprit_sha"][:10])}</code>'
+    else:
+        commits = f'<code>{e(g["last_good_sha"][:10] or "?")}</code>..<code>{e(g["first_bad_sha"][:10] or "?")}</code>'
+    levels = ""
+    if g["level_before"] is not None and g["level_after"] is not None:
+        levels = (f'<div class="why">{e(units.format_value(g["level_before"], g["unit"]))} → '
+                  f'{e(units.format_value(g["level_after"], g["unit"]))}</div>')
+    seen = (f'{e(g["first_seen_at"].strftime("%Y-%m-%d"))} – {e(g["last_seen_at"].strftime("%Y-%m-%d"))}'
+            f' <span class="why">({g["times_seen"]}×)</span>')
+    return (f'<tr><td class="num">{g["id"]}</td><td>{badge}</td><td class="mono">{e(g["machine_key"])}</td>'
+            f'<td class="mono">{e(g["benchmark"])}<div class="why">{e(g["instrument"])}</div></td>'
+            f'<td class="num">{change}{levels}</td><td>{commits}</td><td>{seen}</td><td>{note}</td></tr>')
+
+
+def regressions_section(page, history):
+    """Regressions tracked until fixed (`pairbench regressions`), as the history export holds them:
+    the open and acknowledged ones, then the latest fixed."""
+    page.add('<section id="regressions"><h2>Regressions: tracked until fixed</h2>')
+    if history is None:
+        page.add("<p>No history was given (<code>pairbench report --db DB</code> exports it with its regressions)."
+                 "</p></section>")
+        return
+    if history.regressions is None:
+        page.add("<p>The history export holds no regressions (written before regressions were tracked).</p></section>")
+        return
+    page.add("<p>Each regression the nightly gate confirmed, once per machine and benchmark until it is fixed "
+             "(<code>pairbench regressions</code>): <b>open</b> until acknowledged with a reason "
+             "(<code>pairbench regressions ack</code>), <b>fixed</b> when a later change point of the history brings "
+             "the level back to within the threshold of the level before it. Change: + is worse, with the gate's "
+             "interval; commits: the last good .. first bad run's commit, or the culprit a bisection named.</p>")
+    head = ('<div class="table-wrap"><table><thead><tr><th>#</th><th>state</th><th>machine</th><th>benchmark</th>'
+            '<th>change [interval]</th><th>commits</th><th>seen</th><th>note</th></tr></thead><tbody>')
+    active = sorted((g for g in history.regressions if g["state"] != "fixed"),
+                    key=lambda g: (g["state"] != "open", g["machine_key"], g["id"]))
+    if active:
+        page.add(f"<h3>Open and acknowledged: {len(active)}</h3>" + head)
+        for g in active:
+            note = ""
+            if g["state"] == "acknowledged":
+                note = (f'{e(g["ack_reason"] or "")}<div class="why">acknowledged '
+                        f'{e(g["acknowledged_at"].strftime("%Y-%m-%d") if g["acknowledged_at"] else "")}</div>')
+            page.add(_regression_row(g, note))
+        page.add("</tbody></table></div>")
+    else:
+        page.add('<p class="ok">No open or acknowledged regressions.</p>')
+    fixed = sorted((g for g in history.regressions if g["state"] == "fixed"),
+                   key=lambda g: (g["fixed_at"] is not None, g["fixed_at"], g["id"]), reverse=True)
+    if fixed:
+        shown = fixed[:RECENTLY_FIXED]
+        page.add(f"<h3>Recently fixed: the latest {len(shown)} of {len(fixed)}</h3>" + head)
+        for g in shown:
+            when = g["fixed_at"].strftime("%Y-%m-%d") if g["fixed_at"] else "?"
+            page.add(_regression_row(g, f'fixed {e(when)}<div class="why">{e(g["fixed_reason"] or "")}</div>'))
+        page.add("</tbody></table></div>")
+    page.add("</section>")
+
+
 def render(outdir, run, results, experiment_figures, history, history_figs, history_label, fleet=None, gate=None,
            resolution_fig=None):
     page = Page(outdir)
@@ -354,7 +425,8 @@ def render(outdir, run, results, experiment_figures, history, history_figs, hist
              + '<li><a href="#claims">Claims and verdicts</a></li>')
     for exp in run.experiments:
         page.add(f'<li><a href="#{anchor("exp", exp["name"])}">{e(exp["name"])}</a></li>')
-    page.add('<li><a href="#not-run">What did not run</a></li><li><a href="#history">History</a></li>'
+    page.add('<li><a href="#not-run">What did not run</a></li><li><a href="#regressions">Regressions</a></li>'
+             '<li><a href="#history">History</a></li>'
              + (f'<li><a href="{e(fleet["href"])}">Across machines</a></li>' if fleet else "")
              + '<li><a href="#environment">Environment</a></li></ul></nav>')
     if fleet:  # the cross-machine page (plots/pairbench_report/fleet.py), beside this one
@@ -385,6 +457,7 @@ def render(outdir, run, results, experiment_figures, history, history_figs, hist
         page.add("<p>The run file has no experiments.</p>")
     page.add("</section>")
     not_run_section(page, run)
+    regressions_section(page, history)
     history_section(page, history, history_figs, run.machine_key(), history_label, resolution_fig)
     environment_section(page, run)
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -3,7 +3,8 @@
 (format pairbench-history-export/1, with each series' experiment, each point's process values and
 each machine's baseline run), as `pairbench report --db DB` passes it to report.py. SYNTHETIC
 values from a fixed seed: 14 nightly runs on this fixture's machine plus 8 on a second machine, a
-+18 % step at run 9 found as a change point, and run 5 as the machine's baseline.
++18 % step at run 9 found as a change point, and run 5 as the machine's baseline; the regressions
+`pairbench regressions` tracks: that step open (seen 6 nights), one acknowledged with a reason, one fixed.
 
   /usr/bin/python3 tests/plots/make_history_export.py OUT.json [--machine KEY] [--empty-change-points]
 """
@@ -66,7 +67,35 @@ def build(machine, other_machine="a100node00000002", empty_change_points=False, 
         export["change_points"].append({"machine_key": machine, "benchmark": STEP_BENCHMARK,
                                         "run_id": f"{machine[:6]}-run{STEP_RUN_INDEX:02d}",
                                         "before": typical, "after": typical * STEP})
+    export["regressions"] = regressions(machine, other_machine)
     return export
+
+
+def regressions(machine, other_machine):
+    """The tracked regressions the export holds (`pairbench regressions`, regression_json's fields)."""
+    def regression(id_, machine_key, bench, state, change, first, last, seen, **extra):
+        exp, arm, metric, unit, better, typical = BENCHMARKS[bench]
+        r = {"id": id_, "machine_key": machine_key, "benchmark": bench, "instrument": "time", "metric": metric,
+             "unit": unit, "better": better, "state": state, "last_good_sha": f"{id_:02d}" + "a" * 38,
+             "last_good_run_id": f"good{id_}", "first_bad_sha": f"{id_:02d}" + "b" * 38, "first_bad_run_id": f"bad{id_}",
+             "culprit_sha": None, "change": change, "change_low": change - 0.03, "change_high": change + 0.03,
+             "threshold": 0.05, "level_before": typical, "level_after": typical * (1 + change),
+             "first_seen_at": first, "first_seen_run_id": f"bad{id_}", "last_seen_at": last,
+             "last_seen_run_id": f"last{id_}", "times_seen": seen, "acknowledged_at": None, "ack_reason": None,
+             "fixed_at": None, "fixed_run_id": None, "fixed_reason": None}
+        r.update(extra)
+        return r
+    return [
+        regression(1, machine, STEP_BENCHMARK, "open", STEP - 1, "2026-11-16T02:00:00Z", "2026-11-21T02:00:00Z", 6),
+        regression(2, other_machine, "limits.core_pingpong/spin", "acknowledged", 0.09, "2026-11-10T02:37:00Z",
+                   "2026-11-15T02:37:00Z", 4, acknowledged_at="2026-11-11T09:00:00Z",
+                   ack_reason="<b>expected</b>: the new kernel trades latency for safety",
+                   culprit_sha="c0ffee" + "0" * 34),
+        regression(3, machine, "dispatch.readback_in_loop/readback_every_step/device:cpu/steps:1000", "fixed", 0.12,
+                   "2026-11-09T02:00:00Z", "2026-11-10T02:00:00Z", 2, fixed_at="2026-11-12T02:00:00Z",
+                   fixed_run_id="343b40-run05",
+                   fixed_reason="level returned: change point at run 343b40-run05 from 1344 to 1201 ns"),
+    ]
 
 
 def write(path, machine, **kwargs):

@@ -1,0 +1,23 @@
+// The gate's JSON read back (what gate_json writes for `gate`, `compare`, `ab` and `run --baseline`
+// with --json): the input of `pairbench regressions record`. Every error is one line naming the
+// file and the field.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/gate/gate.h"
+
+namespace pairbench::harness {
+
+struct GateJson {
+  GateRun baseline_run, current_run;   // empty strings where the file was written before they were
+  std::vector<BenchmarkVerdict> rows;  // every row; a regression row with all that records it
+};
+
+// Reads the gate JSON at `path` (a regular file of at most 1 GiB). Throws JsonFieldError
+// "PATH: FIELD: expected ..., is ..." for what is not JSON, not the gate's shape, or a row whose
+// verdict or numbers are not the gate's; a `gate --commit` table (no rows) is refused by name.
+GateJson read_gate_json(const std::string& path);
+
+}  // namespace pairbench::harness
