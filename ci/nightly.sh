@@ -102,6 +102,17 @@ if [ "${CONFIRM:-1}" != 0 ] && [ -f "$artifacts/gate.json" ] && [ "$gate_status"
   esac
   [ -f "$artifacts/confirmation.md" ] && cat "$artifacts/confirmation.md" >> "$artifacts/gate.md"
 fi
+# Regressions tracked until fixed (docs/regressions.md): every night, so that a returned level closes
+# one; what the confirmation confirmed (its ab's gate), else the gate's own verdicts where it could
+# not confirm (or there was nothing to confirm). New ones are announced once (regressions.json `new`).
+if [ -f "$artifacts/gate.json" ] && [ "$gate_status" != 2 ]; then
+  tracked="$artifacts/gate.json"
+  if [ "$confirm_status" = 0 ] || [ "$confirm_status" = 1 ]; then
+    [ -f "$artifacts/confirm.json" ] && tracked="$artifacts/confirm.json"
+  fi
+  "$pb" regressions record --gate "$tracked" --json "$artifacts/regressions.json" "${db[@]}" \
+    || echo "ci/nightly.sh: pairbench regressions record failed (above); the night's verdict stands" >&2
+fi
 # Keep this build's bench binaries for the nights whose baseline it becomes (by git sha).
 /usr/bin/python3 - "$run" "${BUILD_DIR:-build}/bin" "${BUILDS_DIR:-results/builds}" "${KEEP_BUILDS:-3}" \
   "$artifacts/gate.json" <<'EOF' || echo "ci/nightly.sh: could not keep this build's binaries" >&2

@@ -216,6 +216,10 @@ struct Comparison {
   std::vector<std::string> regressed_names;
   double seconds = 0;
   std::string dir;
+  // Where it got slower (the re-check only, which counts instructions): per regressed benchmark
+  // with a function diff, its functions as the gate wrote them; else why there is none.
+  nlohmann::json functions = nlohmann::json::array();
+  std::string functions_note;
 };
 
 struct Step {
@@ -252,7 +256,8 @@ class Bisection {
   // Builds commit i (or finds its binaries from an earlier bisection): "" where it built, else why not.
   std::string build(int i, double* seconds);
   std::string bench_dir(int i) const { return work_ + "/commits/" + commits_[i].sha; }
-  Comparison compare(int baseline, int candidate, double budget_s, const std::string& label);
+  Comparison compare(int baseline, int candidate, double budget_s, const std::string& label,
+                     bool count_instructions = false);
   std::string first_failure(const std::string& run_file) const;
   void print_step(const Step& s) const;
   nlohmann::json comparison_json(const std::optional<Comparison>& c) const;
@@ -394,7 +399,8 @@ std::string Bisection::first_failure(const std::string& run_file) const {
 }
 
 // `pairbench ab` of two commits' binaries, restricted to the bisected benchmarks, its gate as JSON.
-Comparison Bisection::compare(int baseline, int candidate, double budget_s, const std::string& label) {
+Comparison Bisection::compare(int baseline, int candidate, double budget_s, const std::string& label,
+                              bool count_instructions) {
   Comparison c;
   const auto t0 = Clock::now();
   c.dir = work_ + "/ab/" + std::to_string(++comparisons_) + "-" + label + "-" + commits_[baseline].short_sha() + "-" +
@@ -408,6 +414,9 @@ Comparison Bisection::compare(int baseline, int candidate, double budget_s, cons
                                 "--budget", format("%.0f", std::max(1.0, budget_s)),
                                 "--out-dir", c.dir, "--json", c.dir + "/gate.json", "--undecided", "fail"};
   if (args_.threshold > 0) argv.insert(argv.end(), {"--threshold", format("%g", args_.threshold)});
+  // The re-check also counts instructions (callgrind where there is no PMU), where the experiments
+  // declare counts meaningful: its regressions then carry the functions that added the most.
+  if (count_instructions) argv.insert(argv.end(), {"--instruction-processes", "2"});
   std::cerr << "bisect: pairbench ab " << commits_[baseline].short_sha() << " (baseline) vs "
             << commits_[candidate].short_sha() << ", budget " << format("%.0f", std::max(1.0, budget_s)) << " s (log: " << c.dir << ".log)\n";
   // ab's planned processes and probe may run past its budget; a hung one is stopped well after.
@@ -450,6 +459,17 @@ Comparison Bisection::compare(int baseline, int candidate, double budget_s, cons
     }
   }
   if (c.rows == 0) throw BisectFailed("pairbench ab compared no benchmark (log: " + c.dir + ".log)");
+  for (const auto& row : gate["benchmarks"]) {
+    if (row.value("verdict", "") != "regression") continue;
+    const auto diff = row.find("function_diff");
+    if (diff != row.end() && diff->is_array() && !diff->empty()) {
+      c.functions.push_back({{"benchmark", row.value("name", "")}, {"instrument", row.value("instrument", "")},
+                             {"total_change", row.value("function_diff_total_change", 0.0)}, {"functions", *diff}});
+    } else if (c.functions_note.empty() && row.value("function_diff_note", "").find("under its [instructions] row") ==
+                                                std::string::npos) {
+      c.functions_note = row.value("name", "") + ": " + row.value("function_diff_note", "no function diff");
+    }
+  }
   c.verdict = c.regressed ? "regression" : all_pass ? "pass" : "undecided";
   c.interval_level = gate.value("interval_level", nlohmann::json()).is_number() ? gate["interval_level"].get<double>() : 0;
   if (worst) {
@@ -512,7 +532,9 @@ nlohmann::json Bisection::comparison_json(const std::optional<Comparison>& c) co
           {"benchmarks_regressed", c->regressed},
           {"failure", c->why},
           {"seconds", c->seconds},
-          {"ab_dir", c->dir}};
+          {"ab_dir", c->dir},
+          {"functions", c->functions},
+          {"functions_note", c->functions_note}};
 }
 
 // Prints the final line, writes --json, returns the exit status.
@@ -569,6 +591,28 @@ int Bisection::finish(const std::string& outcome, int first_bad, int exit_status
     return exit_status == kExitOk ? kExitBenchmarkFailed : exit_status;
   }
   return exit_status;
+}
+
+// Where it got slower: the re-check's function diff, the functions that added the most instructions
+// per iteration (callgrind, self), or why there is none (time-only benchmarks, perf).
+void print_functions(const Comparison& c) {
+  if (c.functions.empty()) {
+    std::printf("where: no function diff: %s\n", c.functions_note.empty() ? "no instruction counts in the re-check"
+                                                                           : c.functions_note.c_str());
+    return;
+  }
+  for (const auto& f : c.functions) {
+    std::printf("where: %s [%s]: functions that added the most instructions per iteration (callgrind, self):\n",
+                f["benchmark"].get<std::string>().c_str(), f["instrument"].get<std::string>().c_str());
+    int shown = 0;
+    for (const auto& fn : f["functions"]) {
+      if (++shown > 5) break;
+      std::printf("  %14s %14s %14s  %s\n", gate_text::count_text(fn.value("baseline", 0.0), false, fn.value("baseline_bound", false)).c_str(),
+                  gate_text::count_text(fn.value("current", 0.0), false, fn.value("current_bound", false)).c_str(),
+                  gate_text::count_text(fn.value("change", 0.0), true).c_str(), fn.value("function", "").c_str());
+    }
+  }
+  std::fflush(stdout);
 }
 
 std::string regex_escape(const std::string& s) {
@@ -721,7 +765,7 @@ int Bisection::run() {
     return finish("budget_spent", -1, kExitUndecided, "first_bad: none: no budget left for the re-check; " + range_text(),
                   std::nullopt, lo);
   }
-  recheck.first = compare(lo, hi, ab_budget(true), "recheck");
+  recheck.first = compare(lo, hi, ab_budget(true), "recheck", /*count_instructions=*/true);
   recheck.seconds = recheck.first->seconds;
   recheck.verdict = verdict_text(*recheck.first);
   steps_.push_back(recheck);
@@ -741,6 +785,7 @@ int Bisection::run() {
                       change_text(*recheck.first) + "); skipped:" + skipped,
                   recheck.first, lo);
   }
+  print_functions(*recheck.first);
   return finish("named", hi, kExitOk,
                 "first_bad: " + commits_[hi].sha + " " + commits_[hi].subject + ": " + change_text(*recheck.first) +
                     " against its parent, re-checked",

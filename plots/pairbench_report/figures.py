@@ -750,7 +750,7 @@ def resolution_figure(history, writer):
         ax.set_ylabel("resolution (± %)")
         ax.set_title(f"machine {machine}", fontsize=10)
         ax.legend(loc="upper right", fontsize=8)
-    return writer.save(fig, "history-resolution")
+    return writer.save(fig, "resolution-over-time")
 
 
 def history_figures(history, this_machine, writer, per_figure=6):

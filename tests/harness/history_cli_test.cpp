@@ -305,6 +305,15 @@ TEST_P(HistoryCli, ReportDrawsTheTrendFiguresFromTheDatabase) {
     EXPECT_NE(page.find("src=\"" + name + "\""), std::string::npos) << name << " is not on the page";
   }
   EXPECT_EQ(figures, 2) << r.output;
+  // And each benchmark's resolution over time (docs/gate.md, Resolution): the fixture has 3 runs or more.
+  bool resolution_figure = false;
+  for (const auto& f : fs::directory_iterator(out)) {
+    const std::string name = f.path().filename().string();
+    if (name.find("-resolution-over-time") != std::string::npos && f.path().extension() == ".png") {
+      resolution_figure = page.find("src=\"" + name + "\"") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(resolution_figure) << r.output;
   EXPECT_NE(page.find("16 run(s) on 2 machine(s)"), std::string::npos);
   EXPECT_NE(page.find("<h3>Change points</h3>"), std::string::npos);  // box-a stepped at its 5th run
   EXPECT_NE(page.find("+50.0 %"), std::string::npos);
