@@ -25,7 +25,8 @@ def build_dir(root, name, slowdown_pct=0):
     that plants `slowdown_pct` % of real work in every timed region."""
     build = os.path.join(root, name)
     os.makedirs(os.path.join(build, "bin"))
-    os.symlink(PAIRBENCH, os.path.join(build, "bin", "pairbench"))
+    # A copy, not a link: pairbench runs the bench binaries beside its own executable.
+    shutil.copy2(PAIRBENCH, os.path.join(build, "bin", "pairbench"))
     real = os.path.join(BIN, "bench_dispatch")
     target = os.path.join(build, "bin", "bench_dispatch")
     if slowdown_pct:
