@@ -17,7 +17,8 @@
 # "current_git_sha"}: what ci/bisect.sh --confirmed and `pairbench regressions record` read) and
 # confirmation.md (the job summary's paragraph).
 # CONFIRM_BUDGET: seconds for the ab's sampling (default 240); CONFIRM_REPETITIONS: its planned
-# processes per side before sampling (default 4).
+# processes per side before sampling (default 4); CONFIRM_MAX_SUSPECTS: at most this many benchmarks
+# (default 40): regressions and undecided rows first, then suspects by their p-value.
 # Exit: 0 no suspect, or none confirmed; 1 a confirmed regression; 3 could not confirm (no baseline
 # build, ab failed): the gate's own verdicts stand.
 set -uo pipefail
@@ -29,10 +30,19 @@ builds="${BUILDS_DIR:-results/builds}"
 summary="$artifacts/confirmation.md"
 
 # Suspects, the baseline's build and tonight's, and an anchored expression naming the suspects.
-read -r count base_build cur_build regex < <(/usr/bin/python3 - "$artifacts/gate.json" <<'EOF'
+read -r count base_build cur_build regex < <(/usr/bin/python3 - "$artifacts/gate.json" "${CONFIRM_MAX_SUSPECTS:-40}" <<'EOF'
 import json, re, sys
 gate = json.load(open(sys.argv[1], encoding="utf-8"))
-names = sorted({b["name"] for b in gate.get("benchmarks", []) if b.get("suspect")})
+cap = int(sys.argv[2])
+# Regressions and undecided rows first, then the suspects by their one-sided p (the strongest
+# evidence of a slowdown first), at most CONFIRM_MAX_SUSPECTS benchmarks.
+rows = [b for b in gate.get("benchmarks", []) if b.get("suspect")]
+rows.sort(key=lambda b: (b.get("verdict") not in ("regression", "undecided"), b.get("p_value", 1.0)))
+names = []
+for b in rows:
+    if b["name"] not in names and len(names) < cap:
+        names.append(b["name"])
+names.sort()
 escape = lambda s: re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", s)
 print(len(names), gate.get("baseline_build") or "-", gate.get("current_build") or "-",
       "^(?:" + "|".join(escape(n) for n in names) + ")$" if names else "-")

@@ -95,7 +95,7 @@ int cmd_gate_commit(const std::string& git_sha, const std::string& results_dir, 
                                  " was stored without its run file (before schema 2): import it again");
       }
       GateOptions options = args.options;
-      add_run_variance(options, *db, m.machine_key);
+      add_run_variance(options, *db, m.machine_key, row.run);
       const GateReport report = compare_runs(*base, *cur, options, "baseline of " + m.machine_key, row.run);
       row.regressions = report.count(Verdict::regression) + report.count(Verdict::broken);
       row.undecided = report.count(Verdict::undecided);

@@ -69,7 +69,11 @@ static void add_run_variance_from(GateOptions& options, const std::string& histo
   if (path.empty()) return;
   const std::string key = machine_key_of(current, current_path);
   const auto db = open_history_db(path, "--db", /*must_exist=*/true);
-  add_run_variance(options, *db, key);
+  std::string current_uid;
+  if (const auto p = current.find("pairbench"); p != current.end() && p->is_object()) {
+    if (const auto id = p->find("run_id"); id != p->end() && id->is_string()) current_uid = id->get<std::string>();
+  }
+  add_run_variance(options, *db, key, current_uid);
 }
 
 GateReport compare_or_refuse(const nlohmann::json& a, const nlohmann::json& b, const GateArgs& args,
@@ -144,12 +148,18 @@ void check_history_argument(const std::string& history, const std::string& what)
   }
 }
 
-// From the last 30 runs of machine `key` (those benchmarks with at least 3 runs).
-void add_run_variance(GateOptions& options, History& db, const std::string& key) {
+// From the last 30 runs of machine `key` (those benchmarks with at least 3 runs), leaving out the run
+// being gated (`exclude_run_uid`): its own change would widen the noise it is judged against (a
+// planted 10 % in 4 runs of history doubled the run-to-run estimate and hid itself).
+void add_run_variance(GateOptions& options, History& db, const std::string& key, const std::string& exclude_run_uid) {
   int runs = 0;
-  for (const auto& s : db.series(key, "", 30)) {
+  for (const auto& s : db.series(key, "", 31)) {
     std::vector<std::vector<double>> values;
-    for (const auto& p : s.points) values.push_back(p.values);
+    for (const auto& p : s.points) {
+      if (!exclude_run_uid.empty() && p.run && p.run->run_uid == exclude_run_uid) continue;
+      values.push_back(p.values);
+    }
+    if (values.size() > 30) values.erase(values.begin(), values.end() - 30);
     runs = std::max(runs, static_cast<int>(values.size()));
     add_history_noise(options, s.benchmark, values);
   }

@@ -186,11 +186,53 @@ struct PooledRunVariance {
   int benchmarks = 0;    // estimated from
 };
 
+// A benchmark's run-to-run variance from its history, moderated (below), and its degrees of freedom.
+struct RunVariance {
+  double variance = 0, df = 0;  // df may be infinite
+};
+using RunVariances = std::map<std::string, RunVariance>;
+
+// Each benchmark's run-to-run variance from a few runs has runs - 1 degrees of freedom: from 3 runs,
+// 2, and a t quantile at the gate's Bonferroni level on 2 degrees of freedom is in the hundreds. As
+// the process variances are moderated (limma), so are the run variances: an empirical-Bayes prior
+// fitted over every benchmark of the gate that has a history, and each benchmark's posterior
+// variance with the prior's degrees of freedom added to its own (Smyth 2004). Without a usable
+// prior (fewer than 8 benchmarks with a history), each keeps its own, with runs - 1.
+RunVariances moderated_run_variances(const std::vector<Pending>& pending, const GateOptions& options) {
+  std::vector<double> variances, dfs;
+  std::vector<std::string> names;
+  for (const Pending& p : pending) {
+    const auto it = options.run_variance.find(p.benchmark);
+    if (it == options.run_variance.end() || it->second < 0) continue;
+    const auto runs = options.run_variance_runs.find(p.benchmark);
+    // A benchmark absent from run_variance_runs has its run variance taken as exact (gate.h).
+    const double df = runs == options.run_variance_runs.end() ? kInf : std::max(1, runs->second - 1);
+    names.push_back(p.benchmark);
+    variances.push_back(it->second);
+    dfs.push_back(df);
+  }
+  std::vector<double> finite_v, finite_df;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (std::isfinite(dfs[i])) finite_v.push_back(variances[i]), finite_df.push_back(dfs[i]);
+  }
+  const stats::VariancePrior prior = stats::fit_variance_prior(finite_v, finite_df);
+  RunVariances out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (!std::isfinite(dfs[i]) || !(prior.df > 0)) {
+      out[names[i]] = {variances[i], dfs[i]};
+    } else {
+      out[names[i]] = {stats::posterior_variance(prior, variances[i], dfs[i]), stats::posterior_df(prior, dfs[i])};
+    }
+  }
+  return out;
+}
+
 // The standard error of the change: the moderated process part, plus (between two runs) the
 // benchmark's run-to-run variance from history (or the gate-wide one where it has no history),
 // which also sets v.run_noise.
 ChangeError change_error(BenchmarkVerdict& v, const Contrast& c, const Moderated& moderated,
-                         const GateOptions& options, bool try_pairs, const PooledRunVariance& pooled) {
+                         const GateOptions& options, bool try_pairs, const PooledRunVariance& pooled,
+                         const RunVariances& run_variances) {
   double df = moderated.df;
   const double process_part = std::max(0.0, moderated.variance) * c.se_factor;
   double se2 = process_part;
@@ -205,17 +247,16 @@ ChangeError change_error(BenchmarkVerdict& v, const Contrast& c, const Moderated
     }
   } else if (!try_pairs) {
     // Two runs on two days differ by their days as well as their processes.
-    if (const auto it = options.run_variance.find(v.benchmark); it != options.run_variance.end() && it->second >= 0) {
-      const double run_part = 2 * it->second;
+    if (const auto it = run_variances.find(v.benchmark); it != run_variances.end()) {
+      const double run_part = 2 * it->second.variance;
       se2 += run_part;
-      v.run_noise = std::sqrt(it->second);
-      // The run variance is itself an estimate from a few runs (runs - 1 degrees of freedom):
-      // treating it as exact made the tails too thin (2 % of A/A gates failed in the selftest
-      // instead of at most 1 %). Welch-Satterthwaite combines the two parts' degrees of freedom.
-      const auto runs = options.run_variance_runs.find(v.benchmark);
-      if (runs != options.run_variance_runs.end() && runs->second >= 2 && run_part > 0 && df > 0) {
-        const double run_df = runs->second - 1.0;
-        df = se2 * se2 / (process_part * process_part / df + run_part * run_part / run_df);
+      v.run_noise = std::sqrt(it->second.variance);
+      // The run variance is itself an estimate from a few runs (runs - 1 degrees of freedom, plus
+      // the prior's): treating it as exact made the tails too thin (2 % of A/A gates failed in the
+      // selftest instead of at most 1 %). Welch-Satterthwaite combines the two parts' degrees of
+      // freedom.
+      if (std::isfinite(it->second.df) && run_part > 0 && df > 0) {
+        df = se2 * se2 / (process_part * process_part / df + run_part * run_part / it->second.df);
       }
     }
   }
@@ -413,11 +454,12 @@ void decide_time_rows(GateReport& report, const std::vector<Matched>& matched, c
   const PooledRunVariance pooled = !try_pairs && options.resolution ? pooled_run_variance(pending, moderated, options)
                                                                      : PooledRunVariance{};
   report.pooled_run_variance = pooled.variance;
+  const RunVariances run_variances = try_pairs ? RunVariances{} : moderated_run_variances(pending, options);
   report.pooled_run_benchmarks = pooled.benchmarks;
   for (std::size_t i = 0; i < pending.size(); ++i) {
     const Pending& p = pending[i];
     BenchmarkVerdict& v = report.rows[p.row];
-    errors.push_back(change_error(v, p.c, moderated[i], options, try_pairs, pooled));
+    errors.push_back(change_error(v, p.c, moderated[i], options, try_pairs, pooled, run_variances));
     const OneSided one_sided = test_change(v, p.c, errors.back());
     p_worse.push_back(one_sided.worse);
     p_better.push_back(one_sided.better);

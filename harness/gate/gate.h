@@ -166,9 +166,7 @@ void add_history_noise(GateOptions& options, const std::string& benchmark, const
 
 // A row worth re-measuring on the same runner (the nightly's confirmation, docs/gate.md): a
 // regression, an undecided row, or a time row unchanged only at a resolution wider than its
-// threshold whose estimate is a slowdown beyond the threshold with an uncorrected one-sided p below
-// kSuspectP.
-inline constexpr double kSuspectP = 0.05;
+// threshold whose estimate is a slowdown beyond the threshold.
 bool is_suspect(const BenchmarkVerdict& v);
 
 // Gives every regression and improvement row its per-function diff of instructions per iteration

@@ -576,7 +576,9 @@ TEST(GateResolution, TenNightlyShapedAaGatesInARowPassOutrightAndAPlantedChangeI
     for (const auto& r : small.rows) suspects += is_suspect(r);
   }
   EXPECT_GE(flagged, 8) << flagged << " of 10 nights";
-  EXPECT_LT(suspects / 10.0, 25) << "suspects to re-measure per night, of 335";
+  // A screen, not a verdict: about one row in five of unchanged code at this noise (the nightly
+  // confirms the most significant of them first, CONFIRM_MAX_SUSPECTS).
+  EXPECT_LT(suspects / 10.0, 100) << "suspects to re-measure per night, of 335";
 }
 
 // The first nights: two runs and no history of their own. The run-to-run part is estimated from
