@@ -25,12 +25,21 @@ struct RunArgs {
   std::string history = "results/history.sqlite";  // "" = do not record
   int repetitions = 0, batches = 0, instruction_processes = -1;
   double min_time_s = 0, timeout_s = 0;  // min_time_s: measured seconds per process
+  // The time budget per benchmark (RunOptions::process_budget_s), seconds; -1 = the profile's
+  // (nightly's; none where --repetitions or --instruction-processes forces a count).
+  double process_budget_s = -1, instruction_budget_s = -1;
+  bool plan_only = false;  // --plan: print what would run and its projected wall, run nothing
   std::uint64_t seed = 0;
   std::string instruction_counter;  // perf | callgrind | none | "" = detect
   std::string calibration = "auto";  // the iteration cache: auto = results/calibration/<machine_key>.json
   bool recalibrate = false;
   std::string pairing = "duet";      // for two sides (ab): duet | sequential
 };
+// The nightly profile's time budget per benchmark, seconds: of time processes, and of
+// instruction-counting processes (RunOptions::process_budget_s, instruction_budget_s).
+inline constexpr double kNightlyProcessBudgetS = 14;
+inline constexpr double kNightlyInstructionBudgetS = 40;
+
 // `machine_key` names the calibration cache when args.calibration is "auto".
 RunOptions run_options(const RunArgs& args, const std::string& machine_key = "");
 
