@@ -29,8 +29,7 @@ RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
     options.repetitions = 9, options.plan = {10, 0.005, 1.0}, options.instruction_processes = 3, options.timeout_s = 300;
     // The time budget (docs/gate.md, "Time budget"): a benchmark whose processes take longer
     // than budget / 9 gets fewer of them (at least 4, the quick profile's count), and one whose
-    // simulated counting processes take longer than budget / 3, 2 of them; sized so that the
-    // whole nightly projects to about 12 minutes on the 2-vCPU VM.
+    // simulated counting processes take longer than budget / 3, 2 of them.
     options.process_budget_s = kNightlyProcessBudgetS, options.instruction_budget_s = kNightlyInstructionBudgetS;
   } else {
     options.repetitions = 15, options.plan = {10, 0.02, 3.0}, options.instruction_processes = 3, options.timeout_s = 600;

@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "harness/cli/run_record.h"
 #include "harness/exec/calibration.h"
 #include "harness/exec/process.h"
 
@@ -43,6 +44,10 @@ TEST(TimeBudget, PlannedProcessesKnownAnswers) {
   EXPECT_EQ(budgeted_processes(14, 3.5, 4, 2), 2);   // a minimum above the count is the count
   EXPECT_EQ(budgeted_processes(40, 21, 2, 3), 2);    // instruction processes: a 21 s simulation
   EXPECT_EQ(budgeted_processes(40, 13, 2, 3), 3);
+  // The nightly's budgets: 2 s of time processes, 4 s of counting processes.
+  EXPECT_EQ(budgeted_processes(kNightlyProcessBudgetS, 0.3, 4, 9), 6);
+  EXPECT_EQ(budgeted_processes(kNightlyProcessBudgetS, 0.2, 4, 9), 9);
+  EXPECT_EQ(budgeted_processes(kNightlyInstructionBudgetS, 2.0, 2, 3), 2);
 }
 
 TEST(TimeBudget, ProjectedWallIsOverheadPlusLoop) {
@@ -117,7 +122,7 @@ TEST(TimeBudget, ANightlyRunPlansFewerProcessesForASlowBenchmarkAndSaysWhy) {
   const auto doc = read(dir.path + "/r1.json");
   const auto& budget = doc["pairbench"]["sampling"]["process_budget"];
   ASSERT_TRUE(budget.is_object()) << doc["pairbench"]["sampling"].dump();
-  EXPECT_EQ(budget["budget_s"], 14);
+  EXPECT_EQ(budget["budget_s"], kNightlyProcessBudgetS);
   EXPECT_EQ(budget["min_processes"], 4);
   EXPECT_EQ(budget["benchmarks_cut"], 1);
   EXPECT_EQ(budget["unknown_wall"], 1);
@@ -126,7 +131,7 @@ TEST(TimeBudget, ANightlyRunPlansFewerProcessesForASlowBenchmarkAndSaysWhy) {
   ASSERT_EQ(planned.size(), 2u);
   EXPECT_EQ(planned[slow]["processes"], 4);
   EXPECT_EQ(planned[slow]["profile_processes"], 9);
-  EXPECT_EQ(planned[slow]["reason"].get<std::string>().rfind("4 of 9: 10 s per process, budget 14 s (the minimum)", 0), 0u)
+  EXPECT_EQ(planned[slow]["reason"].get<std::string>().rfind("4 of 9: 10 s per process, budget 2 s (the minimum)", 0), 0u)
       << planned[slow];
   EXPECT_EQ(planned[other]["processes"], 9);
   EXPECT_TRUE(planned[other]["process_wall_s"].is_null());
