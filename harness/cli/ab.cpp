@@ -281,6 +281,8 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   run_args.instruction_counter = args.instruction_counter;
   RunOptions options = run_options(run_args, capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint.value("machine_key", ""));
   options.layout = args.layout;
+  // Every benchmark the same count on both sides, then sampled until decided: no time budget.
+  options.process_budget_s = options.instruction_budget_s = 0;
   const std::string out_dir = args.out_dir.empty() ? "results/ab-" + utc_stamp("%Y%m%dT%H%M%SZ") : args.out_dir;
   // Every output is checked before either build runs a benchmark.
   check_gate_outputs(args.gate);

@@ -4,12 +4,15 @@
 // history row that cannot be written is retried, then named in the run file for `history import`.
 // With --baseline it is also gated against that run, and with --budget it first samples the
 // benchmarks still undecided until decided (run_until_decided.h).
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "harness/analysis/claims.h"
 #include "harness/analysis/summary.h"
@@ -46,9 +49,65 @@ std::pair<nlohmann::json, std::string> read_baseline(const RunGateArgs& g, const
   return {std::move(stored.doc), stored.label};
 }
 
+// "12.3 min" above two minutes, else "95 s".
+std::string wall_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, s >= 120 ? "%.1f min" : "%.0f s", s >= 120 ? s / 60 : s);
+  return buf;
+}
+
+// The budget's one line: what it cut, and the projection (against what the run took, where it ran).
+std::string budget_line(const RunPlan& p, double took_s) {
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "time budget %.0f s of time processes per benchmark (at least %d), %.0f s of instruction processes (at "
+                "least %d): %d of %zu benchmarks planned fewer processes than the profile's; projected %s for %zu "
+                "processes",
+                p.process_budget_s, p.min_repetitions, p.instruction_budget_s, p.min_instruction_processes, p.cut,
+                p.benchmarks.size(), wall_text(p.projected_wall_s).c_str(), p.processes);
+  std::string out = line;
+  if (p.unknown > 0) out += " (" + std::to_string(p.unknown) + " benchmarks without a known process wall not counted)";
+  if (took_s > 0) out += ", took " + wall_text(took_s) + " (calibration included)";
+  return out;
+}
+
+// `run --plan`: the processes the run would plan from this machine's calibration cache, and their
+// projected wall; nothing runs.
+int print_plan(const RunPlan& p, const RunOptions& options) {
+  std::cout << "pairbench run --profile " << options.profile << " --plan: from "
+            << (options.calibration_path.empty() ? std::string("no calibration cache") : options.calibration_path)
+            << "; nothing run\n";
+  std::vector<const BenchmarkPlan*> cut;
+  for (const BenchmarkPlan& b : p.benchmarks) {
+    if (b.cut()) cut.push_back(&b);
+  }
+  const auto cost = [](const BenchmarkPlan* b) {
+    return b->processes * b->process_wall_s + b->instruction_processes * b->instruction_wall_s;
+  };
+  std::sort(cut.begin(), cut.end(), [&](const auto* a, const auto* b) { return cost(a) > cost(b); });
+  for (const BenchmarkPlan* b : cut) std::cout << "  " << b->benchmark << ": " << b->reason << "\n";
+  if (p.budgeted) {
+    std::cout << budget_line(p, 0) << "\n";
+  } else {
+    std::cout << "no time budget: " << options.repetitions << " processes per benchmark; projected "
+              << wall_text(p.projected_wall_s) << " for " << p.processes << " processes";
+    if (p.unknown > 0) std::cout << " (" << p.unknown << " benchmarks without a known process wall not counted)";
+    std::cout << "\n";
+  }
+  std::cout << "calibration of benchmarks not in the cache, process start-up between processes and the machine's "
+               "load are not in the projection\n";
+  return kExitOk;
+}
+
 int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string& command_line) {
   const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
   const RunOptions options = run_options(args, env.fingerprint.value("machine_key", ""));
+  if (args.plan_only) {
+    return print_plan(plan_run(select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
+                                                  args.experiments, args.arms),
+                               options),
+                      options);
+  }
   // The gate's inputs, before any benchmark runs: the baseline, the outputs, and this machine's
   // run-to-run noise from the history (read before this run is added to it).
   nlohmann::json baseline;
@@ -124,6 +183,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
   print_claims(std::cout, built.claims);
   std::cout << "\nwrote " << (written == "-" ? "the run file to stdout" : written) << " (" << doc["benchmarks"].size()
             << " samples, " << outcome.wall_s << " s)\n";
+  if (outcome.plan.budgeted) std::cout << budget_line(outcome.plan, outcome.wall_s) << "\n";
   // The gate against the baseline: the fixed test, with the sampled benchmarks' time rows decided
   // by the always-valid intervals (valid however often it looked).
   int gate_status = kExitOk;
@@ -189,6 +249,20 @@ Command command_run() {
             cmd.add_option("--min-time", a->min_time_s, "measured seconds per process (split into --batches)")
                 ->check(finite_in(0.0001, 600.0));
             cmd.add_option("--batches", a->batches, "in-process samples per process")->check(CLI::Range(1, 1000));
+            cmd.add_option("--process-budget", a->process_budget_s,
+                           "seconds of time processes per benchmark: a benchmark whose processes took longer here gets "
+                           "fewer, floor(budget / its process wall), at least 4 (default: nightly " +
+                               std::to_string(static_cast<int>(kNightlyProcessBudgetS)) +
+                               ", others none; none where --repetitions is given; 0 = none)")
+                ->check(finite_in(0, 86400.0));
+            cmd.add_option("--instruction-budget", a->instruction_budget_s,
+                           "the same for instruction-counting processes, at least 2 (default: nightly " +
+                               std::to_string(static_cast<int>(kNightlyInstructionBudgetS)) +
+                               ", others none; none where --instruction-processes is given; 0 = none)")
+                ->check(finite_in(0, 86400.0));
+            cmd.add_flag("--plan", a->plan_only,
+                         "print the processes the run would plan and their projected wall from this machine's "
+                         "calibration cache; run nothing");
             cmd.add_option("--instruction-processes", a->instruction_processes,
                            "instruction-counting processes per benchmark that declares them meaningful (0 = none)")
                 ->check(CLI::Range(0, 100));

@@ -27,14 +27,21 @@ RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
     options.repetitions = 4, options.plan = {5, 0.002, 0.25}, options.instruction_processes = 0, options.timeout_s = 60;
   } else if (args.profile == "nightly") {
     options.repetitions = 9, options.plan = {10, 0.005, 1.0}, options.instruction_processes = 3, options.timeout_s = 300;
+    // The time budget (docs/gate.md, "Time budget"): a benchmark whose processes take longer
+    // than budget / 9 gets fewer of them (at least 4, the quick profile's count), and one whose
+    // simulated counting processes take longer than budget / 3, 2 of them.
+    options.process_budget_s = kNightlyProcessBudgetS, options.instruction_budget_s = kNightlyInstructionBudgetS;
   } else {
     options.repetitions = 15, options.plan = {10, 0.02, 3.0}, options.instruction_processes = 3, options.timeout_s = 600;
   }
-  if (args.repetitions > 0) options.repetitions = args.repetitions;
+  // A count on the command line is that count for every benchmark: no budget cuts it.
+  if (args.repetitions > 0) options.repetitions = args.repetitions, options.process_budget_s = 0;
+  if (args.process_budget_s >= 0) options.process_budget_s = args.process_budget_s;
   if (args.batches > 0) options.plan.batches = args.batches;
   if (args.min_time_s > 0) options.plan.sample_time_s = args.min_time_s / options.plan.batches;
   options.plan.max_loop_wall_s = std::max(options.plan.max_loop_wall_s, 4 * options.plan.batches * options.plan.sample_time_s);
-  if (args.instruction_processes >= 0) options.instruction_processes = args.instruction_processes;
+  if (args.instruction_processes >= 0) options.instruction_processes = args.instruction_processes, options.instruction_budget_s = 0;
+  if (args.instruction_budget_s >= 0) options.instruction_budget_s = args.instruction_budget_s;
   if (args.timeout_s > 0) options.timeout_s = args.timeout_s;
   options.instruction_counter = args.instruction_counter;
   if (args.instruction_counter == "none") options.instruction_processes = 0;
@@ -69,6 +76,16 @@ RunDocument build_run_document(const std::vector<ExperimentEntry>& experiments, 
   r.calibrated_in_this_run = outcome.calibrated;
   r.drifted_from_calibration = outcome.drifted;
   r.calibration_wall_s = outcome.calibration_wall_s;
+  if (outcome.plan.budgeted) {
+    const RunPlan& p = outcome.plan;
+    RunRecord::ProcessBudget b{p.process_budget_s, p.instruction_budget_s, p.min_repetitions, p.min_instruction_processes,
+                               p.cut, p.unknown, p.projected_wall_s, {}};
+    for (const BenchmarkPlan& q : p.benchmarks) {
+      b.benchmarks.push_back({q.benchmark, q.reason, q.processes, q.profile_processes, q.instruction_processes,
+                              q.profile_instruction_processes, q.process_wall_s, q.instruction_wall_s});
+    }
+    r.process_budget = std::move(b);
+  }
   r.pairing = outcome.pairing;
   r.duet_cpus = outcome.duet_cpus;
   for (const SequentialInDuet& q : outcome.sequential_in_duet) r.sequential_in_duet.push_back({q.benchmark, q.reason, q.threads});

@@ -25,12 +25,23 @@ struct RunArgs {
   std::string history = "results/history.sqlite";  // "" = do not record
   int repetitions = 0, batches = 0, instruction_processes = -1;
   double min_time_s = 0, timeout_s = 0;  // min_time_s: measured seconds per process
+  // The time budget per benchmark (RunOptions::process_budget_s), seconds; -1 = the profile's
+  // (nightly's; none where --repetitions or --instruction-processes forces a count).
+  double process_budget_s = -1, instruction_budget_s = -1;
+  bool plan_only = false;  // --plan: print what would run and its projected wall, run nothing
   std::uint64_t seed = 0;
   std::string instruction_counter;  // perf | callgrind | none | "" = detect
   std::string calibration = "auto";  // the iteration cache: auto = results/calibration/<machine_key>.json
   bool recalibrate = false;
   std::string pairing = "duet";      // for two sides (ab): duet | sequential
 };
+// The nightly profile's time budget per benchmark, seconds: of time processes, and of
+// instruction-counting processes (RunOptions::process_budget_s, instruction_budget_s). On the
+// 2-vCPU VM (docs/gate.md, "Time budget"): a process over 0.22 s gets fewer than 9 processes, one
+// over 0.5 s the minimum 4; a counting process over 1.3 s, 2 instead of 3.
+inline constexpr double kNightlyProcessBudgetS = 2;
+inline constexpr double kNightlyInstructionBudgetS = 4;
+
 // `machine_key` names the calibration cache when args.calibration is "auto".
 RunOptions run_options(const RunArgs& args, const std::string& machine_key = "");
 

@@ -120,6 +120,7 @@ Sampled sample_until_decided(const UntilDecided& plan, const std::vector<Experim
   };
   decide();
   options.instruction_processes = 0;  // time only: instruction counts are decided by their few processes
+  options.process_budget_s = options.instruction_budget_s = 0;  // each round runs exactly its count
   options.recalibrate = false;        // the planned processes' iteration counts, kept for every round
   const std::uint64_t seed = outcome.seed;
   while (plan.budget_s > 0 && !interrupt_signal()) {

@@ -592,7 +592,9 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   run_args.repetitions = args.repetitions;
   run_args.min_time_s = args.min_time_s;
   const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
-  const RunOptions profile = run_options(run_args, env.fingerprint.value("machine_key", ""));
+  RunOptions profile = run_options(run_args, env.fingerprint.value("machine_key", ""));
+  // The self-test's gates are drawn at the profile's count for every benchmark: no time budget.
+  profile.process_budget_s = profile.instruction_budget_s = 0;
   const int n = profile.repetitions;
   const int ni = std::max(2, args.instruction_processes);
   const std::string dir = args.runs_dir.empty() ? "results/selftest" : args.runs_dir;

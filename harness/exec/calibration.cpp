@@ -1,4 +1,4 @@
-// The iteration-count policy and the per-machine calibration cache.
+// The iteration-count policy, the process-budget rule and the per-machine calibration cache.
 #include "harness/exec/calibration.h"
 
 #include <algorithm>
@@ -28,6 +28,33 @@ std::int64_t instruction_iterations(const Calibration& c, std::int64_t time_iter
   // At least 2: the first region is a warm-up the count leaves out.
   const auto n = static_cast<std::int64_t>(std::clamp(std::ceil(2e-3 / per_iteration), 1.0, 1e12));
   return std::max<std::int64_t>(2, std::min(n, time_iterations) + 1);
+}
+
+double running_median(const std::vector<double>& per_run) {
+  if (per_run.empty()) return 0;
+  std::vector<double> v = per_run;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double projected_process_wall_s(const ProcessWalls* walls, const Calibration* c, std::int64_t iterations) {
+  if (!walls || walls->overhead_s.empty()) return 0;
+  double per_iteration = running_median(walls->loop_s_per_iteration);
+  if (!(per_iteration > 0) && c) per_iteration = c->wall_s_per_iteration;
+  return running_median(walls->overhead_s) + static_cast<double>(std::max<std::int64_t>(iterations, 0)) * per_iteration;
+}
+
+double projected_instruction_wall_s(const ProcessWalls* walls, const std::string& counter) {
+  if (!walls) return 0;
+  const auto it = walls->instruction_process_s.find(counter);
+  return it == walls->instruction_process_s.end() ? 0 : running_median(it->second);
+}
+
+int budgeted_processes(double budget_s, double process_wall_s, int minimum, int maximum) {
+  if (!(budget_s > 0) || !(process_wall_s > 0)) return maximum;
+  const double fit = std::floor(budget_s / process_wall_s);
+  return static_cast<int>(std::clamp(fit, static_cast<double>(std::min(minimum, maximum)), static_cast<double>(maximum)));
 }
 
 bool calibration_drifted(const Calibration& c, double observed) {
@@ -73,10 +100,31 @@ CalibrationCache::CalibrationCache(std::string path) : path_(std::move(path)) {
         failures_[name] = {e["reason"].string(), e.string_or("at", "")};
       }
     }
+    // Absent in caches written before process walls were learnt.
+    if (const auto walls = root.find("process_walls")) {
+      const auto seconds = [](const JsonField& list) {
+        std::vector<double> out;
+        for (const JsonField& v : list.elements()) {
+          if (v.number() >= 0) out.push_back(v.number());
+        }
+        if (out.size() > kWallRuns) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(kWallRuns));
+        return out;
+      };
+      for (const auto& [name, e] : walls->members()) {
+        ProcessWalls w;
+        if (const auto f = e.find("overhead_s")) w.overhead_s = seconds(*f);
+        if (const auto f = e.find("loop_s_per_iteration")) w.loop_s_per_iteration = seconds(*f);
+        if (const auto f = e.find("instruction_process_s")) {
+          for (const auto& [counter, list] : f->members()) w.instruction_process_s[counter] = seconds(list);
+        }
+        walls_[name] = std::move(w);
+      }
+    }
   } catch (const std::exception& e) {
     // Errors name the file and the field (JsonField); a bad cache only costs a calibration.
     entries_.clear();
     failures_.clear();
+    walls_.clear();
     load_problem_ = std::string(e.what()) + "; ignored, calibrating again";
   }
 }
@@ -103,6 +151,28 @@ void CalibrationCache::put_failure(const std::string& benchmark, const std::stri
   failures_[benchmark] = {reason, utc_stamp("%Y-%m-%dT%H:%M:%SZ")};
 }
 
+const ProcessWalls* CalibrationCache::walls(const std::string& benchmark) const {
+  const auto it = walls_.find(benchmark);
+  return it == walls_.end() ? nullptr : &it->second;
+}
+
+namespace {
+void push_run(std::vector<double>& per_run, double value) {
+  per_run.push_back(value);
+  if (per_run.size() > kWallRuns) per_run.erase(per_run.begin());
+}
+}  // namespace
+
+void CalibrationCache::record_time_walls(const std::string& benchmark, double overhead_s, double loop_s_per_iteration) {
+  ProcessWalls& w = walls_[benchmark];
+  push_run(w.overhead_s, std::max(overhead_s, 0.0));
+  push_run(w.loop_s_per_iteration, std::max(loop_s_per_iteration, 0.0));
+}
+
+void CalibrationCache::record_instruction_wall(const std::string& benchmark, const std::string& counter, double wall_s) {
+  push_run(walls_[benchmark].instruction_process_s[counter], std::max(wall_s, 0.0));
+}
+
 std::string CalibrationCache::save() const {
   if (path_.empty()) return "";
   nlohmann::json doc = {{"schema_version", 1}, {"benchmarks", nlohmann::json::object()}};
@@ -114,6 +184,14 @@ std::string CalibrationCache::save() const {
   if (!failures_.empty()) {
     doc["uncalibratable"] = nlohmann::json::object();
     for (const auto& [name, f] : failures_) doc["uncalibratable"][name] = {{"reason", f.reason}, {"at", f.at}};
+  }
+  if (!walls_.empty()) {
+    doc["process_walls"] = nlohmann::json::object();
+    for (const auto& [name, w] : walls_) {
+      nlohmann::json e = {{"overhead_s", w.overhead_s}, {"loop_s_per_iteration", w.loop_s_per_iteration}};
+      if (!w.instruction_process_s.empty()) e["instruction_process_s"] = w.instruction_process_s;
+      doc["process_walls"][name] = e;
+    }
   }
   try {
     std::error_code ec;

@@ -1,12 +1,14 @@
 // Iteration counts, calibrated once per machine and reused. A bench process then runs a fixed
 // number of iterations instead of Google Benchmark's min-time ramp (which re-runs the arm's
 // set-up and verification at every step), so a process measures instead of ramping, and every
-// run on this machine measures the same work per benchmark, night after night.
+// run on this machine measures the same work per benchmark, night after night. Beside the counts,
+// the cache learns what each benchmark's processes take in wall time, for a profile's time budget.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace pairbench::harness {
 
@@ -46,6 +48,34 @@ bool calibration_drifted(const Calibration& c, double observed_s_per_iteration);
 inline constexpr double kWildlyOffRatio = 100;
 bool wildly_off(double a_s_per_iteration, double b_s_per_iteration);
 
+// What a benchmark's processes cost in wall time on this machine, learnt from the processes of
+// every run, so that a run can plan within a profile's time budget. A time process's wall splits
+// into the part outside its timed loop (exec, set-up, verification, teardown: the same in every
+// profile) and the loop (its iterations, which the profile sets); an instruction-counting
+// process's wall is kept whole, per counter. Each list holds one value per run (the median over
+// that run's processes), newest last, at most kWallRuns; a projection takes their median.
+struct ProcessWalls {
+  std::vector<double> overhead_s;            // process wall minus its timed loop's wall
+  std::vector<double> loop_s_per_iteration;  // the timed loop's wall per iteration
+  std::map<std::string, std::vector<double>> instruction_process_s;  // counter (perf|callgrind) -> process wall
+};
+inline constexpr std::size_t kWallRuns = 5;
+
+// The median of a run-by-run list; 0 when empty.
+double running_median(const std::vector<double>& per_run);
+
+// Seconds one time process of `iterations` is expected to take: its overhead plus its loop (the
+// observed wall per iteration, else the calibration's). 0 = not known (no process of it has run here).
+double projected_process_wall_s(const ProcessWalls* walls, const Calibration* c, std::int64_t iterations);
+// The same for an instruction-counting process under `counter`; 0 = not known.
+double projected_instruction_wall_s(const ProcessWalls* walls, const std::string& counter);
+
+// The budget rule: processes for a benchmark whose processes take `process_wall_s` each, when the
+// profile allows `budget_s` of them: floor(budget / wall), at least `minimum` (fewer cannot
+// estimate the noise between processes), at most `maximum` (the profile's count). No budget (0)
+// or an unknown wall (0): `maximum`. A `minimum` above `maximum` is `maximum`.
+int budgeted_processes(double budget_s, double process_wall_s, int minimum, int maximum);
+
 // The per-machine cache: results/calibration/<machine_key>.json. A missing file is empty; an
 // unreadable or malformed one is reported once and replaced on save (it only costs a calibration).
 class CalibrationCache {
@@ -61,6 +91,11 @@ class CalibrationCache {
   };
   const Failure* failure(const std::string& benchmark) const;
   void put_failure(const std::string& benchmark, const std::string& reason);
+  // The process walls learnt so far (nullptr: none). `record_*` add one run's median, dropping
+  // the oldest past kWallRuns. Kept across recalibration: the model is per iteration.
+  const ProcessWalls* walls(const std::string& benchmark) const;
+  void record_time_walls(const std::string& benchmark, double overhead_s, double loop_s_per_iteration);
+  void record_instruction_wall(const std::string& benchmark, const std::string& counter, double wall_s);
   // Writes the cache atomically; returns "" or the reason it could not be written.
   std::string save() const;
   const std::string& path() const { return path_; }
@@ -70,6 +105,7 @@ class CalibrationCache {
   std::string path_, load_problem_;
   std::map<std::string, Calibration> entries_;
   std::map<std::string, Failure> failures_;
+  std::map<std::string, ProcessWalls> walls_;
 };
 
 }  // namespace pairbench::harness

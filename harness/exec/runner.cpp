@@ -242,6 +242,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
     return failed_sample(job, "the process wrote no timed-region record (--pairbench_record)");
   }
   s.measured_s = record->value("measured_s", 0.0);
+  s.loop_wall_s = record->value("loop_wall_s", 0.0);
   s.iterations = record->value("iterations_recorded", std::int64_t{0});
   if (job.kind == Kind::kTime) {
     add_batches(s, *record, *job.experiment);
@@ -267,6 +268,9 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   if (callgrind) s.functions = function_breakdown(*callgrind, static_cast<double>(counted));
   return s;
 }
+
+// What an uncalibrated benchmark's processes are sized by.
+const Calibration kUncalibrated{1e-3, 1e-3, ""};
 
 struct Calibrated {
   std::map<std::string, std::int64_t> time_iterations, instruction_iterations;
@@ -351,14 +355,13 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
     const Calibration* c = cache.find(name);
     if (const auto* f = cache.failure(name)) {
       std::cerr << "pairbench: " << name << " is not calibrated (" << f->reason << (f->at.empty() ? "" : ", " + f->at)
-                << "): it runs " << planned_iterations(Calibration{1e-3, 1e-3, ""}, ctx.options.plan)
+                << "): it runs " << planned_iterations(kUncalibrated, ctx.options.plan)
                 << " iterations per process; --recalibrate tries again\n";
     }
     // Uncalibrated: the fallback count (the timed processes say why where they fail).
-    const Calibration fallback{1e-3, 1e-3, ""};
-    const std::int64_t n = planned_iterations(c ? *c : fallback, ctx.options.plan);
+    const std::int64_t n = planned_iterations(c ? *c : kUncalibrated, ctx.options.plan);
     out.time_iterations[name] = n;
-    out.instruction_iterations[name] = instruction_iterations(c ? *c : fallback, n);
+    out.instruction_iterations[name] = instruction_iterations(c ? *c : kUncalibrated, n);
   }
   out.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return out;
@@ -457,6 +460,107 @@ std::vector<Job> runnable_jobs(const std::vector<Side>& sides, RunOutcome& outco
 // listing declares none: 1).
 int pair_threads(const Job& a, const Job& b) { return std::max({1, a.benchmark->threads, b.benchmark->threads}); }
 
+// Whether a benchmark gets instruction-counting processes under `counter`: where its experiment
+// declares counts meaningful, unless (callgrind) one iteration is too slow to simulate.
+enum class Counting { kNo, kTooSlow, kYes };
+Counting counting_of(const Job& j, const std::string& counter, const CalibrationCache& cache) {
+  if (counter.empty() || !j.benchmark->instructions) return Counting::kNo;
+  const Calibration* c = cache.find(j.benchmark->name);
+  if (counter == "callgrind" && c && c->measured_s_per_iteration > kMaxSimulatedIterationS) return Counting::kTooSlow;
+  return Counting::kYes;
+}
+
+// "3.5 s", "0.42 s", "35 s".
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, s >= 10 ? "%.0f s" : "%.2g s", s);
+  return buf;
+}
+
+// Every runnable benchmark's processes under the profile's budgets (calibration.h, budgeted_processes),
+// from what its processes took in earlier runs here; `iterations`: per benchmark, the count its
+// time processes run (absent: not known, so neither is its wall). Each benchmark once, whatever
+// the sides; its processes on every side.
+RunPlan plan_processes(const std::vector<Job>& runnable, const RunOptions& options, const CalibrationCache& cache,
+                       const std::map<std::string, std::int64_t>& iterations, const std::string& counter) {
+  RunPlan plan;
+  plan.budgeted = options.process_budget_s > 0 || options.instruction_budget_s > 0;
+  plan.process_budget_s = options.process_budget_s;
+  plan.instruction_budget_s = options.instruction_budget_s;
+  plan.min_repetitions = options.min_repetitions;
+  plan.min_instruction_processes = options.min_instruction_processes;
+  std::map<std::string, const Job*> first;
+  std::map<std::string, int> sides;
+  for (const Job& j : runnable) {
+    first.emplace(j.benchmark->name, &j);
+    ++sides[j.benchmark->name];
+  }
+  for (const auto& [name, job] : first) {
+    BenchmarkPlan b;
+    b.benchmark = name;
+    const ProcessWalls* walls = cache.walls(name);
+    const auto it = iterations.find(name);
+    if (it != iterations.end()) b.process_wall_s = projected_process_wall_s(walls, cache.find(name), it->second);
+    b.profile_processes = options.repetitions;
+    b.processes = budgeted_processes(options.process_budget_s, b.process_wall_s, options.min_repetitions,
+                                     options.repetitions);
+    b.reason = std::to_string(b.processes) + " of " + std::to_string(b.profile_processes) + ": ";
+    if (!(b.process_wall_s > 0)) {
+      b.reason += "its process wall is not known here yet";
+    } else {
+      b.reason += seconds_text(b.process_wall_s) + " per process";
+      if (options.process_budget_s > 0) b.reason += ", budget " + seconds_text(options.process_budget_s);
+      if (options.process_budget_s > 0 && b.processes * b.process_wall_s > options.process_budget_s) {
+        b.reason += " (the minimum)";
+      }
+    }
+    if (options.instruction_processes > 0 && counting_of(*job, counter, cache) == Counting::kYes) {
+      b.profile_instruction_processes = options.instruction_processes;
+      b.instruction_wall_s = projected_instruction_wall_s(walls, counter);
+      b.instruction_processes = budgeted_processes(options.instruction_budget_s, b.instruction_wall_s,
+                                                   options.min_instruction_processes, options.instruction_processes);
+      b.reason += "; instructions " + std::to_string(b.instruction_processes) + " of " +
+                  std::to_string(b.profile_instruction_processes) + ": ";
+      if (!(b.instruction_wall_s > 0)) {
+        b.reason += "its " + counter + " process wall is not known here yet";
+      } else {
+        b.reason += seconds_text(b.instruction_wall_s) + " per " + counter + " process";
+        if (options.instruction_budget_s > 0) b.reason += ", budget " + seconds_text(options.instruction_budget_s);
+      }
+    }
+    const int n = sides[name];
+    plan.processes += static_cast<std::size_t>(n * (b.processes + b.instruction_processes));
+    plan.projected_wall_s += n * (b.processes * b.process_wall_s + b.instruction_processes * b.instruction_wall_s);
+    if (!(b.process_wall_s > 0) || (b.instruction_processes > 0 && !(b.instruction_wall_s > 0))) ++plan.unknown;
+    if (b.cut()) ++plan.cut;
+    plan.benchmarks.push_back(std::move(b));
+  }
+  return plan;
+}
+
+// One more run in the cache's process walls: per benchmark, the median over this run's processes
+// that measured something. Sides with planted work (selftest) teach nothing.
+void learn_walls(CalibrationCache& cache, const std::vector<Sample>& samples, const std::vector<Side>& sides,
+                 const std::string& counter) {
+  std::map<std::string, std::vector<double>> overhead, loop, counting;
+  for (const Sample& s : samples) {
+    const Side& side = sides[static_cast<std::size_t>(s.side)];
+    if (!side.benchmark_env.empty() || !side.instruction_env.empty()) continue;
+    if (!s.has_value || !has_usable_value(s.verification) || !(s.process_wall_s > 0)) continue;
+    if (s.instrument == Instrument::instructions) {
+      counting[s.benchmark].push_back(s.process_wall_s);
+    } else if (s.iterations > 0 && s.loop_wall_s > 0) {
+      overhead[s.benchmark].push_back(s.process_wall_s - s.loop_wall_s);
+      loop[s.benchmark].push_back(s.loop_wall_s / static_cast<double>(s.iterations));
+    }
+  }
+  for (const auto& [name, values] : overhead) {
+    cache.record_time_walls(name, stats::median(values), stats::median(loop[name]));
+  }
+  if (counter.empty()) return;
+  for (const auto& [name, values] : counting) cache.record_instruction_wall(name, counter, stats::median(values));
+}
+
 // What runs at once in one round: one process, or (duet) the same benchmark of both sides, each
 // side on as many cores as it runs threads. Where both sides' threads do not fit on the pool at
 // once (2 x threads > CPUs), each side is a unit of its own, run one at a time and unpinned as in
@@ -521,9 +625,15 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
     std::vector<std::vector<Job>> round = round_units;
     std::shuffle(round.begin(), round.end(), rng);
     for (auto& unit : round) {
+      // A benchmark planned k < n processes (the budget) runs in k of the n rounds, spread evenly
+      // over them, so that drift over the run hits it as it hits the others.
+      const BenchmarkPlan* p = outcome.plan.find(unit[0].benchmark->name);
+      const int k_of = p ? p->processes : options.repetitions, n = options.repetitions;
+      const int repetition = r * k_of / n;
+      if ((r + 1) * k_of / n == repetition) continue;
       for (std::size_t k = 0; k < unit.size(); ++k) {
         Job& j = unit[k];
-        j.repetition = r;
+        j.repetition = repetition;
         j.kind = Kind::kTime;
         j.iterations = cal.time_iterations.at(j.benchmark->name);
         if (unit.size() == 2) {
@@ -561,9 +671,10 @@ void add_instruction_units(std::vector<std::vector<Job>>& units, const std::vect
   if (ctx.counter.name.empty()) return;
   for (int r = 0; r < options.instruction_processes; ++r) {
     for (const Job& base : runnable) {
-      if (!base.benchmark->instructions) continue;
-      const Calibration* c = cache.find(base.benchmark->name);
-      if (ctx.counter.name == "callgrind" && c && c->measured_s_per_iteration > kMaxSimulatedIterationS) {
+      const Counting counting = counting_of(base, ctx.counter.name, cache);
+      if (counting == Counting::kNo) continue;
+      if (counting == Counting::kTooSlow) {
+        const Calibration* c = cache.find(base.benchmark->name);
         if (r == 0) {
           char why[160];
           std::snprintf(why, sizeof why, "one iteration takes %.0f ms natively: too slow to simulate (limit %.0f ms)",
@@ -574,6 +685,8 @@ void add_instruction_units(std::vector<std::vector<Job>>& units, const std::vect
         }
         continue;
       }
+      const BenchmarkPlan* p = outcome.plan.find(base.benchmark->name);
+      if (p && r >= p->instruction_processes) continue;  // the instruction budget
       Job j = base;
       j.kind = Kind::kInstructions;
       j.repetition = r;
@@ -727,6 +840,7 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   outcome.calibrated = cal.calibrated;
   outcome.calibration_wall_s = cal.wall_s;
   outcome.iterations = cal.time_iterations;
+  outcome.plan = plan_processes(runnable, options, cache, cal.time_iterations, ctx.counter.name);
 
   // Duet pairs: the same benchmark on both sides, started together, each side on its own cores.
   const std::vector<int> cpus = options.duet_cpu_pool.empty() ? kernels::usable_cpu_list() : options.duet_cpu_pool;
@@ -739,6 +853,7 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   std::vector<std::vector<Job>> units = timed_units(runnable, options, cal, cpus, outcome, rng);
   add_instruction_units(units, runnable, ctx, options, cal, cache, outcome);
   launch_units(ctx, units, outcome);
+  learn_walls(cache, outcome.samples, sides, ctx.counter.name);
   note_drift(cache, outcome);
   outcome.calibration_ratios = calibration_ratios(cache, outcome.samples);
   if (const std::string problem = cache.save(); !problem.empty()) {
@@ -746,6 +861,35 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   }
   outcome.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return outcome;
+}
+
+const BenchmarkPlan* RunPlan::find(const std::string& benchmark) const {
+  const auto it = std::lower_bound(benchmarks.begin(), benchmarks.end(), benchmark,
+                                   [](const BenchmarkPlan& b, const std::string& name) { return b.benchmark < name; });
+  return it != benchmarks.end() && it->benchmark == benchmark ? &*it : nullptr;
+}
+
+RunPlan plan_run(const std::vector<ExperimentEntry>& experiments, const RunOptions& options) {
+  RunOutcome unused;
+  const std::vector<Side> sides = {Side{"", experiments, {}, {}, {}}};  // the jobs point into it
+  const std::vector<Job> runnable = runnable_jobs(sides, unused);
+  const CalibrationCache cache(options.calibration_path);
+  if (!cache.load_problem().empty()) std::cerr << "pairbench: warning: " << cache.load_problem() << "\n";
+  // As run_sides sizes them, without calibrating: a benchmark not in the cache has no count yet.
+  std::map<std::string, std::int64_t> iterations;
+  for (const Job& j : runnable) {
+    const std::string& name = j.benchmark->name;
+    if (options.recalibrate) continue;
+    if (const Calibration* c = cache.find(name)) {
+      iterations[name] = planned_iterations(*c, options.plan);
+    } else if (cache.failure(name)) {
+      iterations[name] = planned_iterations(kUncalibrated, options.plan);
+    }
+  }
+  const bool any_instructions = options.instruction_processes > 0 &&
+                                std::any_of(runnable.begin(), runnable.end(), [](const Job& j) { return j.benchmark->instructions; });
+  const std::string counter = any_instructions ? choose_instruction_counter(options.instruction_counter).name : "";
+  return plan_processes(runnable, options, cache, iterations, counter);
 }
 
 }  // namespace pairbench::harness

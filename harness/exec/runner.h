@@ -48,6 +48,39 @@ struct RunOptions {
   // recorded in its row; none: every process runs the plain binary as built. Calibration and
   // instruction-counting processes always run the plain binary unperturbed.
   std::string layout = "random";
+  // The profile's time budget (`run` only; 0 = none: `repetitions` and `instruction_processes` for
+  // every benchmark). Seconds of time processes per benchmark: a benchmark whose processes are
+  // known on this machine (the calibration cache's process walls) to take long gets
+  // floor(budget / its process wall) of them, at least `min_repetitions`, at most `repetitions`;
+  // the same for instruction-counting processes with their own budget and minimum.
+  double process_budget_s = 0;
+  int min_repetitions = 4;
+  double instruction_budget_s = 0;
+  int min_instruction_processes = 2;
+};
+
+// What a run planned for one benchmark, and why.
+struct BenchmarkPlan {
+  std::string benchmark;
+  int processes = 0, profile_processes = 0;  // time processes: planned, and the profile's count
+  double process_wall_s = 0;                 // projected per process; 0 = not known yet
+  int instruction_processes = 0, profile_instruction_processes = 0;  // 0 of 0 where not counted
+  double instruction_wall_s = 0;             // projected per counting process; 0 = not known yet
+  std::string reason;                        // "4 of 9: 3.5 s per process, budget 14 s"
+  bool cut() const { return processes < profile_processes || instruction_processes < profile_instruction_processes; }
+};
+
+// The run's plan: every runnable benchmark's processes and what they are projected to take.
+struct RunPlan {
+  bool budgeted = false;  // a process or instruction budget applied
+  double process_budget_s = 0, instruction_budget_s = 0;
+  int min_repetitions = 0, min_instruction_processes = 0;
+  std::vector<BenchmarkPlan> benchmarks;  // by name
+  int cut = 0;                  // benchmarks planned fewer processes than the profile's
+  int unknown = 0;              // benchmarks some of whose planned processes have no known wall
+  std::size_t processes = 0;    // planned, time and instruction, every side
+  double projected_wall_s = 0;  // of the planned processes with a known wall; calibration excluded
+  const BenchmarkPlan* find(const std::string& benchmark) const;
 };
 
 // A benchmark whose two sides ran one at a time in a duet run, and why.
@@ -82,9 +115,14 @@ struct RunOutcome {
   std::vector<std::string> drifted;  // benchmarks 3x off their calibration (their counts were kept)
   int interrupted_by = 0;            // SIGINT / SIGTERM that stopped the run early; 0 = ran to the end
   std::size_t completed_processes = 0, planned_processes = 0;  // timed and instruction processes
+  RunPlan plan;
 };
 
 RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options);
+
+// The plan `run` would make from the calibration cache alone, running nothing (`run --plan`): a
+// benchmark not calibrated yet has no projection.
+RunPlan plan_run(const std::vector<ExperimentEntry>& experiments, const RunOptions& options);
 
 // Several builds (or environments) in one run: every benchmark of every side, interleaved process
 // by process in one randomised order, so drift over the run cannot read as a difference between

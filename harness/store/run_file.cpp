@@ -474,6 +474,11 @@ nlohmann::json run_document(const RunRecord& r) {
   doc["benchmarks"] = nlohmann::json::array();
   nlohmann::json not_run = nlohmann::json::array();
   nlohmann::json instructions = nlohmann::json::array();
+  // Processes per benchmark: the profile's, or what its time budget planned.
+  std::map<std::string, int> planned;
+  if (r.process_budget) {
+    for (const auto& b : r.process_budget->benchmarks) planned[b.name] = b.processes;
+  }
   for (const Sample& s : r.samples) {
     const bool good = s.has_value && !s.gbench.is_null() && has_usable_value(s.verification);
     if (good && s.instrument == Instrument::instructions) {
@@ -493,7 +498,8 @@ nlohmann::json run_document(const RunRecord& r) {
       }
       instructions.push_back(std::move(entry));
     } else if (good) {
-      doc["benchmarks"].push_back(benchmark_row(s, r.repetitions));
+      const auto it = planned.find(s.benchmark);
+      doc["benchmarks"].push_back(benchmark_row(s, it == planned.end() ? r.repetitions : it->second));
     } else {
       not_run.push_back({{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
                          {"repetition_index", s.repetition}, {"verification", to_string(s.verification)}, {"reason", s.reason},
@@ -547,6 +553,27 @@ nlohmann::json run_document(const RunRecord& r) {
     check["max"] = r.calibration_check->max ? ratio_json(*r.calibration_check->max) : nlohmann::json(nullptr);
     for (const auto& c : r.calibration_check->over) check["over"].push_back(ratio_json(c));
     sampling["against_calibration"] = check;
+  }
+  if (r.process_budget) {
+    const auto& p = *r.process_budget;
+    const auto wall_or_null = [](double s) { return s > 0 ? nlohmann::json(s) : nlohmann::json(nullptr); };
+    nlohmann::json benchmarks = nlohmann::json::array();
+    for (const auto& b : p.benchmarks) {
+      benchmarks.push_back({{"name", b.name}, {"processes", b.processes}, {"profile_processes", b.profile_processes},
+                            {"process_wall_s", wall_or_null(b.process_wall_s)},
+                            {"instruction_processes", b.instruction_processes},
+                            {"profile_instruction_processes", b.profile_instruction_processes},
+                            {"instruction_process_wall_s", wall_or_null(b.instruction_process_wall_s)},
+                            {"reason", b.reason}});
+    }
+    sampling["process_budget"] = {{"budget_s", p.budget_s},
+                                  {"min_processes", p.min_processes},
+                                  {"instruction_budget_s", p.instruction_budget_s},
+                                  {"min_instruction_processes", p.min_instruction_processes},
+                                  {"benchmarks_cut", p.benchmarks_cut},
+                                  {"unknown_wall", p.unknown_wall},
+                                  {"projected_wall_s", p.projected_wall_s},
+                                  {"benchmarks", benchmarks}};
   }
   if (r.interrupted) {
     doc["pairbench"]["interrupted"] = {{"signal", r.interrupted->signal},

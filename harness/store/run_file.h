@@ -104,6 +104,21 @@ struct RunRecord {
     std::vector<CalibrationRatio> over;   // every benchmark above the limit, highest first
   };
   std::optional<CalibrationCheck> calibration_check;
+  // `run` under a profile's time budget: per benchmark, the processes planned and why, and what
+  // the planned processes were projected to take (docs/gate.md, "Time budget").
+  struct PlannedBenchmark {
+    std::string name, reason;
+    int processes = 0, profile_processes = 0, instruction_processes = 0, profile_instruction_processes = 0;
+    double process_wall_s = 0, instruction_process_wall_s = 0;  // projected; 0 = not known
+  };
+  struct ProcessBudget {
+    double budget_s = 0, instruction_budget_s = 0;
+    int min_processes = 0, min_instruction_processes = 0;
+    int benchmarks_cut = 0, unknown_wall = 0;
+    double projected_wall_s = 0;
+    std::vector<PlannedBenchmark> benchmarks;
+  };
+  std::optional<ProcessBudget> process_budget;
   int instruction_processes = 0;
   std::string instruction_counter = "none", instruction_counter_note;
   // Whether counting processes recorded where their instructions went (callgrind: the top functions,

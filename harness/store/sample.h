@@ -57,6 +57,7 @@ struct Sample {
   // turned into the metric through its time relation. Empty where the metric does not follow time.
   std::vector<double> batches;
   double measured_s = 0;  // time inside the timed regions
+  double loop_wall_s = 0;  // the timed loop's wall time, untimed parts inside it included (not in the run file)
   int pair = -1;          // duet: the pair this process ran in, beside the other side's process
   int cpu = -1;           // the CPU it was pinned to (duet), -1 = not pinned; the first of `cpus`
   std::vector<int> cpus;  // every CPU it was pinned to: a duet side running several threads has several

@@ -1,0 +1,175 @@
+// The profile's time budget (docs/gate.md, "Time budget"): the planning rule's known answers, the
+// process walls the calibration cache learns, and a nightly-profile run on the known-work bench
+// that plans fewer processes for a benchmark known to be slow and says so in its run file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "harness/cli/run_record.h"
+#include "harness/exec/calibration.h"
+#include "harness/exec/process.h"
+
+namespace pairbench::harness {
+namespace {
+namespace fs = std::filesystem;
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/pairbench-budget-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+nlohmann::json read(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+TEST(TimeBudget, PlannedProcessesKnownAnswers) {
+  // clamp(floor(budget / wall), minimum, maximum)
+  EXPECT_EQ(budgeted_processes(/*budget_s=*/14, /*process_wall_s=*/3.5, 4, 9), 4);
+  EXPECT_EQ(budgeted_processes(14, 2.0, 4, 9), 7);
+  EXPECT_EQ(budgeted_processes(14, 1.5, 4, 9), 9);   // floor(9.33)
+  EXPECT_EQ(budgeted_processes(14, 0.7, 4, 9), 9);   // 20 fit: the profile's count
+  EXPECT_EQ(budgeted_processes(14, 35, 4, 9), 4);    // over the budget even so: never below the minimum
+  EXPECT_EQ(budgeted_processes(14, 0, 4, 9), 9);     // wall not known (first run): the profile's count
+  EXPECT_EQ(budgeted_processes(0, 3.5, 4, 9), 9);    // no budget
+  EXPECT_EQ(budgeted_processes(14, 3.5, 4, 2), 2);   // a minimum above the count is the count
+  EXPECT_EQ(budgeted_processes(40, 21, 2, 3), 2);    // instruction processes: a 21 s simulation
+  EXPECT_EQ(budgeted_processes(40, 13, 2, 3), 3);
+  // The nightly's budgets: 2 s of time processes, 4 s of counting processes.
+  EXPECT_EQ(budgeted_processes(kNightlyProcessBudgetS, 0.3, 4, 9), 6);
+  EXPECT_EQ(budgeted_processes(kNightlyProcessBudgetS, 0.2, 4, 9), 9);
+  EXPECT_EQ(budgeted_processes(kNightlyInstructionBudgetS, 2.0, 2, 3), 2);
+}
+
+TEST(TimeBudget, ProjectedWallIsOverheadPlusLoop) {
+  ProcessWalls w;
+  EXPECT_EQ(projected_process_wall_s(nullptr, nullptr, 100), 0);  // never ran here
+  EXPECT_EQ(projected_process_wall_s(&w, nullptr, 100), 0);
+  w.overhead_s = {1.0, 3.0, 2.0};  // the median of the runs: 2 s
+  w.loop_s_per_iteration = {1e-3};
+  EXPECT_DOUBLE_EQ(projected_process_wall_s(&w, nullptr, 100), 2.1);
+  w.loop_s_per_iteration.clear();  // no loop observed: the calibration's wall per iteration
+  const Calibration c{1e-4, 2e-3, ""};
+  EXPECT_DOUBLE_EQ(projected_process_wall_s(&w, &c, 100), 2.2);
+  EXPECT_EQ(projected_instruction_wall_s(&w, "callgrind"), 0);
+  w.instruction_process_s["callgrind"] = {20, 22};
+  EXPECT_DOUBLE_EQ(projected_instruction_wall_s(&w, "callgrind"), 21);
+  EXPECT_EQ(projected_instruction_wall_s(&w, "perf"), 0);
+  EXPECT_DOUBLE_EQ(running_median({5, 1, 3, 100}), 4);
+}
+
+TEST(TimeBudget, TheCacheKeepsTheLastRunsWalls) {
+  TempDir dir;
+  const std::string path = dir.path + "/cache.json";
+  {
+    CalibrationCache cache(path);
+    cache.put("x", {2e-3, 3e-3, ""});
+    for (int run = 1; run <= 7; ++run) cache.record_time_walls("x", run, 1e-3 * run);
+    cache.record_instruction_wall("x", "callgrind", 30);
+    cache.record_time_walls("uncalibrated", 0.5, 0);  // walls need no calibration
+    EXPECT_EQ(cache.save(), "");
+  }
+  CalibrationCache again(path);
+  ASSERT_NE(again.walls("x"), nullptr);
+  EXPECT_EQ(again.walls("x")->overhead_s, (std::vector<double>{3, 4, 5, 6, 7}));  // the last kWallRuns runs
+  EXPECT_EQ(again.walls("x")->loop_s_per_iteration.size(), kWallRuns);
+  EXPECT_EQ(again.walls("x")->instruction_process_s.at("callgrind"), std::vector<double>{30});
+  ASSERT_NE(again.walls("uncalibrated"), nullptr);
+  EXPECT_EQ(again.walls("absent"), nullptr);
+  again.put("x", {1e-3, 1e-3, ""});  // recalibrated: the walls stay (the model is per iteration)
+  EXPECT_NE(again.walls("x"), nullptr);
+  // A cache written before walls were learnt still reads, with none.
+  std::ofstream(path) << R"({"schema_version": 1, "benchmarks": {"y": {"measured_s_per_iteration": 1e-3,
+                            "wall_s_per_iteration": 1e-3, "calibrated_at": ""}}})";
+  CalibrationCache old(path);
+  EXPECT_EQ(old.load_problem(), "");
+  EXPECT_NE(old.find("y"), nullptr);
+  EXPECT_EQ(old.walls("y"), nullptr);
+}
+
+// The nightly profile on the known-work bench, with a cache that knows one benchmark's processes
+// to take 10 s: it gets the minimum of 4 processes, spread over the 9 rounds, and the run file
+// says why; the other, unknown, gets the profile's 9. The run teaches the cache both walls;
+// --plan then projects from them without running; --repetitions forces its count, no budget.
+TEST(TimeBudget, ANightlyRunPlansFewerProcessesForASlowBenchmarkAndSaysWhy) {
+  TempDir dir;
+  const std::string cache = dir.path + "/cal.json", slow = "timing.work/steps/work:1000",
+                    other = "timing.work/steps/work:100000";
+  std::ofstream(cache) << nlohmann::json{{"schema_version", 1},
+                                         {"benchmarks", nlohmann::json::object()},
+                                         {"process_walls", {{slow, {{"overhead_s", {10.0}}, {"loop_s_per_iteration", {0.0}}}}}}}
+                              .dump();
+  const auto run = [&](const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {PAIRBENCH_EXE, "run", "--bench-dir", TIMING_BENCH_DIR, "--profile", "nightly",
+                                     "--experiments", "timing.work", "--instruction-processes", "0", "--no-history",
+                                     "--calibration", cache, "--seed", "24"};
+    if (!out.empty()) argv.insert(argv.end(), {"--out", out});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, {}, std::chrono::seconds(600));
+  };
+  const ProcessResult first = run(dir.path + "/r1.json", {});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("1 of 2 benchmarks planned fewer processes"), std::string::npos) << first.output;
+  const auto doc = read(dir.path + "/r1.json");
+  const auto& budget = doc["pairbench"]["sampling"]["process_budget"];
+  ASSERT_TRUE(budget.is_object()) << doc["pairbench"]["sampling"].dump();
+  EXPECT_EQ(budget["budget_s"], kNightlyProcessBudgetS);
+  EXPECT_EQ(budget["min_processes"], 4);
+  EXPECT_EQ(budget["benchmarks_cut"], 1);
+  EXPECT_EQ(budget["unknown_wall"], 1);
+  std::map<std::string, nlohmann::json> planned;
+  for (const auto& b : budget["benchmarks"]) planned[b["name"]] = b;
+  ASSERT_EQ(planned.size(), 2u);
+  EXPECT_EQ(planned[slow]["processes"], 4);
+  EXPECT_EQ(planned[slow]["profile_processes"], 9);
+  EXPECT_EQ(planned[slow]["reason"].get<std::string>().rfind("4 of 9: 10 s per process, budget 2 s (the minimum)", 0), 0u)
+      << planned[slow];
+  EXPECT_EQ(planned[other]["processes"], 9);
+  EXPECT_TRUE(planned[other]["process_wall_s"].is_null());
+  EXPECT_EQ(planned[other]["reason"], "9 of 9: its process wall is not known here yet");
+  std::map<std::string, std::vector<int>> repetitions;
+  for (const auto& b : doc["benchmarks"]) {
+    repetitions[b["name"]].push_back(b["repetition_index"].get<int>());
+    EXPECT_EQ(b["repetitions"], b["name"] == slow ? 4 : 9) << b.dump();
+  }
+  EXPECT_EQ(repetitions[slow], (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(repetitions[other].size(), 9u);
+  // Spread over the rounds: the slow benchmark's processes do not all come first.
+  std::map<std::string, int> last_sequence;
+  for (const auto& b : doc["benchmarks"]) {
+    last_sequence[b["name"]] = std::max(last_sequence[b["name"]], b["sequence"].get<int>());
+  }
+  EXPECT_GE(last_sequence[slow], last_sequence[other] - 1) << doc["benchmarks"].dump();  // both in the last round
+
+  // Learnt: one more run for the slow benchmark, the first for the other.
+  const auto walls = read(cache)["process_walls"];
+  EXPECT_EQ(walls[slow]["overhead_s"].size(), 2u) << walls.dump();
+  EXPECT_EQ(walls[other]["overhead_s"].size(), 1u) << walls.dump();
+
+  const ProcessResult plan = run("", {"--plan"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_NE(plan.output.find(slow + ": 4 of 9:"), std::string::npos) << plan.output;
+  EXPECT_NE(plan.output.find("1 of 2 benchmarks planned fewer processes"), std::string::npos) << plan.output;
+  EXPECT_EQ(plan.output.find("without a known process wall"), std::string::npos) << plan.output;
+
+  const ProcessResult forced = run(dir.path + "/r2.json", {"--repetitions", "3"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.output;
+  const auto doc2 = read(dir.path + "/r2.json");
+  EXPECT_FALSE(doc2["pairbench"]["sampling"].contains("process_budget"));
+  std::map<std::string, int> count;
+  for (const auto& b : doc2["benchmarks"]) ++count[b["name"]];
+  EXPECT_EQ(count[slow], 3);
+  EXPECT_EQ(count[other], 3);
+}
+
+}  // namespace
+}  // namespace pairbench::harness
