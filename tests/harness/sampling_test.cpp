@@ -334,8 +334,10 @@ TEST(Threads, TheListingCarriesEachBenchmarksThreads) {
 
 // A duet of both sides of the known-work bench on a pool of CPUs: only the benchmarks whose two
 // sides fit at once are paired, each side pinned to as many cores as it declares threads; the
-// rest run one side at a time, unpinned, and are named with why.
-RunOutcome duet_on(const std::vector<int>& pool) {
+// rest run one side at a time, unpinned, and are named with why (as are those `one_side_at_a_time`
+// names, as ab's regime probe names them).
+RunOutcome duet_on(const std::vector<int>& pool, const std::map<std::string, std::string>& one_side_at_a_time = {},
+                   std::uint64_t seed = 23) {
   std::vector<ExperimentEntry> experiments = load_catalogue({kBench}, "quick");
   for (auto& e : experiments) {
     std::erase_if(e.benchmarks, [](const BenchmarkEntry& b) { return !b.name.ends_with("/work:1000"); });
@@ -345,7 +347,8 @@ RunOutcome duet_on(const std::vector<int>& pool) {
   options.plan = {2, 0.0005, 0.25};
   options.pairing = "duet";
   options.duet_cpu_pool = pool;
-  options.seed = 23;
+  options.seed = seed;
+  options.one_side_at_a_time = one_side_at_a_time;
   return run_sides({Side{"a", experiments, {}, {}, {}}, Side{"b", experiments, {}, {}, {}}}, options);
 }
 
@@ -409,18 +412,8 @@ TEST(Threads, ACudaBenchmarkRunsOneSideAtATimeInDuet) {
 TEST(Threads, ABenchmarkTheProbeNamedRunsOneSideAtATime) {
   const std::vector<int> usable = kernels::usable_cpu_list();
   if (usable.size() < 2) GTEST_SKIP() << "skipped: a duet needs two usable CPUs, this machine has " << usable.size();
-  std::vector<ExperimentEntry> experiments = load_catalogue({kBench}, "quick");
-  for (auto& e : experiments) {
-    std::erase_if(e.benchmarks, [](const BenchmarkEntry& b) { return !b.name.ends_with("/work:1000"); });
-  }
-  RunOptions options;
-  options.repetitions = 2;
-  options.plan = {2, 0.0005, 0.25};
-  options.pairing = "duet";
-  options.duet_cpu_pool = {usable[0], usable[1]};
-  options.seed = 31;
-  options.one_side_at_a_time = {{"timing.work/steps/work:1000", "a duet probe ran it above 1.5x"}};
-  const RunOutcome out = run_sides({Side{"a", experiments, {}, {}, {}}, Side{"b", experiments, {}, {}, {}}}, options);
+  const RunOutcome out =
+      duet_on({usable[0], usable[1]}, {{"timing.work/steps/work:1000", "a duet probe ran it above 1.5x"}}, 31);
   EXPECT_EQ(out.failed_processes, 0);
   std::map<std::string, std::string> reasons;
   for (const auto& q : out.sequential_in_duet) reasons[q.benchmark] = q.reason;
