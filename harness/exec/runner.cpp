@@ -305,6 +305,32 @@ std::string calibration_problem(const Sample& s) {
   return "";
 }
 
+// A calibration process's seconds per iteration (0 when it timed none).
+double calibration_per_iteration(const Sample& s) {
+  if (!s.has_value || !s.gbench.contains("pairbench_record")) return 0;
+  const auto& rec = s.gbench["pairbench_record"];
+  const double n = rec.value("iterations_recorded", 0.0), measured = rec.value("measured_s", 0.0);
+  return n > 0 && measured > 0 ? measured / n : 0;
+}
+
+// Whether a calibration ramp may have been fooled by a stall: it ended on fewer iterations than
+// the plan's batches, or its batches disagree by orders of magnitude. A process that crashed,
+// hung or timed nothing is not run again (it would do the same, at the cost of its timeout).
+bool worth_another_ramp(const Sample& s, int batches) {
+  if (!(calibration_per_iteration(s) > 0)) return false;
+  if (s.gbench["pairbench_record"].value("iterations_recorded", 0.0) < std::max(2, batches)) return true;
+  return !calibration_problem(s).empty();
+}
+
+// Whether calibration `a` is to be kept over `b`: usable where `b` is not, else the faster.
+bool better_calibration(const Sample& a, const Sample& b) {
+  const double pa = calibration_per_iteration(a), pb = calibration_per_iteration(b);
+  if (!(pa > 0)) return false;
+  const bool a_ok = calibration_problem(a).empty(), b_ok = pb > 0 && calibration_problem(b).empty();
+  if (a_ok != b_ok) return a_ok;
+  return !(pb > 0) || pa < pb;
+}
+
 // Fixed iteration counts for every runnable benchmark: from the cache, or from one calibration
 // process (Google Benchmark's ramp to the profile's measured time per process) that is not kept.
 // A benchmark that cannot be calibrated is remembered in the cache with why and not retried
@@ -323,7 +349,20 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
     Job c = *j;
     c.kind = Kind::kCalibrate;
     c.repetition = -1;
-    const std::optional<Sample> result = run_job(ctx, c);
+    std::optional<Sample> result = run_job(ctx, c);
+    // A ramp can be fooled by a stall (a preemption on a loaded machine): one that stopped after
+    // fewer iterations than the plan has batches has no batches to show it, and one 150 ms
+    // stall of its first iteration reads as 150 ms per iteration, every later process then
+    // running one iteration; one whose batches show it is refused. Stalls only add time, so
+    // such a ramp runs again (twice at most) and the fastest unrefused one is kept.
+    for (int retry = 0; retry < 2 && result && worth_another_ramp(*result, ctx.options.plan.batches); ++retry) {
+      std::optional<Sample> again = run_job(ctx, c);
+      if (!again) {
+        result.reset();
+        break;
+      }
+      if (better_calibration(*again, *result)) result = std::move(again);
+    }
     if (!result) break;  // interrupted: the timed loop launches nothing either
     const Sample& s = *result;
     ++done;

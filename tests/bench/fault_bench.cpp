@@ -2,6 +2,9 @@
 // crashing, hanging or wrong arm and still writes every other arm's results.
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "bench/common/exec.h"
@@ -13,6 +16,27 @@ namespace {
 void ok_arm(benchmark::State& state, const Point&) {
   mark_verified(state);
   exec(state, Work{.ops = 1}, [&] { benchmark::DoNotOptimize(state.iterations()); });
+}
+
+// The first process of this point (of all processes sharing PAIRBENCH_TEST_STALL_DIR) is preempted
+// for 300 ms in its first iteration, as a loaded machine does: the calibration process's ramp then
+// stops after one iteration that reads as 300 ms. Every later process runs at full speed.
+void stall_once_arm(benchmark::State& state, const Point& p) {
+  const char* dir = std::getenv("PAIRBENCH_TEST_STALL_DIR");
+  bool stall = false;
+  if (dir) {
+    const std::string marker = std::string(dir) + "/stalled-size-" + p.get("size");
+    stall = !std::filesystem::exists(marker);
+    if (stall) std::ofstream(marker) << "stalled\n";
+  }
+  mark_verified(state);
+  exec(state, Work{.ops = 1}, [&] {
+    if (stall) {
+      stall = false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    benchmark::DoNotOptimize(state.iterations());
+  });
 }
 
 }  // namespace
@@ -38,7 +62,8 @@ PAIRBENCH_EXPERIMENT(faults) {
                   if (!v || std::string(v) != "on") return fail_verification(s, "PAIRBENCH_TEST_ENV not set");
                   ok_arm(s, p);
                 },
-                .env = {{"PAIRBENCH_TEST_ENV", "on"}}}},
+                .env = {{"PAIRBENCH_TEST_ENV", "on"}}},
+               {.name = "stall_once", .run = stall_once_arm}},
       .grid = {{.name = "size", .quick = {"1", "2"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},

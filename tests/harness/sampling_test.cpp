@@ -256,6 +256,27 @@ TEST(Run, AnUncalibratableBenchmarkIsRememberedNotRetried) {
   EXPECT_NE(third.output.find("calibrated 2 of 4 benchmarks"), std::string::npos) << third.output;
 }
 
+// A calibration whose ramp stopped on one stalled iteration (a preemption on a loaded machine)
+// is not kept: the ramp runs again and the fastest per iteration sizes the processes. Without
+// the retry the cache holds 0.3 s per iteration and every process runs one iteration.
+TEST(Run, ACalibrationRampStalledOnItsFirstIterationIsRunAgain) {
+  TempDir dir;
+  const ProcessResult r = run_process({PAIRBENCH_EXE, "run", "--bench-dir", FAULT_BENCH_DIR, "--arms", "stall_once",
+                                       "--repetitions", "1", "--no-history", "--calibration", dir.path + "/cal.json",
+                                       "--out", dir.path + "/run.json", "--instruction-processes", "0"},
+                                      {{"PAIRBENCH_TEST_STALL_DIR", dir.path}}, std::chrono::seconds(300));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int stalled = 0;
+  for (const auto& e : fs::directory_iterator(dir.path)) stalled += e.path().filename().string().starts_with("stalled-");
+  EXPECT_EQ(stalled, 2) << "both grid points' first processes stalled";
+  const auto cache = read(dir.path + "/cal.json");
+  ASSERT_EQ(cache["benchmarks"].size(), 2u) << cache.dump();
+  for (const auto& [name, c] : cache["benchmarks"].items()) {
+    EXPECT_LT(c["measured_s_per_iteration"].get<double>(), 0.01) << name << ": the stalled ramp was kept";
+  }
+  for (const auto& b : read(dir.path + "/run.json")["benchmarks"]) EXPECT_GT(b["iterations"].get<std::int64_t>(), 100) << b.dump();
+}
+
 TEST(Batches, FollowTheMetricsTimeRelation) {
   const nlohmann::json record = {{"iterations_recorded", 4}, {"measured_s", 4.0},
                                  {"batch_iterations", {2, 2}}, {"batch_seconds", {1.0, 3.0}}};
