@@ -226,6 +226,11 @@ void apply_sequential(GateReport& report, const SequentialDecision& d) {
     v.slowdown = s.change, v.slowdown_low = s.low, v.slowdown_high = s.high;
     v.p_adjusted = s.p_adjusted;
     v.processes_needed = s.pairs_needed;
+    if (s.first_look) {
+      v.note = "decided at the planned look (" + std::to_string(s.pairs) +
+               " processes per side; fixed-sample test at half of alpha)";
+      continue;
+    }
     v.note = "sampled until decided, always-valid interval: " +
              (s.verdict == Verdict::undecided ? resolution_text(s, report.options.interval_level)
                                               : std::to_string(s.pairs) + " processes per side");
@@ -242,10 +247,18 @@ SequentialDecision sample_until_decided(const AbArgs& args, const std::vector<Si
   std::map<std::string, SequentialState> by_name;
   add_round(by_name, r.baseline, r.candidate, gate);
   const SequentialDesign design{1.0, args.max_repetitions};
+  // Stage 1 (sequential.h, TwoStage): the planned processes decided by the fixed-sample gate at
+  // half of alpha, once; stage 2: the always-valid sequence at the other half on every later look.
+  const TwoStage stages = split_two_stage(gate);
+  GateOptions first_options = stages.first_look;
+  first_options.force = true;  // two builds differ by design
+  const GateReport first_look = compare_runs(r.baseline, r.candidate, first_options, "baseline", "candidate");
   auto look = [&] {
     std::vector<SequentialState> states;
     for (const auto& [name, s] : by_name) states.push_back(s);
-    return std::pair{states, decide_sequential(states, gate, design)};
+    SequentialDecision d = decide_sequential(states, stages.sequence, design);
+    merge_first_look(d, first_look);
+    return std::pair{states, d};
   };
   auto [states, decision] = look();
   const bool duet = r.baseline["pairbench"]["sampling"].value("pairing", "") == "duet";
@@ -325,7 +338,8 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   if (args.budget_s > 0) {
     apply_sequential(report, decision);
     attach_function_diffs(report, r.baseline, r.candidate);  // for the verdicts the sampling changed
-    std::printf("sampled until decided (robust always-valid intervals, Holm over the gate; docs/gate.md) within %.0f s, "
+    std::printf("sampled until decided (the planned look's fixed-sample gate at half of alpha, then robust always-valid "
+                "intervals at the other half, Holm over the gate; docs/gate.md) within %.0f s, "
                 "at most %d processes per benchmark and side, in %.1f s\n",
                 args.budget_s, args.max_repetitions,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

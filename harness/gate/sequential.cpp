@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 namespace pairbench::harness {
@@ -193,6 +194,41 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
     out.rows.push_back(std::move(r));
   }
   return out;
+}
+
+TwoStage split_two_stage(const GateOptions& options, double first_share) {
+  if (!(first_share > 0 && first_share < 1)) throw std::invalid_argument("split_two_stage: first_share must be in (0, 1)");
+  TwoStage t{options, options};
+  const double miss = 1 - options.interval_level;
+  t.first_look.alpha = options.alpha * first_share;
+  t.first_look.interval_level = 1 - miss * first_share;
+  t.first_look.resolution = false;  // two builds, one run each: +-threshold, as the sequence decides
+  t.sequence.alpha = options.alpha * (1 - first_share);
+  t.sequence.interval_level = 1 - miss * (1 - first_share);
+  return t;
+}
+
+void merge_first_look(SequentialDecision& d, const GateReport& first_look) {
+  std::map<std::string, const BenchmarkVerdict*> decided;
+  for (const BenchmarkVerdict& v : first_look.rows) {
+    if (v.instrument != Instrument::time) continue;
+    if (v.verdict == Verdict::regression || v.verdict == Verdict::improvement || v.verdict == Verdict::unchanged) {
+      decided[v.benchmark] = &v;
+    }
+  }
+  for (SequentialRow& r : d.rows) {
+    const auto it = decided.find(r.benchmark);
+    if (it == decided.end()) continue;
+    const BenchmarkVerdict& v = *it->second;
+    r.verdict = v.verdict;
+    r.change = v.slowdown, r.low = v.slowdown_low, r.high = v.slowdown_high;
+    r.resolution = std::max(std::fabs(v.slowdown_low), std::fabs(v.slowdown_high));
+    r.p_adjusted = v.p_adjusted;
+    r.pairs_needed = 0;
+    r.within_cap = true;
+    r.first_look = true;
+    r.note.clear();
+  }
 }
 
 std::string resolution_text(const SequentialRow& row, double interval_level) {

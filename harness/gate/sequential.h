@@ -80,6 +80,7 @@ struct SequentialRow {
   int pairs_needed = 0;
   bool within_cap = true;  // decided, or pairs_needed <= max_pairs
   std::string note;        // why undecided, with the resolution text
+  bool first_look = false;  // decided by the planned look's fixed-sample gate (TwoStage), not the sequence
 };
 
 struct SequentialDecision {
@@ -101,6 +102,27 @@ std::vector<std::size_t> affordable_cheapest_first(const std::vector<SequentialR
 // correction and interval_level (throws std::invalid_argument for a non-finite difference).
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,
                                      const SequentialDesign& design = {});
+
+// Two stages, alpha spent by Bonferroni (valid at every look by the union bound):
+//   1. the planned look: the fixed-sample gate (compare_runs) on the planned processes, at
+//      `first_share` of alpha and of the interval's miss rate (resolution off: +-threshold only);
+//      it has looked once, so its fixed-sample error control holds;
+//   2. every look after it: the always-valid sequence at the rest.
+// A benchmark decided at the planned look keeps that verdict and is not sampled further; the
+// whole-gate false regressions are at most first_share*alpha + (1-first_share)*alpha = alpha.
+// Why: the robust sequence cannot bound a change on the 4 planned pairs, so without stage 1 every
+// benchmark needed rounds; on a GPU, where a process costs 0.3 s of CUDA start-up, an ab of 44
+// benchmarks spent its 180 s on calibration and the planned processes and decided none, though
+// most had 0.1-2 % noise (results/reference/gpu-nvidia-h100).
+struct TwoStage {
+  GateOptions first_look;  // compare_runs' options at the planned look
+  GateOptions sequence;    // decide_sequential's options at every later look
+};
+TwoStage split_two_stage(const GateOptions& options, double first_share = 0.5);
+
+// The sequential decision with every time row the planned look decided (regression, improvement,
+// unchanged) in place of the sequence's row for that benchmark.
+void merge_first_look(SequentialDecision& d, const GateReport& first_look);
 
 // "no change beyond ±7.3 % at 90 % (30 processes per side, 41 s)"; while unbounded,
 // "no bound on the change yet at 90 % (3 processes per side, 2 s)".

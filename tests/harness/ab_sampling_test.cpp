@@ -80,6 +80,22 @@ TEST(AbSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
   for (const int p : pairs) EXPECT_EQ(pairs.count(p), 1u) << "duet pair " << p;
 }
 
+// Stage 1: a change far finer than the threshold is decided at the planned processes by the
+// fixed-sample gate at half of alpha (the always-valid sequence alone cannot bound four pairs),
+// and a benchmark decided there gets no round.
+TEST(AbSampling, ThePlannedLookDecidesWhatItsNoiseAllows) {
+  TempDir dir;
+  const ProcessResult r =
+      run_process({PAIRBENCH_EXE, "ab", "--baseline-build", TIMING_BENCH_DIR, "--candidate-build", TIMING_BENCH_DIR,
+                   "--experiments", "timing.work", "--min-time", "0.002", "--threshold", "0.5", "--budget", "60",
+                   "--out-dir", dir.path, "--seed", "7"},
+                  {}, std::chrono::seconds(300));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("decided at the planned look"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("ab: round 1"), std::string::npos) << r.output;
+  for (const auto& [name, reps] : repetitions(read(dir.path + "/baseline.json"))) EXPECT_EQ(reps.size(), 4u) << name;
+}
+
 TEST(AbSampling, BudgetZeroIsTheFixedDesign) {
   TempDir dir;
   const ProcessResult r = ab(dir.path, "0", "30");

@@ -4,7 +4,7 @@
 //
 //   build/tests/gate_simulation --benchmarks 335 --processes 9 --gates 1000 --noise measured
 //   build/tests/gate_simulation ... --shift 0.05          (every benchmark 5 % slower)
-//   options: --noise homogeneous|lognormal|measured  --outliers 0.03  --moderation eb|none  --trim 0.2
+//   options: --noise homogeneous|lognormal|measured|measured-gpu  --outliers 0.03  --moderation eb|none  --trim 0.2
 //
 // --sequential: `ab`'s sampling until decided (harness/gate/sequential.h). Each benchmark starts
 // with --processes pairs, and after every round each benchmark still undecided within the cap gets
@@ -14,6 +14,8 @@
 // stopped once decided; --naive 0 skips it), and the fixed design at the cap on the same draws.
 //   build/tests/gate_simulation --sequential --benchmarks 26 --processes 4 --step 2 --cap 30 --gates 400
 //   --sequence robust|mean: the confidence sequence (gate/sequential.h SequenceKind; default robust)
+//   --two-stage 1|0: ab's planned look decided by the fixed gate at alpha/2 first (TwoStage; default 1)
+//   --pair-budget N: the rounds add at most N pairs over the gate, cheapest first (ab's --budget)
 //   build/tests/gate_simulation --replay results/ab-X/baseline.json results/ab-X/candidate.json [--cap 30]
 //     an ab's own pairs decided again under both sequences (its last look)
 //
@@ -32,6 +34,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -72,6 +75,10 @@ struct SequentialArgs {
   int start = 9;             // --unpaired: the current side's planned processes
   double share = 0.5;        // --unpaired: the current side's share of each level
   double run_noise = 0;      // --unpaired: run-to-run SD of a benchmark's log level
+  bool two_stage = true;     // --sequential: ab's planned look decided by the fixed gate at half of alpha (TwoStage)
+  double first_share = 0.5;  // --first-share: the planned look's share of alpha
+  long pair_budget = -1;     // --pair-budget: pairs the rounds may add over the whole gate (ab's --budget at
+                             // equal cost per process; -1: unlimited), spent cheapest first
 };
 
 // `run --baseline --budget`'s loop on synthetic gates: see the header comment.
@@ -224,12 +231,26 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
     design.kind = a.kind;
     design.location.clip_k = a.clip_k;
     bool any_regression = false;
+    long added = 0;  // pairs added by rounds (--pair-budget)
     SequentialDecision d;
+    // ab's two stages: the fixed-sample gate on the planned pairs, once, at half of alpha.
+    const TwoStage stages = split_two_stage(options, a.first_share);
+    std::optional<GateReport> first_look;
+    if (a.two_stage) {
+      const std::vector<int> planned(nb, processes);
+      first_look = compare_runs(side_doc(values[0], planned), side_doc(values[1], planned), stages.first_look, "a", "b");
+    }
     for (;;) {
-      d = decide_sequential(states, options, design);
+      d = decide_sequential(states, a.two_stage ? stages.sequence : options, design);
+      if (first_look) merge_first_look(d, *first_look);
       ++looks;
       any_regression = any_regression || d.failed();
-      const std::vector<std::size_t> next = d.to_sample();
+      std::vector<std::size_t> next = d.to_sample();
+      if (a.pair_budget >= 0) {
+        const auto affordable = static_cast<std::size_t>(std::max<long>(0, (a.pair_budget - added) / a.step));
+        if (next.size() > affordable) next.resize(affordable);
+        added += static_cast<long>(next.size()) * a.step;
+      }
       if (next.empty()) break;
       for (std::size_t b : next) {
         for (int k = 0; k < a.step && static_cast<int>(states[b].diffs.size()) < a.cap; ++k) {
@@ -277,9 +298,10 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
   }
   const double n = static_cast<double>(rows);
   std::printf("sequential: %d benchmarks, start %d pairs, +%d per round to a cap of %d, noise %s, outliers %.0f%%, "
-              "shift %+.1f%%, sequence %s (c2 %.2f), %d gates (%.1f looks per gate):\n",
+              "shift %+.1f%%, sequence %s (c2 %.2f)%s, %d gates (%.1f looks per gate):\n",
               benchmarks, processes, a.step, a.cap, noise.c_str(), 100 * outliers, 100 * std::expm1(shift),
               a.kind == SequenceKind::robust ? "robust" : "mean", a.c2,
+              a.two_stage ? ", two stages (planned look: fixed gate at alpha/2)" : ", sequence alone",
               gates, double(looks) / gates);
   std::printf("  always-valid:       gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
               "undecided %.3f, improvement %.3f; mean processes per side %.1f\n",
@@ -387,6 +409,9 @@ int main(int argc, char** argv) {
     else if (k == "--cap") seq.cap = std::atoi(v.c_str());
     else if (k == "--c2") seq.c2 = std::atof(v.c_str());
     else if (k == "--naive") seq.naive = v != "0";
+    else if (k == "--two-stage") seq.two_stage = v != "0";
+    else if (k == "--first-share") seq.first_share = std::atof(v.c_str());
+    else if (k == "--pair-budget") seq.pair_budget = std::atol(v.c_str());
     else if (k == "--clip-k") seq.clip_k = std::atof(v.c_str());
     else if (k == "--sequence" && (v == "robust" || v == "mean"))
       seq.kind = v == "robust" ? SequenceKind::robust : SequenceKind::mean;
@@ -406,9 +431,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // measured: the CPU benchmarks of a 2-vCPU VM; measured-gpu: the GPU experiments' benchmarks of an H100.
   std::vector<double> measured;
   {
-    std::ifstream in(PROCESS_NOISE_FIXTURE);
+    std::ifstream in(noise == "measured-gpu" ? GPU_NOISE_FIXTURE : PROCESS_NOISE_FIXTURE);
     for (std::string line; std::getline(in, line);) {
       if (!line.empty() && line[0] != '#') measured.push_back(std::atof(line.c_str()));
     }
@@ -419,7 +445,7 @@ int main(int argc, char** argv) {
   std::vector<double> cv(static_cast<std::size_t>(benchmarks), 0.02);
   for (double& c : cv) {
     if (noise == "lognormal") c = std::clamp(0.09 * std::exp(0.6 * z(noise_rng)), 0.005, 0.38);
-    if (noise == "measured") c = measured[noise_rng() % measured.size()];
+    if (noise == "measured" || noise == "measured-gpu") c = measured[noise_rng() % measured.size()];
   }
   if (unpaired) return simulate_unpaired(benchmarks, processes, gates, cv, outliers, shift, options, seq, noise);
   if (sequential) return simulate_sequential(benchmarks, processes, gates, cv, outliers, shift, options, seq, noise);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -296,6 +297,56 @@ TEST(DecideSequential, CheapestFirstAndTheResolutionText) {
   EXPECT_EQ(resolution_text(r), "no change beyond \u00b17.3 % at 90 % (30 processes per side, 41 s)");
   r.resolution = std::numeric_limits<double>::infinity(), r.pairs = 3, r.seconds = 2;
   EXPECT_EQ(resolution_text(r), "no bound on the change yet at 90 % (3 processes per side, 2 s)");
+}
+
+}  // namespace
+}  // namespace pairbench::harness
+
+namespace pairbench::harness {
+namespace {
+
+// The two stages split alpha and the interval's miss rate (Bonferroni: the whole gate's false
+// regressions at most the sum); the planned look's decided time rows replace the sequence's, and
+// nothing else does.
+TEST(TwoStage, SplitsAlphaAndMergesOnlyTheDecidedTimeRows) {
+  GateOptions o;
+  o.alpha = 0.01;
+  o.interval_level = 0.90;
+  const TwoStage t = split_two_stage(o);
+  EXPECT_DOUBLE_EQ(t.first_look.alpha + t.sequence.alpha, 0.01);
+  EXPECT_NEAR((1 - t.first_look.interval_level) + (1 - t.sequence.interval_level), 0.10, 1e-12);
+  EXPECT_FALSE(t.first_look.resolution);
+  EXPECT_THROW(split_two_stage(o, 1.0), std::invalid_argument);
+
+  // Four pairs each: the sequence cannot bound anything yet.
+  std::vector<SequentialState> states(4);
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    states[i].benchmark = "b" + std::to_string(i);
+    states[i].diffs = {0.001, -0.002, 0.0015, 0.0};
+  }
+  SequentialDecision d = decide_sequential(states, t.sequence);
+  for (const auto& r : d.rows) ASSERT_EQ(r.verdict, Verdict::undecided) << r.benchmark;
+  GateReport first;
+  auto row = [](const std::string& name, Verdict v, Instrument in = Instrument::time) {
+    BenchmarkVerdict b;
+    b.benchmark = name;
+    b.verdict = v;
+    b.instrument = in;
+    b.slowdown = 0.001, b.slowdown_low = -0.01, b.slowdown_high = 0.012;
+    return b;
+  };
+  first.rows = {row("b0", Verdict::unchanged), row("b1", Verdict::undecided), row("b2", Verdict::regression),
+                row("b3", Verdict::unchanged, Instrument::instructions)};
+  merge_first_look(d, first);
+  EXPECT_EQ(d.rows[0].verdict, Verdict::unchanged);
+  EXPECT_TRUE(d.rows[0].first_look);
+  EXPECT_DOUBLE_EQ(d.rows[0].high, 0.012);
+  EXPECT_EQ(d.rows[1].verdict, Verdict::undecided);  // undecided at the planned look: the sequence's
+  EXPECT_FALSE(d.rows[1].first_look);
+  EXPECT_EQ(d.rows[2].verdict, Verdict::regression);
+  EXPECT_EQ(d.rows[3].verdict, Verdict::undecided);  // an instruction row is no time decision
+  const auto next = d.to_sample();
+  EXPECT_EQ(std::count(next.begin(), next.end(), 0u), 0);  // decided: not sampled further
 }
 
 }  // namespace
