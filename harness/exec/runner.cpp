@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -516,6 +517,48 @@ std::string seconds_text(double s) {
   return buf;
 }
 
+// The benchmarks whose instruction counts exercise the same code: one experiment's arm at the same
+// non-numeric grid values (op, device, mode), whatever its sizes. "precision.cpu_gemm_loops/blocked"
+// for every n:, "precision.bandwidth_ops/bf16|device:cpu|op:layer_norm" for every elements:.
+std::string counting_family(const ExperimentEntry& e, const BenchmarkEntry& b) {
+  std::string key = e.name + "/" + b.arm;
+  for (const auto& [axis, value] : b.params) {
+    char* end = nullptr;
+    (void)std::strtod(value.c_str(), &end);
+    const bool numeric = !value.empty() && end && *end == '\0';
+    key += "|" + axis + (numeric ? "" : ":" + value);
+  }
+  return key;
+}
+
+// Instructions per iteration follow the code, not the size: a benchmark whose one counting process
+// costs more than its whole counting budget is not counted where a cheaper grid point of its
+// family (counting_family) is; that point covers its code. The cheapest known point of a family is
+// always counted. Only under an instruction budget (the nightly), and only from walls learnt here.
+void cover_costly_counting(RunPlan& plan, const std::vector<Job>& runnable, const RunOptions& options,
+                           const std::string& counter) {
+  if (!(options.instruction_budget_s > 0)) return;
+  std::map<std::string, std::string> family_of;
+  for (const Job& j : runnable) family_of.emplace(j.benchmark->name, counting_family(*j.experiment, *j.benchmark));
+  std::map<std::string, BenchmarkPlan*> cheapest;  // per family, among the counted points with a known wall
+  for (BenchmarkPlan& b : plan.benchmarks) {
+    if (b.profile_instruction_processes == 0 || !(b.instruction_wall_s > 0)) continue;
+    BenchmarkPlan*& c = cheapest[family_of.at(b.benchmark)];
+    if (!c || b.instruction_wall_s < c->instruction_wall_s) c = &b;
+  }
+  for (BenchmarkPlan& b : plan.benchmarks) {
+    if (b.profile_instruction_processes == 0 || !(b.instruction_wall_s > options.instruction_budget_s)) continue;
+    const BenchmarkPlan* c = cheapest.at(family_of.at(b.benchmark));
+    if (c == &b) continue;
+    b.instruction_processes = 0;
+    b.counted_at = c->benchmark;
+    b.reason = b.reason.substr(0, b.reason.find("; instructions ")) + "; instructions 0 of " +
+               std::to_string(b.profile_instruction_processes) + ": " + seconds_text(b.instruction_wall_s) + " per " +
+               counter + " process, more than the whole budget of " + seconds_text(options.instruction_budget_s) +
+               "; its code is counted at " + c->benchmark + " (" + seconds_text(c->instruction_wall_s) + " per process)";
+  }
+}
+
 // Every runnable benchmark's processes under the profile's budgets (calibration.h, budgeted_processes),
 // from what its processes took in earlier runs here; `iterations`: per benchmark, the count its
 // time processes run (absent: not known, so neither is its wall). Each benchmark once, whatever
@@ -567,12 +610,15 @@ RunPlan plan_processes(const std::vector<Job>& runnable, const RunOptions& optio
         if (options.instruction_budget_s > 0) b.reason += ", budget " + seconds_text(options.instruction_budget_s);
       }
     }
-    const int n = sides[name];
+    plan.benchmarks.push_back(std::move(b));
+  }
+  cover_costly_counting(plan, runnable, options, counter);
+  for (const BenchmarkPlan& b : plan.benchmarks) {
+    const int n = sides[b.benchmark];
     plan.processes += static_cast<std::size_t>(n * (b.processes + b.instruction_processes));
     plan.projected_wall_s += n * (b.processes * b.process_wall_s + b.instruction_processes * b.instruction_wall_s);
     if (!(b.process_wall_s > 0) || (b.instruction_processes > 0 && !(b.instruction_wall_s > 0))) ++plan.unknown;
     if (b.cut()) ++plan.cut;
-    plan.benchmarks.push_back(std::move(b));
   }
   return plan;
 }
@@ -725,6 +771,16 @@ void add_instruction_units(std::vector<std::vector<Job>>& units, const std::vect
         continue;
       }
       const BenchmarkPlan* p = outcome.plan.find(base.benchmark->name);
+      if (p && !p->counted_at.empty()) {
+        if (r == 0) {
+          Sample s = job_sample(base, Verification::not_supported,
+                                "not counted in this run: one counting process costs more than the whole instruction "
+                                "budget; its code is counted at " + p->counted_at);
+          s.instrument = Instrument::instructions;
+          outcome.samples.push_back(s);
+        }
+        continue;
+      }
       if (p && r >= p->instruction_processes) continue;  // the instruction budget
       Job j = base;
       j.kind = Kind::kInstructions;

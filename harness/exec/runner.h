@@ -67,6 +67,7 @@ struct BenchmarkPlan {
   int instruction_processes = 0, profile_instruction_processes = 0;  // 0 of 0 where not counted
   double instruction_wall_s = 0;             // projected per counting process; 0 = not known yet
   std::string reason;                        // "4 of 9: 3.5 s per process, budget 14 s"
+  std::string counted_at;  // not counted: the cheaper grid point of its family that covers its code
   bool cut() const { return processes < profile_processes || instruction_processes < profile_instruction_processes; }
 };
 

@@ -44,6 +44,8 @@ Sides instruction_sides(const nlohmann::json& doc);  // `pairbench.instructions`
 Experiments experiments_of(const nlohmann::json& baseline, const nlohmann::json& current);
 // Benchmarks of `instrument` that stopped working (failed or incorrect, pairbench.not_run): why.
 std::map<std::string, std::string> broken_in(const nlohmann::json& doc, Instrument instrument);
+// Benchmarks of `instrument` the run chose not to measure (not_supported, pairbench.not_run): why.
+std::map<std::string, std::string> not_measured_in(const nlohmann::json& doc, Instrument instrument);
 // "current run interrupted by SIGINT after 5 of 40 processes", for each run cut short.
 std::vector<std::string> partial_runs(const nlohmann::json& baseline, const nlohmann::json& current);
 // Whether the two runs are the halves of one `ab` run, where duet pairs mean something.

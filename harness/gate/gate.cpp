@@ -98,7 +98,7 @@ BenchmarkVerdict baseline_row(Instrument instrument, const std::string& name, co
 // returned, to be decided.
 std::vector<Matched> match_benchmarks(GateReport& report, const InstrumentRows& kind, const Sides& base,
                                       const Sides& cur, const std::map<std::string, std::string>& broken,
-                                      const Experiments& info) {
+                                      const std::map<std::string, std::string>& not_measured, const Experiments& info) {
   std::vector<Matched> matched;
   for (const auto& [name, b] : base) {
     BenchmarkVerdict v = baseline_row(kind.instrument, name, b, info, report.options);
@@ -107,6 +107,11 @@ std::vector<Matched> match_benchmarks(GateReport& report, const InstrumentRows& 
       const auto br = broken.find(name);
       v.verdict = br != broken.end() ? Verdict::broken : Verdict::missing;
       v.note = br != broken.end() ? br->second : kind.missing_note;
+      // Where the current run says why it did not measure it (no device, too slow to simulate,
+      // counted at a cheaper grid point of its arm), the row says so.
+      if (const auto nm = not_measured.find(name); br == broken.end() && nm != not_measured.end() && !nm->second.empty()) {
+        v.note += ": " + nm->second;
+      }
     } else {
       v.current_samples = static_cast<int>(it->second.values.size());
       v.current_median = stats::median(it->second.values);
@@ -190,12 +195,14 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
   // values the same one is named as before.
   const Sides base = gate_detail::time_sides(baseline), cur = gate_detail::time_sides(current);
   const auto time_rows =
-      match_benchmarks(report, kTimeRows, base, cur, gate_detail::broken_in(current, Instrument::time), info);
+      match_benchmarks(report, kTimeRows, base, cur, gate_detail::broken_in(current, Instrument::time),
+                       gate_detail::not_measured_in(current, Instrument::time), info);
   gate_detail::decide_time_rows(report, time_rows, info, try_pairs);
 
   const Sides ibase = gate_detail::instruction_sides(baseline), icur = gate_detail::instruction_sides(current);
   const auto instruction_rows = match_benchmarks(report, kInstructionRows, ibase, icur,
-                                                 gate_detail::broken_in(current, Instrument::instructions), info);
+                                                 gate_detail::broken_in(current, Instrument::instructions),
+                                                 gate_detail::not_measured_in(current, Instrument::instructions), info);
   gate_detail::decide_instruction_rows(report, instruction_rows);
   attach_function_diffs(report, baseline, current);
   return report;

@@ -94,6 +94,15 @@ std::map<std::string, std::string> broken_in(const nlohmann::json& doc, Instrume
   return out;
 }
 
+std::map<std::string, std::string> not_measured_in(const nlohmann::json& doc, Instrument instrument) {
+  std::map<std::string, std::string> out;
+  for (const auto& n : doc.at("pairbench").value("not_run", nlohmann::json::array())) {
+    if (instrument_from_string(n.value("instrument", "time")) != instrument) continue;
+    if (n.value("verification", "") == "not_supported") out[n.at("name")] = n.value("reason", "");
+  }
+  return out;
+}
+
 std::vector<std::string> partial_runs(const nlohmann::json& baseline, const nlohmann::json& current) {
   std::vector<std::string> out;
   for (const auto& [side, doc] : {std::pair{"baseline", &baseline}, std::pair{"current", &current}}) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -169,6 +170,76 @@ TEST(TimeBudget, ANightlyRunPlansFewerProcessesForASlowBenchmarkAndSaysWhy) {
   for (const auto& b : doc2["benchmarks"]) ++count[b["name"]];
   EXPECT_EQ(count[slow], 3);
   EXPECT_EQ(count[other], 3);
+}
+
+// Instructions per iteration follow the code, not the size: under the nightly's counting budget a
+// grid point whose one callgrind process costs more than the whole budget (10 s here, known from
+// the cache) is not counted when a cheaper point of its arm is, and the plan, the run file and a
+// gate against a run that counted it all say where its code is counted. The cheapest point of a
+// family is counted whatever it costs.
+TEST(TimeBudget, ACostlyCountingPointIsCoveredByTheCheaperPointOfItsArm) {
+  if (std::system("command -v valgrind >/dev/null 2>&1") != 0) GTEST_SKIP() << "valgrind (callgrind) not installed";
+  TempDir dir;
+  const std::string cache = dir.path + "/cal.json", costly = "timing.work/steps/work:100000",
+                    cheap = "timing.work/steps/work:1000";
+  const auto walls = [](double counting_s) {
+    return nlohmann::json{{"overhead_s", {0.01}}, {"loop_s_per_iteration", {0.0}},
+                          {"instruction_process_s", {{"callgrind", {counting_s}}}}};
+  };
+  std::ofstream(cache) << nlohmann::json{{"schema_version", 1},
+                                         {"benchmarks", nlohmann::json::object()},
+                                         {"process_walls", {{costly, walls(10.0)}, {cheap, walls(5.0)}}}}
+                              .dump();
+  const auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {PAIRBENCH_EXE, "run",        "--bench-dir", TIMING_BENCH_DIR, "--profile",
+                                     "nightly",     "--experiments", "timing.work", "--instructions", "callgrind",
+                                     "--no-history", "--calibration", cache,        "--seed",        "25"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, {}, std::chrono::seconds(600));
+  };
+  const ProcessResult plan = run({"--plan"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_NE(plan.output.find("; instructions 0 of 3: 10 s per callgrind process, more than the whole budget of 4 s; its "
+                             "code is counted at " + cheap + " (5 s per process)"),
+            std::string::npos)
+      << plan.output;
+  // The cheapest point is counted although it too costs more than the budget: at the minimum.
+  EXPECT_NE(plan.output.find(cheap + ": 9 of 9: its process wall is not known here yet; instructions 2 of 3: 5 s"),
+            std::string::npos)
+      << plan.output;
+
+  const std::string counted_all = dir.path + "/all.json", covered = dir.path + "/covered.json";
+  const ProcessResult all = run({"--instruction-budget", "0", "--out", counted_all});
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  // The cache learnt the real walls (well under a second each): put the costly one back first.
+  const nlohmann::json calibrated = read(cache)["benchmarks"];
+  std::ofstream(cache) << nlohmann::json{{"schema_version", 1},
+                                         {"benchmarks", calibrated},
+                                         {"process_walls", {{costly, walls(10.0)}, {cheap, walls(5.0)}}}}
+                              .dump();
+  const ProcessResult cut = run({"--out", covered});
+  ASSERT_EQ(cut.exit_code, 0) << cut.output;
+  const auto doc = read(covered);
+  std::map<std::string, int> counts;
+  for (const auto& c : doc["pairbench"]["instructions"]) ++counts[c["name"]];
+  EXPECT_EQ(counts[costly], 0) << doc["pairbench"]["instructions"].dump();
+  EXPECT_EQ(counts[cheap], 2);
+  bool recorded = false;
+  for (const auto& n : doc["pairbench"]["not_run"]) {
+    if (n["name"] == costly && n.value("instrument", "") == "instructions") {
+      recorded = true;
+      EXPECT_EQ(n["verification"], "not_supported");
+      EXPECT_NE(n["reason"].get<std::string>().find("its code is counted at " + cheap), std::string::npos) << n;
+    }
+  }
+  EXPECT_TRUE(recorded) << doc["pairbench"]["not_run"].dump();
+
+  // Gated against the run that counted it: the row is missing, says why, and fails nothing.
+  const ProcessResult gate = run_process({PAIRBENCH_EXE, "gate", "--baseline", counted_all, "--current", covered, "--db",
+                                          "none", "--undecided", "pass"},
+                                         {}, std::chrono::seconds(120));
+  EXPECT_NE(gate.output.find("its code is counted at " + cheap), std::string::npos) << gate.output;
+  EXPECT_NE(gate.exit_code, 1) << gate.output;
 }
 
 }  // namespace
