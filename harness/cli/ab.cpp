@@ -214,7 +214,11 @@ void append_round(nlohmann::json& doc, const nlohmann::json& round) {
 
 // The verdicts of the sampled benchmarks' time rows replaced by the sequential decision's (valid
 // however often it looked); every other row (instructions, broken, missing, new) as compare_runs has it.
-void apply_sequential(GateReport& report, const SequentialDecision& d) {
+// `stage_level`: the interval level of each stage (TwoStage: half the miss rate each, 95 % where the
+// gate's is 90 %), which the notes state, since the table's header gives the gate's.
+void apply_sequential(GateReport& report, const SequentialDecision& d, double stage_level) {
+  char level[16];
+  std::snprintf(level, sizeof level, "%g %%", 100 * stage_level);
   std::map<std::string, const SequentialRow*> by_name;
   for (const auto& row : d.rows) by_name[row.benchmark] = &row;
   for (BenchmarkVerdict& v : report.rows) {
@@ -228,11 +232,11 @@ void apply_sequential(GateReport& report, const SequentialDecision& d) {
     v.processes_needed = s.pairs_needed;
     if (s.first_look) {
       v.note = "decided at the planned look (" + std::to_string(s.pairs) +
-               " processes per side; fixed-sample test at half of alpha)";
+               " processes per side; fixed-sample test at half of alpha, " + level + " interval)";
       continue;
     }
-    v.note = "sampled until decided, always-valid interval: " +
-             (s.verdict == Verdict::undecided ? resolution_text(s, report.options.interval_level)
+    v.note = "sampled until decided, always-valid " + std::string(level) + " interval: " +
+             (s.verdict == Verdict::undecided ? resolution_text(s, stage_level)
                                               : std::to_string(s.pairs) + " processes per side");
   }
 }
@@ -336,7 +340,7 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   GateReport report = compare_runs(r.baseline, r.candidate, gate.options, args.baseline_build + " (baseline)",
                                    args.candidate_build + " (candidate)");
   if (args.budget_s > 0) {
-    apply_sequential(report, decision);
+    apply_sequential(report, decision, split_two_stage(gate.options).sequence.interval_level);
     attach_function_diffs(report, r.baseline, r.candidate);  // for the verdicts the sampling changed
     std::printf("sampled until decided (the planned look's fixed-sample gate at half of alpha, then robust always-valid "
                 "intervals at the other half, Holm over the gate; docs/gate.md) within %.0f s, "

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "harness/exec/interrupt.h"
+#include "harness/gate/sequential.h"
 #include "harness/store/sample.h"
 
 namespace pairbench::harness {
@@ -114,11 +115,21 @@ Sampled sample_until_decided(const UntilDecided& plan, const std::vector<Experim
   UnpairedDesign design;
   design.max_processes = plan.max_repetitions;
   Sampled out;
-  auto decide = [&] {
-    out.states = unpaired_states(*plan.baseline, look(outcome), plan.options);
-    out.decision = decide_sequential_unpaired(out.states, plan.options, design);
+  // Two stages (sequential.h, TwoStage), as `ab` spends alpha: the planned processes decided once by
+  // the fixed gate (run-to-run noise as configured) at half of alpha and of the interval's miss
+  // rate; the always-valid sequence at the other half on every later look. A benchmark decided at
+  // the planned look gets no more processes. Both stages call "unchanged" only inside +-threshold
+  // (resolution off): a wide "unchanged at +-R" would stop the sampling that could narrow it.
+  const TwoStage stages = split_two_stage(plan.options);
+  const nlohmann::json planned = look(outcome);
+  const GateReport first_look = compare_runs(*plan.baseline, planned, stages.first_look, "baseline", "this run");
+  out.stage_level = stages.sequence.interval_level;
+  auto decide = [&](const nlohmann::json& current) {
+    out.states = unpaired_states(*plan.baseline, current, stages.sequence);
+    out.decision = decide_sequential_unpaired(out.states, stages.sequence, design);
+    merge_first_look(out.decision, first_look);
   };
-  decide();
+  decide(planned);
   options.instruction_processes = 0;  // time only: instruction counts are decided by their few processes
   options.process_budget_s = options.instruction_budget_s = 0;  // each round runs exactly its count
   options.recalibrate = false;        // the planned processes' iteration counts, kept for every round
@@ -152,7 +163,7 @@ Sampled sample_until_decided(const UntilDecided& plan, const std::vector<Experim
       if (cut_short) break;
     }
     if (cut_short) break;  // a cut-short round is kept, not looked at
-    decide();
+    decide(look(outcome));
   }
   return out;
 }
@@ -171,7 +182,15 @@ void apply_unpaired(GateReport& report, const Sampled& sampled) {
     v.slowdown = s.change, v.slowdown_low = s.low, v.slowdown_high = s.high;
     v.p_adjusted = s.p_adjusted;
     v.processes_needed = s.pairs_needed;
-    v.note = "sampled until decided, always-valid interval: " +
+    char level[16];
+    std::snprintf(level, sizeof level, "%g %%", 100 * sampled.stage_level);
+    if (s.first_look) {
+      v.note = "decided at the planned look (" + std::to_string(s.pairs) + " processes against the baseline's " +
+               std::to_string(it->second.second->baseline.size()) + "; the fixed gate at half of alpha, " + level +
+               " interval)";
+      continue;
+    }
+    v.note = "sampled until decided, always-valid " + std::string(level) + " interval: " +
              (s.verdict == Verdict::undecided ? s.note
                                               : std::to_string(s.pairs) + " processes against the baseline's " +
                                                     std::to_string(it->second.second->baseline.size()));
@@ -187,7 +206,10 @@ nlohmann::json until_decided_json(const UntilDecided& plan, const Sampled& sampl
           {"step", plan.step},
           {"rounds", sampled.rounds},
           {"added_processes", sampled.added_processes},
-          {"decision", "always-valid intervals against a fixed baseline, Holm over the gate (docs/gate.md)"},
+          {"decision", "two stages: the planned look by the fixed gate at half of alpha, then always-valid intervals "
+                       "against a fixed baseline at the other half, Holm over the gate (docs/gate.md)"},
+          {"decided_at_planned_look", std::count_if(sampled.decision.rows.begin(), sampled.decision.rows.end(),
+                                                    [](const SequentialRow& r) { return r.first_look; })},
           {"verdicts", verdicts}};
 }
 

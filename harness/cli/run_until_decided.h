@@ -51,6 +51,7 @@ struct Sampled {
   std::vector<UnpairedState> states;
   int rounds = 0;
   int added_processes = 0;
+  double stage_level = 0.95;  // each stage's interval level (TwoStage): what the notes state
 };
 Sampled sample_until_decided(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments, RunOptions options,
                              RunOutcome& outcome, const std::function<nlohmann::json(const RunOutcome&)>& look,

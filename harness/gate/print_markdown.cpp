@@ -30,8 +30,9 @@ std::string outcome_text(const GateReport& r) {
   return "passed";
 }
 
-void write_table(std::ostringstream& md, const std::vector<const BenchmarkVerdict*>& rows) {
-  md << "| benchmark | verdict | change [90% CI] (+ = worse) | p (adjusted) | noise | gated at | note |\n"
+void write_table(std::ostringstream& md, const std::vector<const BenchmarkVerdict*>& rows, double interval_level) {
+  md << "| benchmark | verdict | change [" << 100 * interval_level
+     << "% CI] (+ = worse) | p (adjusted) | noise | gated at | note |\n"
         "|---|---|---|---|---|---|---|\n";
   for (const auto* v : rows) {
     char p[32] = "", noise[32] = "";
@@ -100,11 +101,11 @@ std::string gate_markdown(const GateReport& r) {
   }
   if (!notable.empty()) {
     md << "### Needs attention\n\n";
-    write_table(md, notable);
+    write_table(md, notable, r.options.interval_level);
     write_function_diffs(md, notable);
   }
   md << "<details><summary>All benchmarks</summary>\n\n";
-  write_table(md, all);
+  write_table(md, all, r.options.interval_level);
   md << "</details>\n";
   return md.str();
 }

@@ -42,8 +42,10 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
     out << "PARTIAL RUN: " << p << "; benchmarks it did not reach are missing, and the gate cannot pass\n";
   }
   char line[800];
-  std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s %8s  %s\n", "benchmark", "verdict",
-                "change [90% CI] (+ = worse)", "p (adj)", "noise", "gated", "note");
+  char change_header[48];
+  std::snprintf(change_header, sizeof change_header, "change [%g%% CI] (+ = worse)", 100 * r.options.interval_level);
+  std::snprintf(line, sizeof line, "%-70s %-11s %-28s %9s %7s %8s  %s\n", "benchmark", "verdict", change_header,
+                "p (adj)", "noise", "gated", "note");
   out << line;
   for (const auto& v : r.rows) {
     char p[32] = "", noise[32] = "";
