@@ -2,6 +2,7 @@
 // too few samples, broken and missing benchmarks, mismatched machines; and the output formats.
 #include "harness/gate/gate.h"
 #include "harness/gate/print.h"
+#include "harness/gate/text.h"
 
 #include <gtest/gtest.h>
 
@@ -612,6 +613,34 @@ TEST(GateResolution, WithoutHistoryTheRunToRunPartIsPooledOverTheGate) {
   // The outputs say what each row was gated at.
   EXPECT_NE(gate_markdown(planted).find("gated at"), std::string::npos);
   EXPECT_TRUE(gate_json(planted)["benchmarks"][0].contains("gated_at"));
+}
+
+}  // namespace
+}  // namespace pairbench::harness
+
+namespace pairbench::harness {
+namespace {
+
+// The summary line counts the time rows whose resolution leaves them gated on nothing plausible
+// (wider than ±50 %), so that "unchanged at ±220 %" is not read as a time gate.
+TEST(GatedSummary, NamesTheRowsTooWideToBeGatedOnTime) {
+  GateReport r;
+  const auto row = [](const std::string& name, double gated_at) {
+    BenchmarkVerdict v;
+    v.instrument = Instrument::time;
+    v.benchmark = name;
+    v.threshold = 0.05;
+    v.gated_at = gated_at;
+    v.baseline_samples = v.current_samples = 4;
+    return v;
+  };
+  r.rows = {row("a", 0.05), row("b", 0.12), row("c", 2.2)};
+  const std::string text = gate_text::gated_summary(r);
+  EXPECT_NE(text.find("gated at the threshold: 1 time benchmarks; at their resolution: 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("largest \u00b1220.0% c"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 wider than \u00b150%: in effect not gated on time"), std::string::npos) << text;
+  r.rows.pop_back();
+  EXPECT_EQ(gate_text::gated_summary(r).find("wider than"), std::string::npos);
 }
 
 }  // namespace
