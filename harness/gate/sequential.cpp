@@ -115,6 +115,30 @@ std::vector<std::size_t> affordable_cheapest_first(const std::vector<SequentialR
   return chosen;
 }
 
+std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows, const std::vector<bool>& eligible,
+                                         const std::vector<double>& seconds_per_pair, double budget_s, int step,
+                                         int max_pairs) {
+  std::vector<std::pair<double, std::size_t>> to_decide;  // seconds to reach its estimate, row
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!eligible[i] || rows[i].pairs_needed > max_pairs) continue;
+    const int more = std::max(step, rows[i].pairs_needed - rows[i].pairs);
+    to_decide.emplace_back(more * seconds_per_pair[i], i);
+  }
+  std::stable_sort(to_decide.begin(), to_decide.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::size_t> chosen;
+  double committed = 0;
+  for (const auto& [seconds, i] : to_decide) {
+    if (committed + seconds > budget_s) break;  // sorted: none after it fits either
+    committed += seconds;
+    chosen.push_back(i);
+  }
+  if (!chosen.empty()) return chosen;
+  std::vector<double> cost(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) cost[i] = step * seconds_per_pair[i];
+  return affordable_cheapest_first(rows, eligible, cost, budget_s);
+}
+
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,
                                      const SequentialDesign& design) {
   const double interval_alpha = 1 - options.interval_level;  // two-sided: 90 % leaves 5 % each side
@@ -208,11 +232,23 @@ TwoStage split_two_stage(const GateOptions& options, double first_share) {
   return t;
 }
 
+bool rank_can_decide(int n1, int n2, double level) {
+  if (n1 < 1 || n2 < 1) return false;
+  double combinations = 1;  // C(n1 + n2, n1), exactly enough for the few processes here
+  for (int k = 1; k <= n1; ++k) combinations = combinations * (n2 + k) / k;
+  return 1 / combinations <= level;
+}
+
 void merge_first_look(SequentialDecision& d, const GateReport& first_look) {
+  std::size_t time_rows = 0;
+  for (const BenchmarkVerdict& v : first_look.rows) time_rows += v.instrument == Instrument::time;
+  const double level = first_look.options.alpha / static_cast<double>(std::max<std::size_t>(1, time_rows));
   std::map<std::string, const BenchmarkVerdict*> decided;
   for (const BenchmarkVerdict& v : first_look.rows) {
     if (v.instrument != Instrument::time) continue;
-    if (v.verdict == Verdict::regression || v.verdict == Verdict::improvement || v.verdict == Verdict::unchanged) {
+    const bool change = v.verdict == Verdict::regression || v.verdict == Verdict::improvement;
+    if (v.verdict == Verdict::unchanged ||
+        (change && rank_can_decide(v.baseline_samples, v.current_samples, level))) {
       decided[v.benchmark] = &v;
     }
   }

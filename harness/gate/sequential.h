@@ -98,6 +98,16 @@ std::vector<std::size_t> affordable_cheapest_first(const std::vector<SequentialR
                                                    const std::vector<bool>& eligible, const std::vector<double>& cost,
                                                    double budget_s);
 
+// The next round, concentrated where the budget can finish the job: of the eligible rows whose
+// estimate is within the cap, the cheapest to *decide* first (the pairs each still needs, at least
+// `step`, times its seconds per pair), as many as the remaining budget can carry to their estimate;
+// each gets `step` pairs this round. Spreading `step` over every affordable row instead leaves
+// each at a few pairs, where the always-valid interval decides nothing (ab of 128 benchmarks in
+// 180 s: 8 decided). Where no row can be carried to its estimate, the breadth rule above.
+std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows, const std::vector<bool>& eligible,
+                                         const std::vector<double>& seconds_per_pair, double budget_s, int step,
+                                         int max_pairs);
+
 // One look: every benchmark of the gate decided on its pairs so far, with options.alpha,
 // correction and interval_level (throws std::invalid_argument for a non-finite difference).
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,
@@ -120,9 +130,18 @@ struct TwoStage {
 };
 TwoStage split_two_stage(const GateOptions& options, double first_share = 0.5);
 
-// The sequential decision with every time row the planned look decided (regression, improvement,
-// unchanged) in place of the sequence's row for that benchmark.
+// The sequential decision with every time row the planned look decided in place of the sequence's
+// row for that benchmark: `unchanged` always; a regression or improvement only where its processes
+// are enough that the ranks alone could show it at the planned look's per-benchmark level
+// (rank_can_decide). A t statistic on 4 processes per side cannot tell a real change from a
+// benchmark whose processes land in two layout modes and split by chance, 4 slow on one side and 4
+// fast on the other (A/A, comm.allreduce/ring at 4096 elements: "-83 %"); such a row goes to the
+// rounds, whose robust always-valid sequence needs more pairs.
 void merge_first_look(SequentialDecision& d, const GateReport& first_look);
+
+// Whether a one-sided rank test on n1 and n2 processes can reach `level` at all: its smallest
+// p-value, complete separation, is 1 / C(n1 + n2, n1) (1/70 at 4 and 4).
+bool rank_can_decide(int n1, int n2, double level);
 
 // "no change beyond ±7.3 % at 90 % (30 processes per side, 41 s)"; while unbounded,
 // "no bound on the change yet at 90 % (3 processes per side, 2 s)".

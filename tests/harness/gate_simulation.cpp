@@ -16,6 +16,8 @@
 //   --sequence robust|mean: the confidence sequence (gate/sequential.h SequenceKind; default robust)
 //   --two-stage 1|0: ab's planned look decided by the fixed gate at alpha/2 first (TwoStage; default 1)
 //   --pair-budget N: the rounds add at most N pairs over the gate, cheapest first (ab's --budget)
+//   --allocation breadth|depth: under --pair-budget, step pairs to every affordable row (breadth), or
+//     first to the rows the remaining pairs can carry to their estimate (depth: ab's decidable_first)
 //   build/tests/gate_simulation --replay results/ab-X/baseline.json results/ab-X/candidate.json [--cap 30]
 //     an ab's own pairs decided again under both sequences (its last look)
 //
@@ -77,6 +79,7 @@ struct SequentialArgs {
   double run_noise = 0;      // --unpaired: run-to-run SD of a benchmark's log level
   bool two_stage = true;     // --sequential: ab's planned look decided by the fixed gate at half of alpha (TwoStage)
   double first_share = 0.5;  // --first-share: the planned look's share of alpha
+  std::string allocation = "breadth";  // --allocation: the rounds' rule under a pair budget (depth: ab's decidable_first)
   long pair_budget = -1;     // --pair-budget: pairs the rounds may add over the whole gate (ab's --budget at
                              // equal cost per process; -1: unlimited), spent cheapest first
 };
@@ -246,7 +249,16 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
       ++looks;
       any_regression = any_regression || d.failed();
       std::vector<std::size_t> next = d.to_sample();
-      if (a.pair_budget >= 0) {
+      if (a.pair_budget >= 0 && a.allocation == "depth") {
+        // ab's rule (decidable_first): the rows the remaining pairs can carry to their estimate.
+        std::vector<bool> eligible;
+        for (const SequentialRow& r : d.rows) eligible.push_back(r.verdict == Verdict::undecided && r.pairs + a.step <= a.cap);
+        next = decidable_first(d.rows, eligible, std::vector<double>(d.rows.size(), 1.0),
+                               static_cast<double>(a.pair_budget - added), a.step, a.cap);
+        const auto affordable = static_cast<std::size_t>(std::max<long>(0, (a.pair_budget - added) / a.step));
+        if (next.size() > affordable) next.resize(affordable);
+        added += static_cast<long>(next.size()) * a.step;
+      } else if (a.pair_budget >= 0) {
         const auto affordable = static_cast<std::size_t>(std::max<long>(0, (a.pair_budget - added) / a.step));
         if (next.size() > affordable) next.resize(affordable);
         added += static_cast<long>(next.size()) * a.step;
@@ -412,6 +424,7 @@ int main(int argc, char** argv) {
     else if (k == "--two-stage") seq.two_stage = v != "0";
     else if (k == "--first-share") seq.first_share = std::atof(v.c_str());
     else if (k == "--pair-budget") seq.pair_budget = std::atol(v.c_str());
+    else if (k == "--allocation") seq.allocation = v;
     else if (k == "--clip-k") seq.clip_k = std::atof(v.c_str());
     else if (k == "--sequence" && (v == "robust" || v == "mean"))
       seq.kind = v == "robust" ? SequenceKind::robust : SequenceKind::mean;

@@ -285,6 +285,27 @@ TEST(DecideSequential, AffordableCheapestFirst) {
   EXPECT_TRUE(affordable_cheapest_first(rows, eligible, cost, 0.5).empty());
 }
 
+// Depth before breadth: the rows the budget can carry to their estimate, cheapest to decide first
+// (pairs still needed times seconds per pair); where none fits, step pairs to every affordable row.
+TEST(DecideSequential, DecidableFirstConcentratesTheBudget) {
+  std::vector<SequentialRow> rows(5);
+  const int needed[] = {12, 30, 8, 40, 200};  // row 4 is beyond the cap of 100
+  for (int i = 0; i < 5; ++i) {
+    rows[static_cast<std::size_t>(i)].pairs = 4;
+    rows[static_cast<std::size_t>(i)].pairs_needed = needed[i];
+  }
+  const std::vector<bool> eligible = {true, true, true, true, true};
+  const std::vector<double> per_pair = {1, 0.1, 2, 0.1, 0.01};
+  // To decide: row 0 8 s, row 1 2.6 s, row 2 8 s (4 more at 2 s), row 3 3.6 s; row 4 never.
+  // Budget 15: rows 1 (2.6), 3 (6.2), then 0 or 2 (8 s each) would pass 15 but one fits: 14.2.
+  EXPECT_EQ(decidable_first(rows, eligible, per_pair, 15, 2, 100), (std::vector<std::size_t>{1, 3, 0}));
+  // Budget 2: no row can be carried to its estimate: breadth, 2 pairs each by fewest needed, as many
+  // as fit (row 2's 4 s does not, row 0's 2 s does, then nothing more).
+  EXPECT_EQ(decidable_first(rows, eligible, per_pair, 2, 2, 100), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(decidable_first(rows, eligible, per_pair, 2, 2, 100),
+            affordable_cheapest_first(rows, eligible, {2, 0.2, 4, 0.2, 0.02}, 2));
+}
+
 TEST(DecideSequential, CheapestFirstAndTheResolutionText) {
   SequentialDecision d;
   d.rows.resize(3);
@@ -335,18 +356,38 @@ TEST(TwoStage, SplitsAlphaAndMergesOnlyTheDecidedTimeRows) {
     b.slowdown = 0.001, b.slowdown_low = -0.01, b.slowdown_high = 0.012;
     return b;
   };
+  first.options = t.first_look;
   first.rows = {row("b0", Verdict::unchanged), row("b1", Verdict::undecided), row("b2", Verdict::regression),
                 row("b3", Verdict::unchanged, Instrument::instructions)};
+  for (auto& r : first.rows) r.baseline_samples = r.current_samples = 9;
+  SequentialDecision at_four = d;
   merge_first_look(d, first);
   EXPECT_EQ(d.rows[0].verdict, Verdict::unchanged);
   EXPECT_TRUE(d.rows[0].first_look);
   EXPECT_DOUBLE_EQ(d.rows[0].high, 0.012);
   EXPECT_EQ(d.rows[1].verdict, Verdict::undecided);  // undecided at the planned look: the sequence's
   EXPECT_FALSE(d.rows[1].first_look);
-  EXPECT_EQ(d.rows[2].verdict, Verdict::regression);
+  EXPECT_EQ(d.rows[2].verdict, Verdict::regression);  // 9 and 9: ranks could show it at 0.005 / 3
   EXPECT_EQ(d.rows[3].verdict, Verdict::undecided);  // an instruction row is no time decision
   const auto next = d.to_sample();
   EXPECT_EQ(std::count(next.begin(), next.end(), 0u), 0);  // decided: not sampled further
+
+  // At 4 processes per side no rank test reaches the level (1/70 > 0.005 / 3): the regression is
+  // left to the rounds; "unchanged" still stands.
+  for (auto& r : first.rows) r.baseline_samples = r.current_samples = 4;
+  merge_first_look(at_four, first);
+  EXPECT_EQ(at_four.rows[0].verdict, Verdict::unchanged);
+  EXPECT_EQ(at_four.rows[2].verdict, Verdict::undecided);
+  EXPECT_FALSE(at_four.rows[2].first_look);
+}
+
+TEST(TwoStage, RankCanDecideKnownAnswers) {
+  EXPECT_FALSE(rank_can_decide(4, 4, 0.005));  // 1/70
+  EXPECT_TRUE(rank_can_decide(4, 4, 1.0 / 70));
+  EXPECT_TRUE(rank_can_decide(5, 5, 0.005));  // 1/252
+  EXPECT_FALSE(rank_can_decide(9, 9, 0.005 / 128 / 2));  // 1/48620 > 2e-5
+  EXPECT_TRUE(rank_can_decide(9, 9, 0.005 / 128));       // 2.06e-5 <= 3.9e-5
+  EXPECT_FALSE(rank_can_decide(0, 9, 1));
 }
 
 }  // namespace
