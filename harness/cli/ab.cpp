@@ -58,6 +58,11 @@ Environment environment_of(const std::string& bench_dir) {
   return capture_environment(PAIRBENCH_SOURCE_DIR);
 }
 
+// What a ratio was taken against: `run`'s own processes where runs here taught it, else the ramp.
+const char* reference_text(bool against_run) {
+  return against_run ? "time per iteration in run" : "calibrated time per iteration";
+}
+
 // One line naming the benchmarks whose sides ran one at a time in the duet, and why; then every
 // benchmark and side above the calibration limit (the rule that ab measures code, not its regime).
 void report_regime(const AbResult& r, const std::vector<Side>& sides) {
@@ -74,13 +79,15 @@ void report_regime(const AbResult& r, const std::vector<Side>& sides) {
   for (std::size_t side = 0; side < r.against_calibration.size(); ++side) {
     const RunRecord::CalibrationCheck& check = r.against_calibration[side];
     for (const auto& c : check.over) {
-      std::fprintf(stderr, "pairbench: %s (%s) ran %.2fx its calibrated time per iteration (limit %.1fx)\n",
-                   c.name.c_str(), sides[side].name.c_str(), c.ratio, check.limit);
+      std::fprintf(stderr, "pairbench: %s (%s) ran %.2fx its %s (limit %.1fx)\n", c.name.c_str(),
+                   sides[side].name.c_str(), c.ratio, reference_text(c.against_run), check.limit);
     }
     if (check.max) {
-      std::fprintf(stderr, "pairbench: %s: %zu benchmark%s above %.1fx the calibrated time per iteration; highest %.2fx (%s)\n",
+      std::fprintf(stderr,
+                   "pairbench: %s: %zu benchmark%s above %.1fx their time per iteration in run (else calibrated); "
+                   "highest %.2fx (%s, against its %s)\n",
                    sides[side].name.c_str(), check.over.size(), check.over.size() == 1 ? "" : "s", check.limit,
-                   check.max->ratio, check.max->name.c_str());
+                   check.max->ratio, check.max->name.c_str(), reference_text(check.max->against_run));
     }
   }
 }
@@ -119,11 +126,11 @@ std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& si
   std::cerr << "ab: duet regime probe: one pair of every benchmark, not counted\n";
   const AbResult probe = run_ab(sides, envs, options, command_line);
   for (const RunRecord::CalibrationCheck& check : probe.against_calibration) {
-    char why[160];
-    std::snprintf(why, sizeof why, "a duet probe ran it above %.1fx its calibrated time per iteration", check.limit);
     for (const auto& c : check.over) {
-      std::fprintf(stderr, "ab: duet regime probe: %s ran %.2fx its calibrated time per iteration beside the other side: "
-                           "its sides run one at a time\n", c.name.c_str(), c.ratio);
+      char why[160];
+      std::snprintf(why, sizeof why, "a duet probe ran it above %.1fx its %s", check.limit, reference_text(c.against_run));
+      std::fprintf(stderr, "ab: duet regime probe: %s ran %.2fx its %s beside the other side: its sides run one at a "
+                           "time\n", c.name.c_str(), c.ratio, reference_text(c.against_run));
       out.emplace(c.name, why);
     }
   }
@@ -166,20 +173,23 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
 // sides at once, so about half of both processes' wall time).
 std::set<std::string> next_round(const SequentialDecision& d, const std::vector<SequentialState>& states, int step,
                                  double remaining_s, bool duet, int max_pairs) {
-  // Every undecided benchmark below the cap, fewest pairs still needed first. Not only those the
-  // estimate puts within the cap (to_sample): at a few pairs the always-valid interval is wide and
-  // the estimate pessimistic, and more pairs are what narrows both.
+  // Every undecided benchmark below the cap is eligible. The budget goes first to those it can
+  // carry to their estimate of the pairs they need, cheapest to decide first; where it can carry
+  // none, a few more pairs to every affordable one (at a few pairs the always-valid interval is
+  // wide and the estimate pessimistic, and more pairs are what narrows both).
   std::vector<bool> eligible;
-  std::vector<double> cost;
+  std::vector<double> per_pair;
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     // (Only where `step` more stay within the cap: the cap is a maximum, never passed.)
     eligible.push_back(d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs + step <= max_pairs);
     const SequentialState& s = states[i];
-    const double per_pair = s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.diffs.size()) * (duet ? 0.5 : 1.0);
-    cost.push_back(step * per_pair);
+    per_pair.push_back(s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.diffs.size()) * (duet ? 0.5 : 1.0));
   }
+  // The budget goes where it can finish a decision (decidable_first), not a little to everyone.
   std::set<std::string> chosen;
-  for (const std::size_t i : affordable_cheapest_first(d.rows, eligible, cost, remaining_s)) chosen.insert(states[i].benchmark);
+  for (const std::size_t i : decidable_first(d.rows, eligible, per_pair, remaining_s, step, max_pairs)) {
+    chosen.insert(states[i].benchmark);
+  }
   return chosen;
 }
 
@@ -402,8 +412,8 @@ Command command_ab() {
                 ->check(CLI::Range(2, 1000));
             cmd.add_flag("!--no-probe", a->probe,
                          "duet: skip the regime probe (one uncounted pair of every benchmark first; a benchmark "
-                         "either side of which runs above 1.5x its calibrated time per iteration beside the other "
-                         "then runs its sides one at a time)");
+                         "either side of which runs above 1.5x its time per iteration in run (learnt from runs here; "
+                         "else its calibrated time) beside the other then runs its sides one at a time)");
             cmd.add_option("--out-dir", a->out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
                 ->check(path_is(directory_or_absent_problem, "DIR"));
             add_gate_options(&cmd, a->gate);

@@ -125,7 +125,8 @@ RunRecord::CalibrationCheck calibration_check(const RunOutcome& outcome, int sid
   check.limit = limit;
   for (const CalibrationRatio& c : outcome.calibration_ratios) {
     if (c.side != side) continue;
-    const RunRecord::CalibrationRatio r{c.benchmark, c.observed_s_per_iteration, c.calibrated_s_per_iteration, c.ratio()};
+    const RunRecord::CalibrationRatio r{c.benchmark, c.observed_s_per_iteration, c.calibrated_s_per_iteration, c.ratio(),
+                                        c.against_run};
     if (!check.max || r.ratio > check.max->ratio) check.max = r;
     if (r.ratio > limit) check.over.push_back(r);
   }

@@ -114,6 +114,7 @@ CalibrationCache::CalibrationCache(std::string path) : path_(std::move(path)) {
         ProcessWalls w;
         if (const auto f = e.find("overhead_s")) w.overhead_s = seconds(*f);
         if (const auto f = e.find("loop_s_per_iteration")) w.loop_s_per_iteration = seconds(*f);
+        if (const auto f = e.find("run_s_per_iteration")) w.run_s_per_iteration = seconds(*f);
         if (const auto f = e.find("instruction_process_s")) {
           for (const auto& [counter, list] : f->members()) w.instruction_process_s[counter] = seconds(list);
         }
@@ -169,6 +170,10 @@ void CalibrationCache::record_time_walls(const std::string& benchmark, double ov
   push_run(w.loop_s_per_iteration, std::max(loop_s_per_iteration, 0.0));
 }
 
+void CalibrationCache::record_run_per_iteration(const std::string& benchmark, double s_per_iteration) {
+  if (s_per_iteration > 0) push_run(walls_[benchmark].run_s_per_iteration, s_per_iteration);
+}
+
 void CalibrationCache::record_instruction_wall(const std::string& benchmark, const std::string& counter, double wall_s) {
   push_run(walls_[benchmark].instruction_process_s[counter], std::max(wall_s, 0.0));
 }
@@ -190,6 +195,7 @@ std::string CalibrationCache::save() const {
     for (const auto& [name, w] : walls_) {
       nlohmann::json e = {{"overhead_s", w.overhead_s}, {"loop_s_per_iteration", w.loop_s_per_iteration}};
       if (!w.instruction_process_s.empty()) e["instruction_process_s"] = w.instruction_process_s;
+      if (!w.run_s_per_iteration.empty()) e["run_s_per_iteration"] = w.run_s_per_iteration;
       doc["process_walls"][name] = e;
     }
   }

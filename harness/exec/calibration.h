@@ -58,6 +58,12 @@ struct ProcessWalls {
   std::vector<double> overhead_s;            // process wall minus its timed loop's wall
   std::vector<double> loop_s_per_iteration;  // the timed loop's wall per iteration
   std::map<std::string, std::vector<double>> instruction_process_s;  // counter (perf|callgrind) -> process wall
+  // The timed region per iteration (measured_s / iterations) of `pairbench run`'s own processes,
+  // one side, nothing planted: "its time in run", what `ab` checks its regime against. A
+  // process of a few calibrated iterations can differ from the calibration's Google Benchmark
+  // ramp for reasons of its own (a 64 MiB allocation's first touch, thread start-up), which are
+  // the same in `run` and `ab`, so the ramp is the fallback only.
+  std::vector<double> run_s_per_iteration;
 };
 inline constexpr std::size_t kWallRuns = 5;
 
@@ -96,6 +102,7 @@ class CalibrationCache {
   const ProcessWalls* walls(const std::string& benchmark) const;
   void record_time_walls(const std::string& benchmark, double overhead_s, double loop_s_per_iteration);
   void record_instruction_wall(const std::string& benchmark, const std::string& counter, double wall_s);
+  void record_run_per_iteration(const std::string& benchmark, double s_per_iteration);
   // Writes the cache atomically; returns "" or the reason it could not be written.
   std::string save() const;
   const std::string& path() const { return path_; }

@@ -627,7 +627,7 @@ RunPlan plan_processes(const std::vector<Job>& runnable, const RunOptions& optio
 // that measured something. Sides with planted work (selftest) teach nothing.
 void learn_walls(CalibrationCache& cache, const std::vector<Sample>& samples, const std::vector<Side>& sides,
                  const std::string& counter) {
-  std::map<std::string, std::vector<double>> overhead, loop, counting;
+  std::map<std::string, std::vector<double>> overhead, loop, counting, run_per_iteration;
   for (const Sample& s : samples) {
     const Side& side = sides[static_cast<std::size_t>(s.side)];
     if (!side.benchmark_env.empty() || !side.instruction_env.empty()) continue;
@@ -637,11 +637,16 @@ void learn_walls(CalibrationCache& cache, const std::vector<Sample>& samples, co
     } else if (s.iterations > 0 && s.loop_wall_s > 0) {
       overhead[s.benchmark].push_back(s.process_wall_s - s.loop_wall_s);
       loop[s.benchmark].push_back(s.loop_wall_s / static_cast<double>(s.iterations));
+      // `run` alone (one side) teaches "its time in run"; ab's two sides never do.
+      if (sides.size() == 1 && s.measured_s > 0) {
+        run_per_iteration[s.benchmark].push_back(s.measured_s / static_cast<double>(s.iterations));
+      }
     }
   }
   for (const auto& [name, values] : overhead) {
     cache.record_time_walls(name, stats::median(values), stats::median(loop[name]));
   }
+  for (const auto& [name, values] : run_per_iteration) cache.record_run_per_iteration(name, stats::median(values));
   if (counter.empty()) return;
   for (const auto& [name, values] : counting) cache.record_instruction_wall(name, counter, stats::median(values));
 }
@@ -898,9 +903,17 @@ std::vector<CalibrationRatio> calibration_ratios(const CalibrationCache& cache, 
   }
   std::vector<CalibrationRatio> out;
   for (const auto& [key, values] : observed) {
+    // Against its time in `run` where runs here have taught it (ProcessWalls::run_s_per_iteration),
+    // else against the calibration's ramp.
+    const ProcessWalls* w = cache.walls(key.first);
+    const double in_run = w ? running_median(w->run_s_per_iteration) : 0;
+    if (in_run > 0) {
+      out.push_back({key.first, key.second, stats::median(values), in_run, true});
+      continue;
+    }
     const Calibration* c = cache.find(key.first);
     if (!c || !(c->measured_s_per_iteration > 0)) continue;
-    out.push_back({key.first, key.second, stats::median(values), c->measured_s_per_iteration});
+    out.push_back({key.first, key.second, stats::median(values), c->measured_s_per_iteration, false});
   }
   return out;
 }

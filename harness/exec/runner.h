@@ -91,12 +91,14 @@ struct SequentialInDuet {
   std::string reason;  // "2 threads per side need 4 cores for both sides at once; 2 usable"
 };
 
-// A benchmark's time per iteration in this run against its calibration (the cache `run` uses):
-// one side's median over its processes of measured seconds / iterations.
+// A benchmark's time per iteration in this run against its time in `run` (the cache's
+// ProcessWalls::run_s_per_iteration, learnt from runs here), else against its calibration: one
+// side's median over its processes of measured seconds / iterations.
 struct CalibrationRatio {
   std::string benchmark;
   int side = 0;
   double observed_s_per_iteration = 0, calibrated_s_per_iteration = 0;
+  bool against_run = false;  // the reference is its time in `run`, not the calibration's ramp
   double ratio() const { return observed_s_per_iteration / calibrated_s_per_iteration; }
 };
 

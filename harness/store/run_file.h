@@ -97,6 +97,7 @@ struct RunRecord {
   struct CalibrationRatio {
     std::string name;
     double s_per_iteration = 0, calibrated_s_per_iteration = 0, ratio = 0;
+    bool against_run = false;  // the reference: its time per iteration in `run`, else the calibration's
   };
   struct CalibrationCheck {
     double limit = 1.5;

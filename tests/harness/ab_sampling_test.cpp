@@ -78,6 +78,11 @@ TEST(AbSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
   EXPECT_TRUE(sampled_more) << r.output;
   // Duet pairs stay pairs: each id once per side, never reused by a later round.
   for (const int p : pairs) EXPECT_EQ(pairs.count(p), 1u) << "duet pair " << p;
+  // The regime check says what each ratio was taken against: its time in `run`, else the ramp.
+  const auto check = read(dir.path + "/baseline.json")["pairbench"]["sampling"]["against_calibration"];
+  ASSERT_TRUE(check["max"].is_object()) << check.dump();
+  const std::string reference = check["max"]["reference"];
+  EXPECT_TRUE(reference == "run" || reference == "calibration") << check.dump();
 }
 
 // Stage 1: a change far finer than the threshold is decided at the planned processes by the

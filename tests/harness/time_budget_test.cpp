@@ -155,6 +155,9 @@ TEST(TimeBudget, ANightlyRunPlansFewerProcessesForASlowBenchmarkAndSaysWhy) {
   const auto walls = read(cache)["process_walls"];
   EXPECT_EQ(walls[slow]["overhead_s"].size(), 2u) << walls.dump();
   EXPECT_EQ(walls[other]["overhead_s"].size(), 1u) << walls.dump();
+  // And "its time in run", the timed region per iteration, what ab's regime check compares with.
+  ASSERT_EQ(walls[other]["run_s_per_iteration"].size(), 1u) << walls.dump();
+  EXPECT_GT(walls[other]["run_s_per_iteration"][0].get<double>(), 0) << walls.dump();
 
   const ProcessResult plan = run("", {"--plan"});
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
