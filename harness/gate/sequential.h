@@ -132,8 +132,8 @@ TwoStage split_two_stage(const GateOptions& options, double first_share = 0.5);
 
 // The sequential decision with every time row the planned look decided in place of the sequence's
 // row for that benchmark: `unchanged` always; a regression or improvement only where its processes
-// are enough that the ranks alone could show it at the planned look's per-benchmark level
-// (rank_can_decide). A t statistic on 4 processes per side cannot tell a real change from a
+// are enough that the ranks alone could show it at the planned look's alpha (rank_can_decide: 5
+// and 5 processes at alpha 0.005, never 4 and 4). A t statistic on 4 processes per side cannot tell a real change from a
 // benchmark whose processes land in two layout modes and split by chance, 4 slow on one side and 4
 // fast on the other (A/A, comm.allreduce/ring at 4096 elements: "-83 %"); such a row goes to the
 // rounds, whose robust always-valid sequence needs more pairs.

@@ -254,9 +254,7 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
         std::vector<bool> eligible;
         for (const SequentialRow& r : d.rows) eligible.push_back(r.verdict == Verdict::undecided && r.pairs + a.step <= a.cap);
         next = decidable_first(d.rows, eligible, std::vector<double>(d.rows.size(), 1.0),
-                               static_cast<double>(a.pair_budget - added), a.step, a.cap);
-        const auto affordable = static_cast<std::size_t>(std::max<long>(0, (a.pair_budget - added) / a.step));
-        if (next.size() > affordable) next.resize(affordable);
+                               static_cast<double>(a.pair_budget - added), a.step, a.cap);  // within the budget
         added += static_cast<long>(next.size()) * a.step;
       } else if (a.pair_budget >= 0) {
         const auto affordable = static_cast<std::size_t>(std::max<long>(0, (a.pair_budget - added) / a.step));

@@ -367,12 +367,12 @@ TEST(TwoStage, SplitsAlphaAndMergesOnlyTheDecidedTimeRows) {
   EXPECT_DOUBLE_EQ(d.rows[0].high, 0.012);
   EXPECT_EQ(d.rows[1].verdict, Verdict::undecided);  // undecided at the planned look: the sequence's
   EXPECT_FALSE(d.rows[1].first_look);
-  EXPECT_EQ(d.rows[2].verdict, Verdict::regression);  // 9 and 9: ranks could show it at 0.005 / 3
+  EXPECT_EQ(d.rows[2].verdict, Verdict::regression);  // 9 and 9: ranks could show it at 0.005
   EXPECT_EQ(d.rows[3].verdict, Verdict::undecided);  // an instruction row is no time decision
   const auto next = d.to_sample();
   EXPECT_EQ(std::count(next.begin(), next.end(), 0u), 0);  // decided: not sampled further
 
-  // At 4 processes per side no rank test reaches the level (1/70 > 0.005 / 3): the regression is
+  // At 4 processes per side no rank test reaches the level (1/70 > 0.005): the regression is
   // left to the rounds; "unchanged" still stands.
   for (auto& r : first.rows) r.baseline_samples = r.current_samples = 4;
   merge_first_look(at_four, first);
