@@ -90,8 +90,10 @@ std::vector<std::string> next_round(const SequentialDecision& d, const std::vect
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     // Every undecided benchmark below the cap that more processes of this run could decide (not
     // one the baseline's own interval already leaves undecidable), fewest still needed first.
-    eligible.push_back(d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs < cap &&
-                       d.rows[i].pairs_needed < 1000000);
+    // within_cap is that judgement (at the low end of what the noise may be), the same one the
+    // row's note gives: the point estimate of processes needed may be "none at this noise" while
+    // the low end still decides within the cap, and such a row must be sampled, not left silent.
+    eligible.push_back(d.rows[i].verdict == Verdict::undecided && d.rows[i].within_cap && d.rows[i].pairs < cap);
     const UnpairedState& s = states[i];
     const double per_process = s.current.empty() ? 0 : s.seconds / static_cast<double>(s.current.size());
     cost.push_back(step * per_process);

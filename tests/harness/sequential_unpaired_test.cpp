@@ -217,6 +217,32 @@ TEST(SequentialUnpaired, ABaselineTooWideIsNotSampled) {
   EXPECT_TRUE(next_round(d, {s}, 2, 1e9, 30).empty());
 }
 
+// Sampling follows the row's within-cap judgement, not its point estimate: a row whose estimate at
+// its noise so far is "no number decides it" but which the low end of that noise decides within
+// the cap gets its round (CI once saw such a row left unsampled with no word why); a row not
+// within the cap gets none.
+TEST(SequentialUnpaired, ARowWithinTheCapIsSampledWhateverItsPointEstimate) {
+  UnpairedState s;
+  s.benchmark = "b0";
+  for (int p = 0; p < 12; ++p) s.add_baseline(100 + p % 3);
+  for (int p = 0; p < 3; ++p) s.add_current(100 + p);
+  s.seconds = 0.03;
+  SequentialDecision d;
+  SequentialRow r;
+  r.benchmark = "b0";
+  r.verdict = Verdict::undecided;
+  r.pairs = 3;
+  r.pairs_needed = 1000000;
+  r.within_cap = true;
+  d.rows.push_back(r);
+  EXPECT_EQ(next_round(d, {s}, 2, 20, 7), std::vector<std::string>{"b0"});
+  d.rows[0].within_cap = false;
+  EXPECT_TRUE(next_round(d, {s}, 2, 20, 7).empty());
+  d.rows[0].within_cap = true;
+  d.rows[0].pairs = 7;  // at the cap
+  EXPECT_TRUE(next_round(d, {s}, 2, 20, 7).empty());
+}
+
 TEST(SequentialUnpaired, BadInputIsRefused) {
   UnpairedState s;
   s.benchmark = "b0";
