@@ -58,6 +58,12 @@ Environment environment_of(const std::string& bench_dir) {
   return capture_environment(PAIRBENCH_SOURCE_DIR);
 }
 
+std::string fixed2(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", x);
+  return buf;
+}
+
 // What a ratio was taken against: `run`'s own processes where runs here taught it, else the ramp.
 const char* reference_text(bool against_run) {
   return against_run ? "time per iteration in run" : "calibrated time per iteration";
@@ -79,15 +85,17 @@ void report_regime(const AbResult& r, const std::vector<Side>& sides) {
   for (std::size_t side = 0; side < r.against_calibration.size(); ++side) {
     const RunRecord::CalibrationCheck& check = r.against_calibration[side];
     for (const auto& c : check.over) {
-      std::fprintf(stderr, "pairbench: %s (%s) ran %.2fx its %s (limit %.1fx)\n", c.name.c_str(),
-                   sides[side].name.c_str(), c.ratio, reference_text(c.against_run), check.limit);
+      std::fprintf(stderr, "pairbench: %s (%s) ran %.2fx its %s (limit %.1fx%s)\n", c.name.c_str(),
+                   sides[side].name.c_str(), c.ratio, reference_text(c.against_run), check.limit,
+                   c.run_spread > check.limit ? (", its own runs here up to " + fixed2(c.run_spread) + "x").c_str() : "");
     }
     if (check.max) {
       std::fprintf(stderr,
-                   "pairbench: %s: %zu benchmark%s above %.1fx their time per iteration in run (else calibrated); "
-                   "highest %.2fx (%s, against its %s)\n",
+                   "pairbench: %s: %zu benchmark%s above %.1fx their time per iteration in run (else calibrated) and "
+                   "above their own runs' spread; highest ratio %.2fx (%s, against its %s%s)\n",
                    sides[side].name.c_str(), check.over.size(), check.over.size() == 1 ? "" : "s", check.limit,
-                   check.max->ratio, check.max->name.c_str(), reference_text(check.max->against_run));
+                   check.max->ratio, check.max->name.c_str(), reference_text(check.max->against_run),
+                   check.max->run_spread > 0 ? (", its own runs up to " + fixed2(check.max->run_spread) + "x").c_str() : "");
     }
   }
 }

@@ -30,6 +30,12 @@ std::int64_t instruction_iterations(const Calibration& c, std::int64_t time_iter
   return std::max<std::int64_t>(2, std::min(n, time_iterations) + 1);
 }
 
+double run_spread(const std::vector<double>& per_run) {
+  if (per_run.size() < 3) return 0;
+  const double median = running_median(per_run);
+  return median > 0 ? *std::max_element(per_run.begin(), per_run.end()) / median : 0;
+}
+
 double running_median(const std::vector<double>& per_run) {
   if (per_run.empty()) return 0;
   std::vector<double> v = per_run;

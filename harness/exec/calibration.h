@@ -69,6 +69,9 @@ inline constexpr std::size_t kWallRuns = 5;
 
 // The median of a run-by-run list; 0 when empty.
 double running_median(const std::vector<double>& per_run);
+// How far a benchmark's kept runs spread above their running median: the largest over the median,
+// 0 with fewer than 3 runs (too few to say what its run-to-run range is).
+double run_spread(const std::vector<double>& per_run);
 
 // Seconds one time process of `iterations` is expected to take: its overhead plus its loop (the
 // observed wall per iteration, else the calibration's). 0 = not known (no process of it has run here).

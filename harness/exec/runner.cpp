@@ -908,7 +908,7 @@ std::vector<CalibrationRatio> calibration_ratios(const CalibrationCache& cache, 
     const ProcessWalls* w = cache.walls(key.first);
     const double in_run = w ? running_median(w->run_s_per_iteration) : 0;
     if (in_run > 0) {
-      out.push_back({key.first, key.second, stats::median(values), in_run, true});
+      out.push_back({key.first, key.second, stats::median(values), in_run, true, run_spread(w->run_s_per_iteration)});
       continue;
     }
     const Calibration* c = cache.find(key.first);

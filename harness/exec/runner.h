@@ -99,6 +99,10 @@ struct CalibrationRatio {
   int side = 0;
   double observed_s_per_iteration = 0, calibrated_s_per_iteration = 0;
   bool against_run = false;  // the reference is its time in `run`, not the calibration's ramp
+  // Against `run`: how far its own runs here spread above their median (the largest of the runs the
+  // cache keeps over their median; 0 with fewer than 3). A ratio inside that is what `run` itself
+  // does from run to run, not a different regime.
+  double run_spread = 0;
   double ratio() const { return observed_s_per_iteration / calibrated_s_per_iteration; }
 };
 

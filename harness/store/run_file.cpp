@@ -546,9 +546,11 @@ nlohmann::json run_document(const RunRecord& r) {
   }
   if (r.calibration_check) {
     auto ratio_json = [](const RunRecord::CalibrationRatio& c) {
-      return nlohmann::json{{"name", c.name}, {"s_per_iteration", c.s_per_iteration},
-                            {"calibrated_s_per_iteration", c.calibrated_s_per_iteration}, {"ratio", c.ratio},
-                            {"reference", c.against_run ? "run" : "calibration"}};
+      nlohmann::json j{{"name", c.name}, {"s_per_iteration", c.s_per_iteration},
+                       {"calibrated_s_per_iteration", c.calibrated_s_per_iteration}, {"ratio", c.ratio},
+                       {"reference", c.against_run ? "run" : "calibration"}};
+      if (c.run_spread > 0) j["run_spread"] = c.run_spread;
+      return j;
     };
     nlohmann::json check = {{"limit", r.calibration_check->limit}, {"over", nlohmann::json::array()}};
     check["max"] = r.calibration_check->max ? ratio_json(*r.calibration_check->max) : nlohmann::json(nullptr);

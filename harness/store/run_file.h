@@ -98,6 +98,7 @@ struct RunRecord {
     std::string name;
     double s_per_iteration = 0, calibrated_s_per_iteration = 0, ratio = 0;
     bool against_run = false;  // the reference: its time per iteration in `run`, else the calibration's
+    double run_spread = 0;     // its own runs' largest over their median (CalibrationRatio::run_spread)
   };
   struct CalibrationCheck {
     double limit = 1.5;

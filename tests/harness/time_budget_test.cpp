@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/run_record.h"
@@ -101,6 +102,46 @@ TEST(TimeBudget, TheCacheKeepsTheLastRunsWalls) {
 // to take 10 s: it gets the minimum of 4 processes, spread over the 9 rounds, and the run file
 // says why; the other, unknown, gets the profile's 9. The run teaches the cache both walls;
 // --plan then projects from them without running; --repetitions forces its count, no budget.
+// ab's regime check (docs/gate.md, "Duet pairing"): a side's time per iteration over 1.5x its time
+// in `run` is listed, unless its own runs here already spread that far above their median (then
+// the ratio is what `run` does from run to run, not a regime); both ways, known answers.
+TEST(TimeBudget, TheRegimeCheckListsRatiosBeyondTheLimitAndTheBenchmarksOwnSpread) {
+  RunOutcome outcome;
+  auto ratio = [](const std::string& name, double observed, double spread) {
+    CalibrationRatio c;
+    c.benchmark = name;
+    c.observed_s_per_iteration = observed;
+    c.calibrated_s_per_iteration = 1.0;
+    c.against_run = true;
+    c.run_spread = spread;
+    return c;
+  };
+  outcome.calibration_ratios = {ratio("steady", 3.0, 0), ratio("steady_known", 3.0, 1.2), ratio("bimodal", 3.0, 13.0),
+                                ratio("bimodal_far", 20.0, 13.0), ratio("fine", 1.4, 0)};
+  const RunRecord::CalibrationCheck check = calibration_check(outcome, 0, 1.5);
+  std::vector<std::string> over;
+  for (const auto& c : check.over) over.push_back(c.name);
+  EXPECT_EQ(over, (std::vector<std::string>{"bimodal_far", "steady", "steady_known"}));
+  ASSERT_TRUE(check.max.has_value());
+  EXPECT_EQ(check.max->name, "bimodal_far");
+  EXPECT_DOUBLE_EQ(check.max->run_spread, 13.0);
+}
+
+// The spread the check uses comes from the cache's kept runs: their largest over their median,
+// known only from 3 runs on.
+TEST(TimeBudget, TheRunSpreadIsTheLargestKeptRunOverTheirMedian) {
+  TempDir dir;
+  CalibrationCache cache(dir.path + "/cache.json");
+  cache.record_run_per_iteration("b", 1.0);
+  cache.record_run_per_iteration("b", 4.0);
+  ASSERT_NE(cache.walls("b"), nullptr);
+  EXPECT_EQ(cache.walls("b")->run_s_per_iteration.size(), 2u);
+  EXPECT_EQ(run_spread(cache.walls("b")->run_s_per_iteration), 0.0);  // two runs: not known
+  cache.record_run_per_iteration("b", 2.0);
+  EXPECT_DOUBLE_EQ(run_spread(cache.walls("b")->run_s_per_iteration), 2.0);  // 4 over the median 2
+  EXPECT_EQ(run_spread({}), 0.0);
+}
+
 TEST(TimeBudget, ANightlyRunPlansFewerProcessesForASlowBenchmarkAndSaysWhy) {
   TempDir dir;
   const std::string cache = dir.path + "/cal.json", slow = "timing.work/steps/work:1000",
