@@ -52,6 +52,7 @@ struct SelftestArgs {
   std::string runs_dir;        // where the run files go (default results/selftest)
   bool from_runs = false;      // analyse the run files already in runs_dir; run nothing
   int ab_aa = 0;               // > 0: ab of the build against itself this many times instead
+  int nights = 0;              // > 0: this many runs at the profile's own plan, every pair gated as the nightly gates
   double ab_budget_s = -1;     // their --budget (< 0: ab's default)
   GateArgs gate;
 };
@@ -582,6 +583,140 @@ void print_selftest(const nlohmann::json& result, const SelftestTallies& t, cons
               speed["benchmarks"].get<int>(), speed["history_s"].get<double>(), speed["gate_s"].get<double>());
 }
 
+// --nights K: the gate as the nightly meets it, on whole runs rather than draws. K runs of the same
+// build at the profile's own plan (its processes, time budget and counting cover, as `run
+// --profile` does), then every pair of them gated as ci/nightly.sh gates a night: the earlier run
+// as the baseline, the run-to-run noise from the history it would have (every run but the current
+// one), unchanged at the larger of the threshold and the benchmark's resolution, --undecided fail.
+// The gates share runs (K runs give K(K-1)/2 pairs), so they are not independent draws; each one is
+// a complete nightly-shaped comparison of real processes.
+int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>* experiments, const RunOptions& profile,
+                    const Environment& env, const std::string& dir) {
+  const auto start = Clock::now();
+  std::vector<nlohmann::json> runs;
+  if (experiments) {
+    check_writable(run_path(dir, "night1"));
+    RunOptions o = profile;
+    o.progress_tty = false;
+    for (int k = 1; k <= args.nights; ++k) {
+      std::cerr << "selftest: night " << k << " of " << args.nights << " (" << args.profile << " profile, "
+                << o.repetitions << " processes per benchmark within its budget)\n";
+      o.seed = args.seed + static_cast<std::uint64_t>(k);  // a fresh order each night
+      const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
+      const RunOutcome r = run_sides({Side{"A", *experiments, {}, {}, {}}}, o);
+      nlohmann::json doc = build_run_doc(*experiments, r.samples, o, r, env, started, "selftest night " + std::to_string(k), 0);
+      write_json_atomically(run_path(dir, "night" + std::to_string(k)), doc);
+      if (r.interrupted_by) return interrupted_exit_status();
+    }
+  }
+  for (int k = 1; fs::exists(run_path(dir, "night" + std::to_string(k))); ++k) {
+    runs.push_back(read_run_file(run_path(dir, "night" + std::to_string(k))));
+  }
+  if (runs.size() < 3) throw UsageError(dir + ": --nights needs at least 3 runs night1.. (run without --from first)");
+  std::vector<Pool> pools;
+  for (const auto& d : runs) pools.push_back(pool_of(d));
+  std::printf("\npairbench selftest --nights: %zu runs of the same build (%s profile, as `run --profile %s` plans them), "
+              "every pair gated as the nightly gates it, on %s\n",
+              runs.size(), args.profile.c_str(), args.profile.c_str(), env.fingerprint.value("cpu_model", "").c_str());
+  std::printf("  %-9s %-9s %5s %11s %9s %10s %8s %8s %6s  %s\n", "baseline", "current", "exit", "regressions", "undecided",
+              "unchanged", "missing", "suspects", "rows", "time rows gated at: threshold / median / largest");
+  nlohmann::json gates = nlohmann::json::array();
+  int passed = 0, with_regression = 0, total = 0;
+  long regressions = 0, undecided = 0, rows = 0;
+  for (std::size_t j = 1; j < runs.size(); ++j) {
+    // The history a night j would have: the runs before it and after it are the same build, but a
+    // real night has only those before; all of them but j keeps K-1 runs of run-to-run noise.
+    GateOptions g = args.gate.options;
+    g.force = true;
+    std::map<std::string, std::vector<std::vector<double>>> per_run;
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      if (k == j) continue;
+      for (const auto& [name, entries] : pools[k].time) {
+        std::vector<double> v;
+        for (const auto& e : entries) v.push_back(process_value(e));
+        per_run[name].push_back(v);
+      }
+    }
+    for (const auto& [name, values] : per_run) add_history_noise(g, name, values);
+    g.run_variance_source = "the selftest's other " + std::to_string(runs.size() - 1) + " runs of the same build";
+    for (std::size_t i = 0; i < j; ++i) {
+      const GateReport report = compare_runs(runs[i], runs[j], g, "night" + std::to_string(i + 1), "night" + std::to_string(j + 1));
+      const int status = report.exit_status();
+      std::vector<double> gated_at;
+      int at_threshold = 0;
+      for (const auto& v : report.rows) {
+        if (v.instrument != Instrument::time || !(v.gated_at > 0)) continue;
+        gated_at.push_back(v.gated_at);
+        at_threshold += v.gated_at <= v.threshold * (1 + 1e-12);
+      }
+      const int reg = report.count(Verdict::regression), und = report.count(Verdict::undecided);
+      // Suspects: what ci/nightly.sh would measure again in its same-runner `ab` (docs/gate.md).
+      const int suspects = static_cast<int>(std::count_if(report.rows.begin(), report.rows.end(), [](const auto& v) {
+        return is_suspect(v) && v.verdict != Verdict::regression && v.verdict != Verdict::undecided;
+      }));
+      ++total;
+      passed += status == kExitOk;
+      with_regression += reg > 0;
+      regressions += reg, undecided += und, rows += static_cast<long>(report.rows.size());
+      std::vector<std::string> names;
+      for (const auto& v : report.rows) {
+        if (v.verdict == Verdict::regression || v.verdict == Verdict::undecided) {
+          names.push_back(v.benchmark + " (" + to_string(v.instrument) + ", " + to_string(v.verdict) + ")");
+        }
+      }
+      const double median = gated_at.empty() ? 0 : stats::median(gated_at);
+      const double largest = gated_at.empty() ? 0 : *std::max_element(gated_at.begin(), gated_at.end());
+      std::printf("  %-9s %-9s %5d %11d %9d %10d %8d %8d %6zu  %d of %zu / \u00b1%.1f%% / \u00b1%.1f%%\n",
+                  ("night" + std::to_string(i + 1)).c_str(), ("night" + std::to_string(j + 1)).c_str(), status, reg, und,
+                  report.count(Verdict::unchanged), report.count(Verdict::missing), suspects, report.rows.size(), at_threshold,
+                  gated_at.size(), 100 * median, 100 * largest);
+      for (const auto& n : names) std::printf("      %s\n", n.c_str());
+      gates.push_back({{"baseline", "night" + std::to_string(i + 1)},
+                       {"current", "night" + std::to_string(j + 1)},
+                       {"exit_status", status},
+                       {"regressions", reg},
+                       {"undecided", und},
+                       {"unchanged", report.count(Verdict::unchanged)},
+                       {"improvements", report.count(Verdict::improvement)},
+                       {"missing", report.count(Verdict::missing)},
+                       {"suspects", suspects},
+                       {"rows", report.rows.size()},
+                       {"time_rows_gated_at_threshold", at_threshold},
+                       {"time_rows", gated_at.size()},
+                       {"gated_at_median", median},
+                       {"gated_at_largest", largest},
+                       {"not_passed", names}});
+    }
+  }
+  std::printf("  %d of %d nightly-shaped A/A gates passed (exit 0 without --undecided pass); %d with a false regression "
+              "(%ld regression and %ld undecided verdicts over %ld rows)\n",
+              passed, total, with_regression, regressions, undecided, rows);
+  std::set<std::string> benchmarks;
+  for (const auto& p : pools) {
+    for (const auto& [name, e] : p.time) benchmarks.insert(name);
+  }
+  nlohmann::json result;
+  result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")},
+                       {"cpu_count", env.fingerprint.value("cpu_count", 0)},
+                       {"machine_key", env.fingerprint.value("machine_key", "")}};
+  result["mode"] = "nights";
+  result["profile"] = args.profile;
+  result["runs"] = {{"directory", dir}, {"count", runs.size()}};
+  result["benchmarks"] = benchmarks.size();
+  result["processes_per_benchmark"] = profile.repetitions;
+  result["gates"] = gates;
+  result["summary"] = {{"gates", total}, {"passed", passed}, {"with_a_false_regression", with_regression},
+                       {"regression_verdicts", regressions}, {"undecided_verdicts", undecided}, {"rows", rows}};
+  result["wall_s"] = std::chrono::duration<double>(Clock::now() - start).count();
+  result["note"] = "Every pair of the runs gated as ci/nightly.sh gates a night (the earlier as baseline, run-to-run noise "
+                   "from every run but the current); the gates share runs, so they are not independent.";
+  if (!args.out.empty()) {
+    write_json_atomically(args.out, result);
+    std::printf("wrote %s (run files in %s)\n", args.out.c_str(), dir.c_str());
+  }
+  return passed == total ? kExitOk : 1;
+}
+
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   if (args.ab_aa > 0) {
     return selftest_ab_aa({args.ab_aa, args.experiments, args.profile, args.ab_budget_s, bench_dir,
@@ -593,6 +728,13 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   run_args.min_time_s = args.min_time_s;
   const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
   RunOptions profile = run_options(run_args, env.fingerprint.value("machine_key", ""));
+  const std::string nights_dir = args.runs_dir.empty() ? "results/selftest-nights" : args.runs_dir;
+  if (args.nights > 0 && args.from_runs) return selftest_nights(args, nullptr, profile, env, nights_dir);
+  if (args.nights > 0) {
+    auto experiments = select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
+                                          args.experiments, args.arms);
+    return selftest_nights(args, &experiments, profile, env, nights_dir);
+  }
   // The self-test's gates are drawn at the profile's count for every benchmark: no time budget.
   profile.process_budget_s = profile.instruction_budget_s = 0;
   const int n = profile.repetitions;
@@ -674,7 +816,7 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
 Command command_selftest() {
   return {"selftest", "measure the gate's false-alarm and detection rates on this machine",
           "0 measured (the rates are the result, not a verdict); with --ab-aa: 0 no decided change, 1 some decided "
-          "change, 3 an ab failed to run; 2 bad input; 130/143 interrupted by SIGINT/SIGTERM (the run files written "
+          "change, 3 an ab failed to run; with --nights: 0 every gate passed, 1 some did not; 2 bad input; 130/143 interrupted by SIGINT/SIGTERM (the run files written "
           "so far are kept)",
           "a bench binary's output, a calibration cache or a run file (selftest)", [](CLI::App& cmd) -> CommandAction {
             auto a = std::make_shared<SelftestArgs>();
@@ -703,6 +845,11 @@ Command command_selftest() {
                            "run ab of this build against itself N times at its defaults (--experiments, --profile "
                            "and --ab-budget as given) and count every decided change (exit 1 if any)")
                 ->check(CLI::Range(1, 1000));
+            cmd.add_option("--nights", a->nights,
+                           "run the selected experiments N times at the profile's own plan (budgets included) and gate "
+                           "every pair as the nightly gates a night; exit 1 unless every gate exits 0 (--from: re-gate "
+                           "the runs in --runs-dir, default results/selftest-nights)")
+                ->check(CLI::Range(3, 50));
             cmd.add_option("--ab-budget", a->ab_budget_s, "--budget of each ab of --ab-aa (default: ab's)")
                 ->check(finite_in(0, 86400.0));
             cmd.add_option("--out", a->out, "write the result as JSON")->check(path_is(regular_file_or_absent_problem, "FILE"));

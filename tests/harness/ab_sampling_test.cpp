@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -133,6 +134,64 @@ TEST(AbSampling, SelftestAbAaCountsEveryVerdictOfEveryAb) {
   EXPECT_TRUE(fs::exists(dir.path + "/runs/ab-aa-1/gate.json"));
   EXPECT_TRUE(fs::exists(dir.path + "/runs/ab-aa-2/candidate.json"));
   EXPECT_NE(r.output.find("2 ab runs of identical builds"), std::string::npos) << r.output;
+}
+
+// selftest --nights: K runs of the same build, every pair gated as the nightly gates a night. Both
+// ways: the same build's nights pass (the known-work bench is quiet far below the threshold), and a
+// night made 50 % slower in its file fails every gate it is the current run of, naming the
+// benchmarks, while the gate between the other two still passes. Fewer than 3 runs is refused.
+TEST(SelftestNights, EveryPairIsGatedAndASlowerNightFailsItsGates) {
+  TempDir dir;
+  const std::string runs = dir.path + "/runs";
+  const std::vector<std::string> args = {PAIRBENCH_EXE, "selftest", "--nights", "3", "--profile", "quick", "--bench-dir",
+                                         TIMING_BENCH_DIR, "--experiments", "timing.work", "--runs-dir", runs};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run_process(a, {}, std::chrono::seconds(300));
+  };
+  const ProcessResult r = with({"--out", dir.path + "/nights.json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
+  const nlohmann::json result = read(dir.path + "/nights.json");
+  ASSERT_EQ(result["gates"].size(), 3u) << result.dump();
+  int passed = 0;
+  for (const auto& g : result["gates"]) {
+    EXPECT_GT(g["rows"].get<int>(), 0);
+    EXPECT_EQ(g["regressions"].get<int>() + g["undecided"].get<int>() + g["unchanged"].get<int>() +
+                  g["improvements"].get<int>() + g["missing"].get<int>(),
+              g["rows"].get<int>())
+        << g.dump();
+    passed += g["exit_status"].get<int>() == 0;
+  }
+  EXPECT_EQ(result["summary"]["passed"].get<int>(), passed);
+  EXPECT_EQ(r.exit_code, passed == 3 ? 0 : 1) << r.output;
+  EXPECT_EQ(result["gates"][0]["baseline"], "night1");
+  EXPECT_EQ(result["gates"][2]["current"], "night3");
+
+  // Night 3 made 50 % slower (time is "lower is better" here): its two gates fail on regressions.
+  nlohmann::json night3 = read(runs + "/night3.json");
+  for (auto& b : night3["benchmarks"]) {
+    b["metric_value"] = b["metric_value"].get<double>() * 1.5;
+    if (b.contains("metric_batches")) {
+      for (auto& x : b["metric_batches"]) x = x.get<double>() * 1.5;
+    }
+  }
+  std::ofstream(runs + "/night3.json") << night3.dump();
+  const ProcessResult slower = with({"--from", "--out", dir.path + "/slower.json"});
+  EXPECT_EQ(slower.exit_code, 1) << slower.output;
+  const nlohmann::json s = read(dir.path + "/slower.json");
+  ASSERT_EQ(s["gates"].size(), 3u);
+  for (const auto& g : s["gates"]) {
+    if (g["current"] != "night3") continue;
+    EXPECT_EQ(g["exit_status"].get<int>(), 1) << g.dump();
+    EXPECT_EQ(g["regressions"].get<int>(), g["rows"].get<int>()) << g.dump();
+  }
+  EXPECT_NE(slower.output.find("timing.work/steps/work:1000 (time, regression)"), std::string::npos) << slower.output;
+
+  fs::remove(runs + "/night3.json");
+  const ProcessResult two = with({"--from"});
+  EXPECT_EQ(two.exit_code, 2) << two.output;
+  EXPECT_NE(two.output.find("at least 3 runs"), std::string::npos) << two.output;
 }
 
 }  // namespace

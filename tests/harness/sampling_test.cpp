@@ -440,7 +440,9 @@ TEST(Threads, ABenchmarkTheProbeNamedRunsOneSideAtATime) {
   for (const auto& q : out.sequential_in_duet) reasons[q.benchmark] = q.reason;
   EXPECT_EQ(reasons["timing.work/steps/work:1000"], "a duet probe ran it above 1.5x");
   for (const Sample& s : out.samples) {
-    if (s.benchmark == "timing.work/steps/work:1000") EXPECT_EQ(s.pair, -1);
+    if (s.benchmark == "timing.work/steps/work:1000") {
+      EXPECT_EQ(s.pair, -1);
+    }
   }
 }
 
