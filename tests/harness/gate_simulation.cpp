@@ -28,6 +28,8 @@
 // always-valid and naive (the fixed gate re-run after every round, each benchmark stopped once
 // decided), and the fixed gate at the start (no sampling). --run-noise SD: each run's level moves
 // by N(0, SD^2) per benchmark, and the decision is told that variance (as a history would).
+// --two-stage 1 (default) decides the planned processes first by the fixed gate at alpha/2, as
+// `run` does (TwoStage); 0: the always-valid sequence alone.
 //   build/tests/gate_simulation --unpaired --benchmarks 335 --processes 9 --start 9 --step 2 --cap 30 --gates 400
 #include <algorithm>
 #include <cmath>
@@ -77,7 +79,7 @@ struct SequentialArgs {
   int start = 9;             // --unpaired: the current side's planned processes
   double share = 0.5;        // --unpaired: the current side's share of each level
   double run_noise = 0;      // --unpaired: run-to-run SD of a benchmark's log level
-  bool two_stage = true;     // --sequential: ab's planned look decided by the fixed gate at half of alpha (TwoStage)
+  bool two_stage = true;     // ab's and run's planned look decided by the fixed gate at half of alpha (TwoStage)
   double first_share = 0.5;  // --first-share: the planned look's share of alpha
   std::string allocation = "breadth";  // --allocation: the rounds' rule under a pair budget (depth: ab's decidable_first)
   long pair_budget = -1;     // --pair-budget: pairs the rounds may add over the whole gate (ab's --budget at
@@ -129,8 +131,16 @@ int simulate_unpaired(int benchmarks, int processes, int gates, const std::vecto
     }
     bool any = false;
     SequentialDecision d;
+    // run's two stages, as ab's: the fixed gate on the planned processes once at half of alpha.
+    const TwoStage stages = split_two_stage(options, a.first_share);
+    std::optional<GateReport> first_look;
+    if (a.two_stage) {
+      first_look = compare_runs(side_doc(values[0], std::vector<int>(nb, processes)),
+                                side_doc(values[1], std::vector<int>(nb, a.start)), stages.first_look, "a", "b");
+    }
     for (;;) {
-      d = decide_sequential_unpaired(states, options, design);
+      d = decide_sequential_unpaired(states, a.two_stage ? stages.sequence : options, design);
+      if (first_look) merge_first_look(d, *first_look);
       any = any || d.failed();
       const std::vector<std::string> next = next_round(d, states, a.step, 1e18, a.cap);
       if (next.empty()) break;
@@ -173,9 +183,9 @@ int simulate_unpaired(int benchmarks, int processes, int gates, const std::vecto
   }
   const double n = static_cast<double>(rows);
   std::printf("unpaired: %d benchmarks, baseline %d processes, current from %d, +%d per round to a cap of %d, share %.2f, "
-              "noise %s, outliers %.0f%%, run noise %.1f%%, shift %+.1f%%, %d gates\n",
+              "noise %s, outliers %.0f%%, run noise %.1f%%, shift %+.1f%%, %d gates%s\n",
               benchmarks, processes, a.start, a.step, a.cap, a.share, noise.c_str(), 100 * outliers, 100 * a.run_noise,
-              100 * std::expm1(shift), gates);
+              100 * std::expm1(shift), gates, a.two_stage ? ", two stages (planned look: fixed gate at alpha/2)" : ", sequence alone");
   std::printf("  always-valid: gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
               "undecided %.3f, improvement %.3f; current processes per benchmark %.1f\n",
               seq_failed, 100.0 * seq_failed / gates, seq_counts[0] / n, seq_counts[1] / n, seq_counts[2] / n,
