@@ -176,6 +176,15 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
   }
 }
 
+// Each benchmark's wall seconds per pair so far (duet: both sides' processes at once, half each).
+std::vector<double> seconds_per_pair(const std::vector<SequentialState>& states, bool duet) {
+  std::vector<double> out;
+  for (const SequentialState& s : states) {
+    out.push_back(s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.diffs.size()) * (duet ? 0.5 : 1.0));
+  }
+  return out;
+}
+
 // The benchmarks to sample next, cheapest to decide first, as many as the remaining budget buys
 // at `step` more pairs each (a pair's cost: its benchmark's mean so far; a duet pair runs both
 // sides at once, so about half of both processes' wall time).
@@ -186,13 +195,11 @@ std::set<std::string> next_round(const SequentialDecision& d, const std::vector<
   // none, a few more pairs to every affordable one (at a few pairs the always-valid interval is
   // wide and the estimate pessimistic, and more pairs are what narrows both).
   std::vector<bool> eligible;
-  std::vector<double> per_pair;
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     // (Only where `step` more stay within the cap: the cap is a maximum, never passed.)
     eligible.push_back(d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs + step <= max_pairs);
-    const SequentialState& s = states[i];
-    per_pair.push_back(s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.diffs.size()) * (duet ? 0.5 : 1.0));
   }
+  const std::vector<double> per_pair = seconds_per_pair(states, duet);
   // The budget goes where it can finish a decision (decidable_first), not a little to everyone.
   std::set<std::string> chosen;
   for (const std::size_t i : decidable_first(d.rows, eligible, per_pair, remaining_s, step, max_pairs)) {
@@ -300,6 +307,20 @@ SequentialDecision sample_until_decided(const AbArgs& args, const std::vector<Si
     append_round(r.baseline, more.baseline);
     append_round(r.candidate, more.candidate);
     std::tie(states, decision) = look();
+  }
+  // What the budget left undecided would cost to decide, so that the user knows whether to pass a
+  // larger --budget or compare fewer experiments (an estimate at each benchmark's present noise).
+  const BudgetProjection p = project_budget(decision.rows, seconds_per_pair(states, duet), args.max_repetitions);
+  if (p.undecided > 0) {
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "ab: %d undecided: %d of them within --max-repetitions %d would need about %lld more processes per "
+                  "side, about %.0f s more at their measured costs (--budget %.0f); %d not within the cap at their "
+                  "noise (estimates)\n",
+                  p.undecided, p.within_cap, args.max_repetitions, p.more_pairs, p.seconds, spent + p.seconds,
+                  p.undecided - p.within_cap);
+    std::cerr << line;
   }
   return decision;
 }

@@ -139,6 +139,21 @@ std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows,
   return affordable_cheapest_first(rows, eligible, cost, budget_s);
 }
 
+BudgetProjection project_budget(const std::vector<SequentialRow>& rows, const std::vector<double>& seconds_per_pair,
+                                int max_pairs) {
+  BudgetProjection out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].verdict != Verdict::undecided) continue;
+    ++out.undecided;
+    if (rows[i].pairs_needed > max_pairs) continue;
+    ++out.within_cap;
+    const int more = std::max(0, rows[i].pairs_needed - rows[i].pairs);
+    out.more_pairs += more;
+    out.seconds += more * seconds_per_pair[i];
+  }
+  return out;
+}
+
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,
                                      const SequentialDesign& design) {
   const double interval_alpha = 1 - options.interval_level;  // two-sided: 90 % leaves 5 % each side

@@ -108,6 +108,21 @@ std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows,
                                          const std::vector<double>& seconds_per_pair, double budget_s, int step,
                                          int max_pairs);
 
+// What deciding the rest would cost, so that an undecided ending says what budget would decide it:
+// of the undecided rows, those whose estimate is within `max_pairs`, the pairs per side they still
+// need (the estimate at their present noise) and those pairs' seconds at each row's measured cost;
+// the others cannot be decided within the cap at their noise. (ab of every experiment on a 2-vCPU
+// VM spends its default 180 s on the planned processes alone and ends 94 % undecided; this is the
+// figure that tells its user to pass --budget or compare fewer experiments.)
+struct BudgetProjection {
+  int undecided = 0;          // undecided rows
+  int within_cap = 0;         // of which the estimate is within max_pairs
+  long long more_pairs = 0;   // pairs per side those still need, summed
+  double seconds = 0;         // their wall time at seconds_per_pair
+};
+BudgetProjection project_budget(const std::vector<SequentialRow>& rows, const std::vector<double>& seconds_per_pair,
+                                int max_pairs);
+
 // One look: every benchmark of the gate decided on its pairs so far, with options.alpha,
 // correction and interval_level (throws std::invalid_argument for a non-finite difference).
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,

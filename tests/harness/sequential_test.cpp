@@ -306,6 +306,34 @@ TEST(DecideSequential, DecidableFirstConcentratesTheBudget) {
             affordable_cheapest_first(rows, eligible, {2, 0.2, 4, 0.2, 0.02}, 2));
 }
 
+// The cost of deciding the rest: only undecided rows within the cap, the pairs each still needs
+// (none below zero) at its own seconds per pair.
+TEST(DecideSequential, ProjectBudgetCountsWhatTheUndecidedWithinTheCapStillNeed) {
+  std::vector<SequentialRow> rows(5);
+  const int pairs[] = {4, 4, 30, 10, 4};
+  const int needed[] = {24, 500, 20, 50, 0};
+  const Verdict verdicts[] = {Verdict::undecided, Verdict::undecided, Verdict::undecided, Verdict::undecided,
+                              Verdict::unchanged};
+  for (std::size_t i = 0; i < 5; ++i) {
+    rows[i].pairs = pairs[i];
+    rows[i].pairs_needed = needed[i];
+    rows[i].verdict = verdicts[i];
+  }
+  const std::vector<double> per_pair = {0.5, 1, 2, 0.25, 100};
+  // Row 0: 20 more at 0.5 s; row 1 beyond the cap; row 2 needs none more (its estimate is below
+  // its pairs); row 3: 40 more at 0.25 s; row 4 decided.
+  const BudgetProjection p = project_budget(rows, per_pair, 100);
+  EXPECT_EQ(p.undecided, 4);
+  EXPECT_EQ(p.within_cap, 3);
+  EXPECT_EQ(p.more_pairs, 60);
+  EXPECT_DOUBLE_EQ(p.seconds, 20.0);
+  // A lower cap leaves row 3 out as well.
+  const BudgetProjection q = project_budget(rows, per_pair, 40);
+  EXPECT_EQ(q.within_cap, 2);
+  EXPECT_EQ(q.more_pairs, 20);
+  EXPECT_DOUBLE_EQ(q.seconds, 10.0);
+}
+
 TEST(DecideSequential, CheapestFirstAndTheResolutionText) {
   SequentialDecision d;
   d.rows.resize(3);
