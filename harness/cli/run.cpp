@@ -60,7 +60,7 @@ std::string wall_text(double s) {
 std::string budget_line(const RunPlan& p, double took_s) {
   char line[400];
   std::snprintf(line, sizeof line,
-                "time budget %.0f s of time processes per benchmark (at least %d), %.0f s of instruction processes (at "
+                "time budget %.2g s of time processes per benchmark (at least %d), %.2g s of instruction processes (at "
                 "least %d): %d of %zu benchmarks planned fewer processes than the profile's; projected %s for %zu "
                 "processes",
                 p.process_budget_s, p.min_repetitions, p.instruction_budget_s, p.min_instruction_processes, p.cut,
@@ -99,14 +99,40 @@ int print_plan(const RunPlan& p, const RunOptions& options) {
   return kExitOk;
 }
 
+// --wall-budget (the nightly's by default): the per-benchmark budgets lowered until the run's
+// projection fits (fit_wall_budget), and one line that says what was lowered, or that the budgets fit.
+void apply_wall_budget(const RunArgs& args, const std::vector<ExperimentEntry>& experiments, RunOptions& options) {
+  const double wall = args.wall_budget_s >= 0 ? args.wall_budget_s : args.profile == "nightly" ? kNightlyWallBudgetS : 0;
+  if (wall <= 0 || (options.process_budget_s <= 0 && options.instruction_budget_s <= 0)) return;
+  const WallFit fit = fit_wall_budget(options.process_budget_s, options.instruction_budget_s, wall, [&](double p, double i) {
+    RunOptions at = options;
+    at.process_budget_s = p, at.instruction_budget_s = i;
+    return plan_run(experiments, at).projected_wall_s;
+  });
+  char line[400];
+  if (!fit.lowered) {
+    std::snprintf(line, sizeof line, "wall budget %.0f s: the per-benchmark budgets fit (projected %.1f min)", wall,
+                  fit.projected_s / 60);
+  } else {
+    std::snprintf(line, sizeof line,
+                  "wall budget %.0f s: per-benchmark budgets lowered from %g s and %g s to %.2g s of time processes and "
+                  "%.2g s of counting processes, projected %.1f min%s",
+                  wall, options.process_budget_s, options.instruction_budget_s, fit.process_budget_s,
+                  fit.instruction_budget_s, fit.projected_s / 60,
+                  fit.fits ? "" : " (over it even so: every benchmark at its minimum processes)");
+  }
+  std::cout << line << "\n";
+  options.process_budget_s = fit.process_budget_s, options.instruction_budget_s = fit.instruction_budget_s;
+}
+
 int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string& command_line) {
   const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
-  const RunOptions options = run_options(args, env.fingerprint.value("machine_key", ""));
+  RunOptions options = run_options(args, env.fingerprint.value("machine_key", ""));
   if (args.plan_only) {
-    return print_plan(plan_run(select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
-                                                  args.experiments, args.arms),
-                               options),
-                      options);
+    const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
+                                                args.experiments, args.arms);
+    apply_wall_budget(args, experiments, options);
+    return print_plan(plan_run(experiments, options), options);
   }
   // The gate's inputs, before any benchmark runs: the baseline, the outputs, and this machine's
   // run-to-run noise from the history (read before this run is added to it).
@@ -139,6 +165,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
   const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
                                               args.experiments, args.arms);
   for (const auto& w : env.warnings) std::cerr << "pairbench: warning: " << w << "\n";
+  apply_wall_budget(args, experiments, options);
 
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
   const auto start = std::chrono::steady_clock::now();
@@ -259,6 +286,12 @@ Command command_run() {
                            "the same for instruction-counting processes, at least 2 (default: nightly " +
                                std::to_string(static_cast<int>(kNightlyInstructionBudgetS)) +
                                ", others none; none where --instruction-processes is given; 0 = none)")
+                ->check(finite_in(0, 86400.0));
+            cmd.add_option("--wall-budget", a->wall_budget_s,
+                           "seconds of the whole run's processes, projected from this machine's cache: where the "
+                           "per-benchmark budgets project more, the instruction budget is lowered first, then the "
+                           "process budget, never below every benchmark's minimum processes (default: nightly " +
+                               std::to_string(static_cast<int>(kNightlyWallBudgetS)) + ", others none; 0 = none)")
                 ->check(finite_in(0, 86400.0));
             cmd.add_flag("--plan", a->plan_only,
                          "print the processes the run would plan and their projected wall from this machine's "

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "harness/analysis/claims.h"
 #include "harness/analysis/summary.h"
@@ -55,6 +56,35 @@ RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
   options.recalibrate = args.recalibrate;
   options.pairing = args.pairing;
   return options;
+}
+
+WallFit fit_wall_budget(double process_budget_s, double instruction_budget_s, double wall_budget_s,
+                        const std::function<double(double, double)>& projected) {
+  WallFit fit{process_budget_s, instruction_budget_s, projected(process_budget_s, instruction_budget_s), false, true};
+  if (wall_budget_s <= 0 || fit.projected_s <= wall_budget_s) return fit;
+  // The largest budget in [kSmallestBudgetS, from] whose projection fits, the other held: the
+  // projection falls as a budget falls (fewer processes, never more), so bisection finds it.
+  auto largest_fitting = [&](double from, auto at) {
+    if (at(kSmallestBudgetS) > wall_budget_s) return kSmallestBudgetS;
+    double lo = kSmallestBudgetS, hi = from;
+    while (hi - lo > 0.02 * hi) {
+      const double mid = 0.5 * (lo + hi);
+      (at(mid) <= wall_budget_s ? lo : hi) = mid;
+    }
+    return lo;
+  };
+  if (instruction_budget_s > 0) {
+    fit.instruction_budget_s =
+        largest_fitting(instruction_budget_s, [&](double b) { return projected(process_budget_s, b); });
+  }
+  if (process_budget_s > 0 && projected(process_budget_s, fit.instruction_budget_s) > wall_budget_s) {
+    fit.process_budget_s =
+        largest_fitting(process_budget_s, [&](double b) { return projected(b, fit.instruction_budget_s); });
+  }
+  fit.projected_s = projected(fit.process_budget_s, fit.instruction_budget_s);
+  fit.fits = fit.projected_s <= wall_budget_s;
+  fit.lowered = fit.process_budget_s != process_budget_s || fit.instruction_budget_s != instruction_budget_s;
+  return fit;
 }
 
 RunDocument build_run_document(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& all_samples,
@@ -145,7 +175,8 @@ AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& 
              build_run_doc(sides[1].experiments, outcome.samples, options, outcome, envs[1], started, command, 1,
                            kAbCalibrationLimit),
              outcome.sequential_in_duet,
-             {calibration_check(outcome, 0, kAbCalibrationLimit), calibration_check(outcome, 1, kAbCalibrationLimit)}};
+             {calibration_check(outcome, 0, kAbCalibrationLimit), calibration_check(outcome, 1, kAbCalibrationLimit)},
+             outcome.calibration_ratios};
   // The two halves of one run: the gate may compare duet pairs pair by pair only between these.
   char id[40];
   std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(outcome.seed));
@@ -153,6 +184,72 @@ AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& 
   r.baseline["pairbench"]["ab_side"] = sides[0].name;
   r.candidate["pairbench"]["ab_side"] = sides[1].name;
   return r;
+}
+
+// Appends a round's processes to the run file of its side: repetitions and duet pairs renumbered
+// after those already there, so that every process keeps its own place and its pair.
+void append_round(nlohmann::json& doc, const nlohmann::json& round) {
+  std::map<std::string, int> repetitions;
+  int pair_base = 0;
+  for (const auto& b : doc["benchmarks"]) {
+    repetitions[b["name"]] = std::max(repetitions[b["name"]], b.value("repetition_index", 0) + 1);
+    if (b.contains("duet_pair")) pair_base = std::max(pair_base, b["duet_pair"].get<int>() + 1);
+  }
+  for (nlohmann::json b : round["benchmarks"]) {
+    b["repetition_index"] = repetitions[b["name"]] + b.value("repetition_index", 0);
+    if (b.contains("duet_pair")) b["duet_pair"] = pair_base + b["duet_pair"].get<int>();
+    doc["benchmarks"].push_back(b);
+  }
+  for (const auto& n : round["pairbench"]["not_run"]) doc["pairbench"]["not_run"].push_back(n);
+}
+
+std::set<std::string> regime_outliers(const AbResult& r) {
+  std::set<std::string> alone, out;
+  for (const SequentialInDuet& q : r.sequential_in_duet) alone.insert(q.benchmark);
+  for (const RunRecord::CalibrationCheck& check : r.against_calibration) {
+    for (const auto& c : check.over) {
+      if (!alone.count(c.name)) out.insert(c.name);
+    }
+  }
+  return out;
+}
+
+void replace_processes(AbResult& r, const AbResult& again, const std::set<std::string>& names) {
+  auto named = [&](const nlohmann::json& row) { return names.count(row.value("name", "")) > 0; };
+  std::erase_if(r.ratios, [&](const CalibrationRatio& c) { return names.count(c.benchmark) > 0; });
+  for (const CalibrationRatio& c : again.ratios) {
+    if (names.count(c.benchmark)) r.ratios.push_back(c);
+  }
+  RunOutcome merged;
+  merged.calibration_ratios = r.ratios;
+  int side = 0;
+  for (auto [doc, more] : {std::pair{&r.baseline, &again.baseline}, {&r.candidate, &again.candidate}}) {
+    nlohmann::json& pb = (*doc)["pairbench"];
+    // Every timed process of theirs, kept or failed, goes; their counting processes (not timed, so
+    // not of a regime) stay, and `again` counted none.
+    nlohmann::json& rows = (*doc)["benchmarks"];
+    for (auto it = rows.begin(); it != rows.end();) it = named(*it) ? rows.erase(it) : it + 1;
+    if (pb.contains("not_run")) {
+      nlohmann::json& failed = pb["not_run"];
+      for (auto it = failed.begin(); it != failed.end();) {
+        it = named(*it) && it->value("instrument", "time") != "instructions" ? failed.erase(it) : it + 1;
+      }
+    }
+    append_round(*doc, *more);
+    nlohmann::json& sampling = pb["sampling"];
+    for (const auto& q : (*more)["pairbench"]["sampling"].value("sequential_in_duet", nlohmann::json::array())) {
+      if (named(q)) sampling["sequential_in_duet"].push_back(q);
+    }
+    if (side < static_cast<int>(r.against_calibration.size())) {
+      RunRecord::CalibrationCheck& check = r.against_calibration[side];
+      check = calibration_check(merged, side, check.limit);
+      sampling["against_calibration"] = calibration_check_json(check);
+    }
+    ++side;
+  }
+  for (const SequentialInDuet& q : again.sequential_in_duet) {
+    if (names.count(q.benchmark)) r.sequential_in_duet.push_back(q);
+  }
 }
 
 bool ensure_claims(nlohmann::json& doc, const std::string& source, const std::string& bench_dir) {

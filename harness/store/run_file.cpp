@@ -460,6 +460,20 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
 
 }  // namespace
 
+nlohmann::json calibration_check_json(const RunRecord::CalibrationCheck& check) {
+  auto ratio_json = [](const RunRecord::CalibrationRatio& c) {
+    nlohmann::json j{{"name", c.name}, {"s_per_iteration", c.s_per_iteration},
+                     {"calibrated_s_per_iteration", c.calibrated_s_per_iteration}, {"ratio", c.ratio},
+                     {"reference", c.against_run ? "run" : "calibration"}};
+    if (c.run_spread > 0) j["run_spread"] = c.run_spread;
+    return j;
+  };
+  nlohmann::json out = {{"limit", check.limit}, {"over", nlohmann::json::array()}};
+  out["max"] = check.max ? ratio_json(*check.max) : nlohmann::json(nullptr);
+  for (const auto& c : check.over) out["over"].push_back(ratio_json(c));
+  return out;
+}
+
 nlohmann::json run_document(const RunRecord& r) {
   const nlohmann::json& env = r.environment;
   // null where the environment lacks the field, as Google Benchmark's context would have it.
@@ -544,19 +558,7 @@ nlohmann::json run_document(const RunRecord& r) {
       sampling["sequential_in_duet"].push_back({{"name", q.name}, {"threads", q.threads}, {"reason", q.reason}});
     }
   }
-  if (r.calibration_check) {
-    auto ratio_json = [](const RunRecord::CalibrationRatio& c) {
-      nlohmann::json j{{"name", c.name}, {"s_per_iteration", c.s_per_iteration},
-                       {"calibrated_s_per_iteration", c.calibrated_s_per_iteration}, {"ratio", c.ratio},
-                       {"reference", c.against_run ? "run" : "calibration"}};
-      if (c.run_spread > 0) j["run_spread"] = c.run_spread;
-      return j;
-    };
-    nlohmann::json check = {{"limit", r.calibration_check->limit}, {"over", nlohmann::json::array()}};
-    check["max"] = r.calibration_check->max ? ratio_json(*r.calibration_check->max) : nlohmann::json(nullptr);
-    for (const auto& c : r.calibration_check->over) check["over"].push_back(ratio_json(c));
-    sampling["against_calibration"] = check;
-  }
+  if (r.calibration_check) sampling["against_calibration"] = calibration_check_json(*r.calibration_check);
   if (r.process_budget) {
     const auto& p = *r.process_budget;
     const auto wall_or_null = [](double s) { return s > 0 ? nlohmann::json(s) : nlohmann::json(nullptr); };

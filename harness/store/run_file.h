@@ -135,6 +135,8 @@ struct RunRecord {
   std::optional<Interrupted> interrupted;
 };
 nlohmann::json run_document(const RunRecord& record);
+// `sampling.against_calibration` of a run file: the limit, the side's highest ratio, those over it.
+nlohmann::json calibration_check_json(const RunRecord::CalibrationCheck& check);
 
 // 128 random bits as hex: a run's identity in the history, whatever its file is renamed to.
 std::string new_run_id();

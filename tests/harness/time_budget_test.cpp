@@ -52,6 +52,51 @@ TEST(TimeBudget, PlannedProcessesKnownAnswers) {
   EXPECT_EQ(budgeted_processes(kNightlyInstructionBudgetS, 2.0, 2, 3), 2);
 }
 
+// The whole-run budget: the instruction budget lowered first, then the process budget, each to the
+// largest value that fits (within the search's 2 %), never below the minimum; a budget of 0 stays.
+TEST(TimeBudget, AWallBudgetLowersTheCountingBudgetFirstThenTheProcessBudget) {
+  int calls = 0;
+  // A run of 600 s at the minimums, + 60 s per second of counting budget, + 30 s per second of
+  // process budget (budgets above 4 and 2 change nothing; 0 is no budget, every process).
+  const auto projected = [&](double p, double i) {
+    ++calls;
+    return 600 + 60 * (i == 0 ? 4 : std::min(i, 4.0)) + 30 * (p == 0 ? 2 : std::min(p, 2.0));
+  };
+  WallFit fit = fit_wall_budget(2, 4, 900, projected);  // fits as it is
+  EXPECT_FALSE(fit.lowered);
+  EXPECT_TRUE(fit.fits);
+  EXPECT_EQ(fit.process_budget_s, 2);
+  EXPECT_EQ(fit.instruction_budget_s, 4);
+  EXPECT_DOUBLE_EQ(fit.projected_s, 900);
+
+  fit = fit_wall_budget(2, 4, 840, projected);  // counting to 3 s suffices
+  EXPECT_TRUE(fit.lowered && fit.fits);
+  EXPECT_EQ(fit.process_budget_s, 2);
+  EXPECT_LE(fit.instruction_budget_s, 3.0);
+  EXPECT_GE(fit.instruction_budget_s, 3.0 * 0.97);
+  EXPECT_LE(fit.projected_s, 840);
+
+  fit = fit_wall_budget(2, 4, 620, projected);  // counting at its minimum, time processes to 0.67 s
+  EXPECT_TRUE(fit.fits);
+  EXPECT_EQ(fit.instruction_budget_s, kSmallestBudgetS);
+  EXPECT_LE(fit.process_budget_s, 20.0 / 30);
+  EXPECT_GE(fit.process_budget_s, 20.0 / 30 * 0.97);
+
+  calls = 0;
+  fit = fit_wall_budget(2, 4, 500, projected);  // even the minimums do not fit: said, not hidden
+  EXPECT_FALSE(fit.fits);
+  EXPECT_TRUE(fit.lowered);
+  EXPECT_EQ(fit.process_budget_s, kSmallestBudgetS);
+  EXPECT_EQ(fit.instruction_budget_s, kSmallestBudgetS);
+  EXPECT_LT(calls, 10);  // no search where the minimum does not fit
+
+  fit = fit_wall_budget(0, 4, 640, projected);  // no process budget (a count was given): stays none
+  EXPECT_EQ(fit.process_budget_s, 0);
+  EXPECT_EQ(fit.instruction_budget_s, kSmallestBudgetS);
+  EXPECT_FALSE(fit.fits);
+  EXPECT_EQ(fit_wall_budget(2, 4, 0, projected).instruction_budget_s, 4);  // 0 = no wall budget
+}
+
 TEST(TimeBudget, ProjectedWallIsOverheadPlusLoop) {
   ProcessWalls w;
   EXPECT_EQ(projected_process_wall_s(nullptr, nullptr, 100), 0);  // never ran here
@@ -205,6 +250,17 @@ TEST(TimeBudget, ANightlyRunPlansFewerProcessesForASlowBenchmarkAndSaysWhy) {
   EXPECT_NE(plan.output.find(slow + ": 4 of 9:"), std::string::npos) << plan.output;
   EXPECT_NE(plan.output.find("1 of 2 benchmarks planned fewer processes"), std::string::npos) << plan.output;
   EXPECT_EQ(plan.output.find("without a known process wall"), std::string::npos) << plan.output;
+  // The nightly's whole-run budget: a roomy one changes nothing; one below what even the minimums
+  // project lowers every benchmark to its minimum and says that the run is over it even so.
+  const ProcessResult roomy = run("", {"--plan", "--wall-budget", "86400"});
+  ASSERT_EQ(roomy.exit_code, 0) << roomy.output;
+  EXPECT_NE(roomy.output.find("wall budget 86400 s: the per-benchmark budgets fit"), std::string::npos) << roomy.output;
+  const ProcessResult tight = run("", {"--plan", "--wall-budget", "1"});
+  ASSERT_EQ(tight.exit_code, 0) << tight.output;
+  EXPECT_NE(tight.output.find("wall budget 1 s: per-benchmark budgets lowered from 2 s"), std::string::npos)
+      << tight.output;
+  EXPECT_NE(tight.output.find("over it even so"), std::string::npos) << tight.output;
+  EXPECT_NE(tight.output.find("2 of 2 benchmarks planned fewer processes"), std::string::npos) << tight.output;
 
   const ProcessResult forced = run(dir.path + "/r2.json", {"--repetitions", "3"});
   ASSERT_EQ(forced.exit_code, 0) << forced.output;

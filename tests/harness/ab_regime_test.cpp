@@ -1,0 +1,145 @@
+// ab's second look at the regime (harness/cli/run_record.h): which benchmarks the planned duet
+// processes showed out of their regime, and how their processes measured again one side at a time
+// replace the duet ones in both run files, the rest untouched.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/cli/run_record.h"
+
+namespace pairbench::harness {
+namespace {
+
+// A side's time per iteration against its time in `run` (1 s per iteration there).
+CalibrationRatio ratio(const std::string& name, int side, double r) {
+  CalibrationRatio c;
+  c.benchmark = name;
+  c.side = side;
+  c.observed_s_per_iteration = r;
+  c.calibrated_s_per_iteration = 1.0;
+  c.against_run = true;
+  return c;
+}
+
+// Each side's check as run_ab makes it, from the ratios.
+void check_sides(AbResult& r) {
+  RunOutcome outcome;
+  outcome.calibration_ratios = r.ratios;
+  r.against_calibration = {calibration_check(outcome, 0, kAbCalibrationLimit),
+                           calibration_check(outcome, 1, kAbCalibrationLimit)};
+}
+
+nlohmann::json ratio_json(const std::string& name, double r) { return {{"name", name}, {"ratio", r}, {"reference", "run"}}; }
+
+// One side's run file: `n` duet processes of each benchmark named (pairs numbered across them),
+// one failed timed process and one failed counting process of `b`.
+nlohmann::json side_doc(const std::vector<std::string>& names, int n, const nlohmann::json& over, const nlohmann::json& max) {
+  nlohmann::json doc;
+  doc["benchmarks"] = nlohmann::json::array();
+  int pair = 0;
+  for (const std::string& name : names) {
+    for (int i = 0; i < n; ++i) {
+      doc["benchmarks"].push_back({{"name", name}, {"repetition_index", i}, {"duet_pair", pair++}, {"real_time", 1.0}});
+    }
+  }
+  doc["pairbench"]["not_run"] = nlohmann::json::array(
+      {{{"name", "b"}, {"instrument", "time"}, {"repetition_index", 1}}, {{"name", "b"}, {"instrument", "instructions"}}});
+  doc["pairbench"]["sampling"]["sequential_in_duet"] =
+      nlohmann::json::array({{{"name", "wide"}, {"threads", 2}, {"reason", "2 threads per side need 4 cores"}}});
+  doc["pairbench"]["sampling"]["against_calibration"] = {{"limit", 1.5}, {"over", over}, {"max", max}};
+  return doc;
+}
+
+// The planned look: a and b in duet, `wide` one side at a time for its threads. b ran 1.9x and
+// 1.8x (the two sides), `wide` 2.4x (not a duet effect: it already ran alone), a 1.1x.
+AbResult planned() {
+  AbResult r;
+  const nlohmann::json over = nlohmann::json::array({ratio_json("wide", 2.4), ratio_json("b", 1.9)});
+  r.baseline = side_doc({"a", "b"}, 4, over, ratio_json("wide", 2.4));
+  r.candidate = side_doc({"a", "b"}, 4, nlohmann::json::array({ratio_json("b", 1.8)}), ratio_json("b", 1.8));
+  r.sequential_in_duet = {{"wide", 2, "2 threads per side need 4 cores"}};
+  r.ratios = {ratio("a", 0, 1.1), ratio("b", 0, 1.9), ratio("wide", 0, 2.4),
+              ratio("a", 1, 1.1), ratio("b", 1, 1.8), ratio("wide", 1, 1.0)};
+  check_sides(r);
+  return r;
+}
+
+// b again, one side at a time: 4 processes per side without duet pairs, at 1.05x.
+AbResult alone() {
+  AbResult r;
+  for (auto* doc : {&r.baseline, &r.candidate}) {
+    (*doc)["benchmarks"] = nlohmann::json::array();
+    for (int i = 0; i < 4; ++i) (*doc)["benchmarks"].push_back({{"name", "b"}, {"repetition_index", i}, {"real_time", 2.0}});
+    (*doc)["pairbench"]["not_run"] = nlohmann::json::array();
+    (*doc)["pairbench"]["sampling"]["sequential_in_duet"] =
+        nlohmann::json::array({{{"name", "b"}, {"threads", 1}, {"reason", "its planned duet processes ran above 1.5x"}}});
+  }
+  r.sequential_in_duet = {{"b", 1, "its planned duet processes ran above 1.5x"}};
+  r.ratios = {ratio("b", 0, 1.05), ratio("b", 1, 1.05)};
+  check_sides(r);
+  return r;
+}
+
+TEST(AbRegime, OutliersAreTheDuetBenchmarksAboveTheLimitOnEitherSide) {
+  // `wide` ran one side at a time already: its ratio is not the duet's doing.
+  EXPECT_EQ(regime_outliers(planned()), std::set<std::string>{"b"});
+  AbResult none = planned();
+  for (CalibrationRatio& c : none.ratios) {
+    if (c.benchmark == "b") c.observed_s_per_iteration = 1.4;
+  }
+  check_sides(none);
+  EXPECT_TRUE(regime_outliers(none).empty());
+}
+
+TEST(AbRegime, ProcessesMeasuredAloneReplaceTheDuetOnesAndTheCheckIsTheirs) {
+  AbResult r = planned();
+  replace_processes(r, alone(), {"b"});
+  for (const nlohmann::json* doc : {&r.baseline, &r.candidate}) {
+    int a = 0, b = 0;
+    std::multiset<int> b_reps;
+    for (const auto& row : (*doc)["benchmarks"]) {
+      if (row["name"] == "a") {
+        ++a;
+        EXPECT_TRUE(row.contains("duet_pair"));  // untouched
+      } else {
+        ++b;
+        EXPECT_FALSE(row.contains("duet_pair")) << row;  // only the processes measured alone
+        EXPECT_EQ(row["real_time"], 2.0);
+        b_reps.insert(row["repetition_index"].get<int>());
+      }
+    }
+    EXPECT_EQ(a, 4);
+    EXPECT_EQ(b, 4);
+    EXPECT_EQ(b_reps, (std::multiset<int>{0, 1, 2, 3}));  // each in its own place, from 0
+    // b's failed timed process was of the duet and goes; its failed counting process stays.
+    ASSERT_EQ((*doc)["pairbench"]["not_run"].size(), 1u);
+    EXPECT_EQ((*doc)["pairbench"]["not_run"][0]["instrument"], "instructions");
+    const auto& sampling = (*doc)["pairbench"]["sampling"];
+    ASSERT_EQ(sampling["sequential_in_duet"].size(), 2u);
+    EXPECT_EQ(sampling["sequential_in_duet"][1]["name"], "b");
+    for (const auto& c : sampling["against_calibration"]["over"]) EXPECT_NE(c["name"], "b");
+  }
+  // The checks made again from every ratio: the baseline keeps `wide` over the limit and as its
+  // highest; the candidate's highest is now a's 1.1x (not b's new 1.05x: the highest of all).
+  EXPECT_EQ(r.baseline["pairbench"]["sampling"]["against_calibration"]["over"].size(), 1u);
+  EXPECT_EQ(r.baseline["pairbench"]["sampling"]["against_calibration"]["max"]["name"], "wide");
+  EXPECT_TRUE(r.candidate["pairbench"]["sampling"]["against_calibration"]["over"].empty());
+  EXPECT_EQ(r.candidate["pairbench"]["sampling"]["against_calibration"]["max"]["name"], "a");
+  EXPECT_DOUBLE_EQ(r.candidate["pairbench"]["sampling"]["against_calibration"]["max"]["ratio"].get<double>(), 1.1);
+  // The same in the result the terminal lines come from.
+  ASSERT_EQ(r.against_calibration[0].over.size(), 1u);
+  EXPECT_EQ(r.against_calibration[0].over[0].name, "wide");
+  EXPECT_EQ(r.against_calibration[0].max->name, "wide");
+  EXPECT_TRUE(r.against_calibration[1].over.empty());
+  EXPECT_EQ(r.against_calibration[1].max->name, "a");
+  EXPECT_EQ(r.ratios.size(), 6u);  // b's two replaced, not added
+  ASSERT_EQ(r.sequential_in_duet.size(), 2u);
+  EXPECT_EQ(r.sequential_in_duet[1].benchmark, "b");
+  EXPECT_TRUE(regime_outliers(r).empty());
+}
+
+}  // namespace
+}  // namespace pairbench::harness
