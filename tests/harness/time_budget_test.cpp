@@ -334,9 +334,11 @@ TEST(TimeBudget, ACostlyCountingPointIsCoveredByTheCheaperPointOfItsArm) {
   }
   EXPECT_TRUE(recorded) << doc["pairbench"]["not_run"].dump();
 
-  // Gated against the run that counted it: the row is missing, says why, and fails nothing.
+  // Gated against the run that counted it: the row is missing, says why, and fails nothing. (The
+  // time rows of two runs under ctest's load differ by 5 % and more: a threshold of 50 % keeps
+  // them out of what this checks.)
   const ProcessResult gate = run_process({PAIRBENCH_EXE, "gate", "--baseline", counted_all, "--current", covered, "--db",
-                                          "none", "--undecided", "pass"},
+                                          "none", "--undecided", "pass", "--threshold", "0.5"},
                                          {}, std::chrono::seconds(120));
   EXPECT_NE(gate.output.find("its code is counted at " + cheap), std::string::npos) << gate.output;
   EXPECT_NE(gate.exit_code, 1) << gate.output;
