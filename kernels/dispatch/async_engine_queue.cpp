@@ -118,8 +118,18 @@ void AsyncEngine::push(OpFn fn, void* ctx, std::span<const BufferId> reads,
 
 std::size_t AsyncEngine::outstanding_ops() const {
   // completed_ first: completed <= pushed at every instant, so the difference never underflows.
-  const std::uint64_t completed = impl_->completed_.load(std::memory_order_acquire);
-  const std::uint64_t pushed = impl_->pushed_.load(std::memory_order_acquire);
+  // Read from a worker, completed_ may advance and the frontend push again between the two loads,
+  // which over-counts (above max_queued_ops); completed_ read again unchanged means the pushed_
+  // read between saw it too, so the difference is one instant's count. Bounded retries: a worker
+  // completing ops without pause keeps the last, upper-bound value.
+  std::uint64_t completed = impl_->completed_.load(std::memory_order_acquire);
+  std::uint64_t pushed = impl_->pushed_.load(std::memory_order_acquire);
+  for (int tries = 0; tries < 64; ++tries) {
+    const std::uint64_t again = impl_->completed_.load(std::memory_order_acquire);
+    if (again == completed) break;
+    completed = again;
+    pushed = impl_->pushed_.load(std::memory_order_acquire);
+  }
   return static_cast<std::size_t>(pushed - completed);
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "harness/exec/calibration.h"
@@ -328,11 +329,20 @@ TEST(Run, FixedIterationsCalibratedOnceAndReused) {
     std::map<std::string, std::set<double>> counts;
     for (const auto& i : r1["pairbench"]["instructions"]) counts[i["name"]].insert(i["instructions_per_iteration"].get<double>());
     for (const auto& [name, c] : counts) EXPECT_EQ(c.size(), 1u) << name;  // deterministic across processes
-    // The gate on the two runs: instruction counts unchanged, nothing a regression.
+    // The gate on the two runs: every instruction row unchanged. (Its time rows are not checked:
+    // two runs one after the other under ctest's load differ by 5 % and more, and a CI run once
+    // called +4.6 % from 3 processes a side a regression.)
     const ProcessResult gate = run_process({PAIRBENCH_EXE, "compare", dir.path + "/r1.json", dir.path + "/r2.json"}, {},
                                            std::chrono::seconds(60));
-    EXPECT_NE(gate.exit_code, 1) << gate.output;
-    EXPECT_NE(gate.output.find("[instructions]"), std::string::npos) << gate.output;
+    EXPECT_TRUE(gate.exit_code == 0 || gate.exit_code == 1) << gate.output;
+    std::istringstream lines(gate.output);
+    int instruction_rows = 0;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("[instructions]") == std::string::npos || line.find("timing.work") != 0) continue;
+      ++instruction_rows;
+      EXPECT_NE(line.find(" unchanged "), std::string::npos) << line;
+    }
+    EXPECT_EQ(instruction_rows, 2) << gate.output;
   }
 }
 
