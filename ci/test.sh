@@ -5,10 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 "./ci/build.sh"
-# Fuzzing tier first, so that ctest's summary closes the output: 60 s in total over the libFuzzer
+# Fuzzing tier first, so that ctest's summary closes the output: 30 s in total over the libFuzzer
 # targets (ci/fuzz.sh; "skipped" where clang/libFuzzer is missing; FUZZ_SECONDS=0 leaves it out).
 fuzz_status=0
-if [ "${FUZZ_SECONDS:-60}" != 0 ]; then ./ci/fuzz.sh "${FUZZ_SECONDS:-60}" || fuzz_status=$?; fi
+if [ "${FUZZ_SECONDS:-30}" != 0 ]; then ./ci/fuzz.sh "${FUZZ_SECONDS:-30}" || fuzz_status=$?; fi
 ctest --test-dir "${BUILD_DIR:-build}" -j"$(nproc)" --output-on-failure --timeout 600 "$@"
 if [ "$fuzz_status" != 0 ]; then
   echo "ci/test.sh: the fuzz tier failed (exit $fuzz_status; see ci/fuzz.sh's lines above)" >&2

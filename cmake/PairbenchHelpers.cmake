@@ -58,6 +58,9 @@ function(pairbench_add_wing name)
   if(NOT name STREQUAL "pairbench_stats")
     target_compile_options(${name} PRIVATE $<$<AND:$<CONFIG:Release>,$<COMPILE_LANGUAGE:CXX>>:-O1>)
   endif()
+  # Built as batches of up to six files in one translation unit: each file spends 5-15 s parsing
+  # nlohmann-json, CLI11 and the harness headers before its own code (gcc -ftime-report).
+  set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 6)
   set_property(GLOBAL APPEND PROPERTY PAIRBENCH_HARNESS_WINGS ${name})
 endfunction()
 
@@ -215,30 +218,38 @@ function(pairbench_add_bench_areas)
   endforeach()
 endfunction()
 
-# pairbench_add_test(NAME SOURCES ... LABELS label [LINK ...] [DEFINITIONS ...] [DEPENDS ...]
-#                    [PROPERTIES ...]): a GoogleTest binary under ctest, built after DEPENDS; PROPERTIES
-#                    (e.g. FIXTURES_REQUIRED postgres TIMEOUT 120) go to each of its tests.
-# pairbench_test_pch(DEFINITIONS): the target whose precompiled header every test reuses (made
-# once), compiled as the tests are: the same flags, definitions and -O1, or GCC would not use it.
-function(pairbench_test_pch definitions)
-  if(TARGET pairbench_test_pch)
+# pairbench_test_pch(OPT DEFINITIONS): the target pairbench_test_pch<OPT> (OPT -O0 or -O1) whose
+# precompiled header the tests compiled at OPT reuse (made once), compiled as they are: the same
+# flags and definitions, or GCC would not use it.
+function(pairbench_test_pch opt definitions)
+  string(REPLACE "-" "_" suffix "${opt}")
+  set(target pairbench_test_pch${suffix})
+  if(TARGET ${target})
     return()
   endif()
-  set(file ${PROJECT_BINARY_DIR}/generated/pairbench_test_pch.cpp)
-  file(WRITE ${file} "// The precompiled header's owner (cmake/PairbenchHelpers.cmake): no code of its own.\n")
-  add_library(pairbench_test_pch OBJECT ${file})
-  target_link_libraries(pairbench_test_pch PRIVATE pairbench_flags GTest::gtest)
-  target_include_directories(pairbench_test_pch PRIVATE ${PROJECT_SOURCE_DIR})
-  target_compile_options(pairbench_test_pch PRIVATE $<$<CONFIG:Release>:-O1>)
-  target_compile_definitions(pairbench_test_pch PRIVATE ${definitions})
-  target_precompile_headers(pairbench_test_pch PRIVATE
+  set(file ${PROJECT_BINARY_DIR}/generated/${target}.cpp)
+  # Written only when its text changes, so that a re-configure does not rebuild every test.
+  file(CONFIGURE OUTPUT ${file} CONTENT "// The precompiled header's owner (cmake/PairbenchHelpers.cmake): no code of its own.\n")
+  add_library(${target} OBJECT ${file})
+  target_link_libraries(${target} PRIVATE pairbench_flags GTest::gtest)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:${opt}>)
+  target_compile_definitions(${target} PRIVATE ${definitions})
+  target_precompile_headers(${target} PRIVATE
     <gtest/gtest.h> <nlohmann/json.hpp>
     <algorithm> <atomic> <chrono> <cmath> <cstdint> <filesystem> <fstream> <functional> <map>
     <memory> <optional> <set> <sstream> <string> <thread> <vector>)
 endfunction()
 
+# pairbench_add_test(NAME SOURCES ... LABELS label [LINK ...] [DEFINITIONS ...] [DEPENDS ...]
+#                    [PROPERTIES ...] [OPT -O0|-O1]): a GoogleTest binary under ctest, built after DEPENDS; PROPERTIES
+#                    (e.g. FIXTURES_REQUIRED postgres TIMEOUT 120) go to each of its tests;
+#                    OPT its own files' optimisation in Release (default -O1).
 function(pairbench_add_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LABELS;LINK;DEFINITIONS;DEPENDS;PROPERTIES" ${ARGN})
+  cmake_parse_arguments(ARG "" "OPT" "SOURCES;LABELS;LINK;DEFINITIONS;DEPENDS;PROPERTIES" ${ARGN})
+  if(NOT ARG_OPT)
+    set(ARG_OPT -O1)
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_link_libraries(${name} PRIVATE pairbench_flags GTest::gtest GTest::gtest_main ${ARG_LINK})
@@ -246,14 +257,15 @@ function(pairbench_add_test name)
   # A test's own file at -O1: the harness and kernels it tests come from their libraries at the
   # build type's flags. GCC spends a third less on a test file at -O1 than at -O3 (gate_test.cpp:
   # 14.5 s against 23 s on a 2-vCPU AMD EPYC Zen 3 VM), and 71 test files were a third of CI's build.
-  target_compile_options(${name} PRIVATE $<$<CONFIG:Release>:-O1>)
+  target_compile_options(${name} PRIVATE $<$<CONFIG:Release>:${ARG_OPT}>)
   if(ARG_DEFINITIONS)
     target_compile_definitions(${name} PRIVATE ${ARG_DEFINITIONS})
   endif()
   # GoogleTest, nlohmann-json and the standard headers precompiled once for every test file: they
   # were 5-8 s of each file's parse (gcc -ftime-report on claims_test.cpp, 2-vCPU Zen 3 VM).
-  pairbench_test_pch("${ARG_DEFINITIONS}")
-  target_precompile_headers(${name} REUSE_FROM pairbench_test_pch)
+  pairbench_test_pch(${ARG_OPT} "${ARG_DEFINITIONS}")
+  string(REPLACE "-" "_" suffix "${ARG_OPT}")
+  target_precompile_headers(${name} REUSE_FROM pairbench_test_pch${suffix})
   if(ARG_DEPENDS)
     add_dependencies(${name} ${ARG_DEPENDS})
   endif()
@@ -330,9 +342,17 @@ function(pairbench_add_test_folder folder)
     if(EXC_LABELS)
       set(labels ${EXC_LABELS})
     endif()
+    # Kernels tests at -O1: their host references (often inline, in kernels headers) compute over
+    # large inputs in the test's own file. Every other test file at -O0: it spawns processes and
+    # checks what comes back, and most of its compile is code generation (gcc -ftime-report on
+    # claims_test.cpp: 64 % at -O1; the file compiles in 10.5 s at -O0 against 13.7 s at -O1).
+    set(opt -O0)
+    if(ARG_KERNEL_FAMILY)
+      set(opt -O1)
+    endif()
     pairbench_add_test(${name} SOURCES ${file} ${ARG_SOURCES} ${EXC_SOURCES} LABELS ${labels}
                        LINK ${link} ${EXC_LINK} DEFINITIONS ${PAIRBENCH_TEST_DEFINITIONS}
-                       DEPENDS ${ARG_DEPENDS} ${EXC_DEPENDS} PROPERTIES ${properties})
+                       DEPENDS ${ARG_DEPENDS} ${EXC_DEPENDS} PROPERTIES ${properties} OPT ${opt})
   endforeach()
 endfunction()
 

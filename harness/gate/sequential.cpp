@@ -11,8 +11,6 @@
 namespace pairbench::harness {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // The radius a benchmark would reach after `pairs` pairs at a per-pair variance `variance`, one
 // side at `alpha`: the mixture's own for the mean; for the robust sequence an approximation (a
 // bet sized for its look reaches about 1.15 sigma sqrt(2 log(1 / alpha) / n)), for scheduling only.
@@ -43,11 +41,11 @@ int pairs_for_radius(int now, double variance, double alpha, double target, cons
   return high;
 }
 
-std::vector<double> adjust(const std::vector<double>& p, Correction correction) {
+}  // namespace
+
+std::vector<double> adjust_p_values(const std::vector<double>& p, Correction correction) {
   return correction == Correction::bh ? stats::benjamini_hochberg_adjust(p) : stats::holm_adjust(p);
 }
-
-}  // namespace
 
 void SequentialState::add_pair(double baseline_value, double current_value, bool lower_is_better) {
   if (!(std::isfinite(baseline_value) && baseline_value > 0 && std::isfinite(current_value) && current_value > 0)) {
@@ -168,8 +166,8 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
     p_worse.push_back(intervals.back().p_greater);
     p_better.push_back(intervals.back().p_less);
   }
-  const std::vector<double> adj_worse = adjust(p_worse, options.correction),
-                            adj_better = adjust(p_better, options.correction);
+  const std::vector<double> adj_worse = adjust_p_values(p_worse, options.correction),
+                            adj_better = adjust_p_values(p_better, options.correction);
   for (std::size_t i = 0; i < states.size(); ++i) {
     const SequentialState& s = states[i];
     const Sequence& m = intervals[i];
@@ -281,6 +279,25 @@ void merge_first_look(SequentialDecision& d, const GateReport& first_look) {
     r.first_look = true;
     r.note.clear();
   }
+}
+
+int hold_changes_ranks_cannot_show(GateReport& report) {
+  int held = 0;
+  for (BenchmarkVerdict& v : report.rows) {
+    if (v.instrument != Instrument::time) continue;
+    if (v.verdict != Verdict::regression && v.verdict != Verdict::improvement) continue;
+    if (rank_can_decide(v.baseline_samples, v.current_samples, report.options.alpha)) continue;
+    char note[240];
+    std::snprintf(note, sizeof note,
+                  "%s held undecided: %d and %d processes are too few for a rank test to reach alpha %g, and a t "
+                  "statistic on so few cannot tell a change from processes split by chance (docs/gate.md)",
+                  v.verdict == Verdict::regression ? "regression" : "improvement", v.baseline_samples,
+                  v.current_samples, report.options.alpha);
+    v.verdict = Verdict::undecided;
+    v.note = note;
+    ++held;
+  }
+  return held;
 }
 
 std::string resolution_text(const SequentialRow& row, double interval_level) {

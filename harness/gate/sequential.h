@@ -20,6 +20,7 @@
 // docs/gate.md ("Sampling until decided") says why this procedure and gives its simulated figures.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -153,6 +154,17 @@ TwoStage split_two_stage(const GateOptions& options, double first_share = 0.5);
 // fast on the other (A/A, comm.allreduce/ring at 4096 elements: "-83 %"); such a row goes to the
 // rounds, whose robust always-valid sequence needs more pairs.
 void merge_first_look(SequentialDecision& d, const GateReport& first_look);
+
+// The same rule for a fixed design that is not followed by rounds (`ab --budget 0`): a time row's
+// regression or improvement on fewer processes than the ranks alone could show at the gate's
+// alpha becomes undecided, its note saying why. Returns how many rows it held.
+int hold_changes_ranks_cannot_show(GateReport& report);
+
+// The p-values adjusted over the gate: Holm (family-wise) or Benjamini-Hochberg (false discoveries).
+std::vector<double> adjust_p_values(const std::vector<double>& p, Correction correction);
+
+// Infinity, for the unbounded intervals of the sequential decisions.
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Whether a one-sided rank test on n1 and n2 processes can reach `level` at all: its smallest
 // p-value, complete separation, is 1 / C(n1 + n2, n1) (1/70 at 4 and 4).

@@ -14,7 +14,6 @@
 namespace pairbench::harness {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMostProcesses = 1000000;
 
 void check_value(const std::string& benchmark, double v) {
@@ -120,10 +119,6 @@ double p_value(const Prefixes& cur, const BaselinePart& base, bool worse, const 
   return std::exp(hi);
 }
 
-std::vector<double> adjust(const std::vector<double>& p, Correction correction) {
-  return correction == Correction::bh ? stats::benjamini_hochberg_adjust(p) : stats::holm_adjust(p);
-}
-
 // Student t quantiles, cached per look (the baselines' degrees of freedom repeat).
 class Quantiles {
  public:
@@ -192,8 +187,8 @@ SequentialDecision decide_sequential_unpaired(const std::vector<UnpairedState>& 
     p_worse.push_back(p_value(currents.back(), bases.back(), true, design));
     p_better.push_back(p_value(currents.back(), bases.back(), false, design));
   }
-  const std::vector<double> adj_worse = adjust(p_worse, options.correction),
-                            adj_better = adjust(p_better, options.correction);
+  const std::vector<double> adj_worse = adjust_p_values(p_worse, options.correction),
+                            adj_better = adjust_p_values(p_better, options.correction);
   SequentialDecision out;
   for (std::size_t i = 0; i < states.size(); ++i) {
     const UnpairedState& s = states[i];

@@ -105,10 +105,9 @@ TEST(AbSampling, ThePlannedLookDecidesWhatItsNoiseAllows) {
 TEST(AbSampling, BudgetZeroIsTheFixedDesign) {
   TempDir dir;
   const ProcessResult r = ab(dir.path, "0", "30");
-  // Any verdict: what this checks is that nothing was sampled. (At a 0.1 % threshold, four
-  // processes a side under ctest's load once called +4.8 % a regression: the rate of such false
-  // alarms is what `selftest --ab-aa` measures, not this test.)
-  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4) << r.output;
+  // No change decided from 4 processes per side (hold_changes_ranks_cannot_show): under ctest's
+  // load a t statistic on four a side once called identical builds +4.8 % at this 0.1 % threshold.
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.output;
   EXPECT_NE(r.output.find("timing.work"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("sampled until decided"), std::string::npos) << r.output;
   for (const auto& [name, reps] : repetitions(read(dir.path + "/baseline.json"))) EXPECT_EQ(reps.size(), 4u) << name;

@@ -409,6 +409,35 @@ TEST(TwoStage, SplitsAlphaAndMergesOnlyTheDecidedTimeRows) {
   EXPECT_FALSE(at_four.rows[2].first_look);
 }
 
+// The fixed design (ab --budget 0): a time change on too few processes for its ranks is held
+// undecided, with a note; unchanged, instruction rows and enough processes are left as they are.
+TEST(TwoStage, TheFixedDesignHoldsChangesTooFewProcessesCannotShow) {
+  auto row = [](const std::string& name, Verdict v, int n, Instrument in = Instrument::time) {
+    BenchmarkVerdict b;
+    b.benchmark = name;
+    b.verdict = v;
+    b.instrument = in;
+    b.baseline_samples = b.current_samples = n;
+    return b;
+  };
+  GateReport report;
+  report.options.alpha = 0.01;
+  report.rows = {row("regression4", Verdict::regression, 4), row("improvement4", Verdict::improvement, 4),
+                 row("unchanged4", Verdict::unchanged, 4), row("instructions4", Verdict::regression, 4, Instrument::instructions),
+                 row("regression5", Verdict::regression, 5), row("broken4", Verdict::broken, 4)};
+  EXPECT_EQ(hold_changes_ranks_cannot_show(report), 2);
+  EXPECT_EQ(report.rows[0].verdict, Verdict::undecided);
+  EXPECT_NE(report.rows[0].note.find("regression held undecided: 4 and 4 processes"), std::string::npos)
+      << report.rows[0].note;
+  EXPECT_EQ(report.rows[1].verdict, Verdict::undecided);
+  EXPECT_EQ(report.rows[2].verdict, Verdict::unchanged);
+  EXPECT_EQ(report.rows[3].verdict, Verdict::regression);  // counts are exact: not a rank question
+  EXPECT_EQ(report.rows[4].verdict, Verdict::regression);  // 1/252 <= 0.01
+  EXPECT_EQ(report.rows[5].verdict, Verdict::broken);
+  EXPECT_EQ(report.count(Verdict::regression), 2);
+  EXPECT_EQ(hold_changes_ranks_cannot_show(report), 0);  // nothing left to hold
+}
+
 TEST(TwoStage, RankCanDecideKnownAnswers) {
   EXPECT_FALSE(rank_can_decide(4, 4, 0.005));  // 1/70
   EXPECT_TRUE(rank_can_decide(4, 4, 1.0 / 70));
