@@ -8,13 +8,12 @@
 #include <limits>
 
 #include "harness/gate/decide.h"
+#include "harness/gate/sequential.h"  // adjust_p_values
 #include "harness/gate/text.h"
 #include "harness/stats/stats.h"
 
 namespace pairbench::harness::gate_detail {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 double robust_cv_or_zero(const std::vector<double>& values) {
   if (values.size() < 2) return 0;
@@ -322,11 +321,6 @@ PooledRunVariance pooled_run_variance(const std::vector<Pending>& pending, const
     (median_at(mid) > kChi2Median ? low : high) = mid;
   }
   return {high, n};
-}
-
-// Multiple-comparison correction over every time row of the gate.
-std::vector<double> adjust_p_values(const std::vector<double>& p, Correction correction) {
-  return correction == Correction::bh ? stats::benjamini_hochberg_adjust(p) : stats::holm_adjust(p);
 }
 
 // Why an undecided row is undecided and what would decide it (v.processes_needed).

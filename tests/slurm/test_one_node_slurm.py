@@ -183,12 +183,17 @@ class OneNodeSlurmTest(unittest.TestCase):
             with open(found[0], encoding="utf-8", errors="replace") as f:
                 return f.read()
 
+        nights = []
         for row, kind in enumerate(("node-a", "node-b")):
             text = job_log(f"pairbench-nightly-{kind}-*_{row}.out")
             self.assertIn(f"kind {kind} (task {row})", text)
             runs = glob.glob(os.path.join(logs, kind, f"run-*-quick-{kind}.json"))
             self.assertEqual(len(runs), 1, text[-3000:])
-        self.assertEqual(sum(runs_per_machine(db, root).values()), 2, "both kinds' runs are in the shared database")
+            nights.append(f"--- {kind}'s job log, its end ---\n{text[-2500:]}")
+        # On failure, both jobs' logs: a CI run once found one of the two runs missing, and the
+        # temporary directory with the logs is gone after the test.
+        self.assertEqual(sum(runs_per_machine(db, root).values()), 2,
+                         "both kinds' runs are in the shared database\n" + "\n".join(nights))
 
         report = job_log("pairbench-fleet-report-*.out")
         gate = re.search(r"ci/fleet-report\.sh: gate of commit [0-9a-f]{12} across machines: status (\d+)", report)
