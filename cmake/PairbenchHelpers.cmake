@@ -254,9 +254,10 @@ function(pairbench_add_test name)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   target_link_libraries(${name} PRIVATE pairbench_flags GTest::gtest GTest::gtest_main ${ARG_LINK})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})  # tests see the whole tree
-  # A test's own file at -O1: the harness and kernels it tests come from their libraries at the
-  # build type's flags. GCC spends a third less on a test file at -O1 than at -O3 (gate_test.cpp:
-  # 14.5 s against 23 s on a 2-vCPU AMD EPYC Zen 3 VM), and 71 test files were a third of CI's build.
+  # A test's own files at OPT (pairbench_add_test_folder says which): the harness and kernels it
+  # tests come from their libraries. GCC spends a third less on a test file at -O1 than at -O3
+  # (gate_test.cpp: 14.5 s against 23 s on a 2-vCPU AMD EPYC Zen 3 VM), and 71 test files were a
+  # third of CI's build.
   target_compile_options(${name} PRIVATE $<$<CONFIG:Release>:${ARG_OPT}>)
   if(ARG_DEFINITIONS)
     target_compile_definitions(${name} PRIVATE ${ARG_DEFINITIONS})
