@@ -23,6 +23,7 @@
 #include "harness/cli/run_record.h"
 #include "harness/cli/run_until_decided.h"
 #include "harness/exec/interrupt.h"
+#include "harness/gate/sequential.h"  // hold_changes_ranks_cannot_show
 #include "harness/store/file_checks.h"
 #include "harness/store/history.h"
 #include "harness/store/run_file.h"
@@ -229,6 +230,11 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
                 << " s, at most " << gate_args.max_repetitions << " processes per benchmark: " << sampled->rounds
                 << (sampled->rounds == 1 ? " round, " : " rounds, ") << sampled->added_processes << " more processes, "
                 << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
+    } else if (const int held = hold_changes_ranks_cannot_show(report); held > 0) {
+      // The fixed gate decides as ab's does: no change on processes too few for their ranks
+      // (under ctest's load, 4 and 4 processes of one build run twice were once a regression).
+      std::cerr << "pairbench: " << held << (held == 1 ? " change" : " changes")
+                << " held undecided: too few processes per side to decide a change (--repetitions, or --budget)\n";
     }
     std::cout << "\n";
     gate_status = finish_gate(report, gate);
