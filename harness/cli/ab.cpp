@@ -1,7 +1,8 @@
 // `pairbench ab`: two builds' benchmarks in one run (duet pairs by default, each side on a core per
-// declared thread, or sequentially interleaved), then, within --budget, more processes for the
-// benchmarks still undecided, in rounds, cheapest first, decided by always-valid intervals with
-// Holm over the gate (gate/sequential.h: valid at every look), then compared.
+// declared thread, or sequentially interleaved; two rounds make a crossover block, runner.cpp),
+// then, within --budget, more processes for the benchmarks still undecided, in rounds, cheapest
+// first, decided on block means by always-valid intervals with Holm over the gate
+// (gate/sequential.h: valid at every look), then compared.
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include "harness/stats/stats.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/run_file.h"
+#include "kernels/common/cpus.h"
 #include "pairbench/build_info.h"
 
 namespace pairbench::harness {
@@ -119,19 +121,58 @@ struct AbArgs {
   GateArgs gate;
 };
 
+// `sides` with only the benchmarks named.
+std::vector<Side> only(const std::vector<Side>& sides, const std::set<std::string>& benchmarks) {
+  std::vector<Side> out = sides;
+  for (Side& side : out) {
+    for (auto& e : side.experiments) {
+      std::erase_if(e.benchmarks, [&](const BenchmarkEntry& b) { return !benchmarks.count(b.name); });
+    }
+    std::erase_if(side.experiments, [](const ExperimentEntry& e) { return e.benchmarks.empty(); });
+  }
+  return out;
+}
+
 // ---- The duet's regime (docs/gate.md, "Duet pairing") ---------------------------------------
 
 // One pair of every benchmark in duet before the processes that count, thrown away: a benchmark
 // either side of which ran above the calibration limit (`run`'s time per iteration, kAbCalibrationLimit)
 // with another process beside it shares something the declared threads do not say (two
 // memory-bound processes, one memory bus): its sides then run one at a time, as `run` runs it.
-std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& sides, const std::vector<Environment>& envs,
+// Only benchmarks that a duet run would pair are probed: one whose two sides need more cores than
+// the pool has, or that uses the CUDA device, runs one side at a time whatever a probe showed
+// (round_units_of), so probing it would spend the budget on nothing (on the 2-vCPU VM, 42 of 127
+// benchmarks, the 0.5-0.7 s loader processes among them).
+std::set<std::string> duet_pairable(const std::vector<Side>& sides, const RunOptions& options) {
+  const std::size_t pool = options.duet_cpu_pool.empty() ? kernels::usable_cpu_list().size() : options.duet_cpu_pool.size();
+  std::map<std::string, std::vector<const BenchmarkEntry*>> by_name;
+  for (const Side& side : sides) {
+    for (const auto& e : side.experiments) {
+      for (const auto& b : e.benchmarks) by_name[b.name].push_back(&b);
+    }
+  }
+  std::set<std::string> out;
+  for (const auto& [name, entries] : by_name) {
+    if (entries.size() != sides.size()) continue;  // on one side only: nothing to pair
+    int threads = 1;
+    bool cuda = false;
+    for (const BenchmarkEntry* b : entries) threads = std::max(threads, b->threads), cuda = cuda || b->cuda;
+    if (!cuda && 2 * static_cast<std::size_t>(threads) <= pool) out.insert(name);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& all_sides, const std::vector<Environment>& envs,
                                                      RunOptions options, const std::string& command_line) {
   std::map<std::string, std::string> out;
+  const std::set<std::string> pairable = duet_pairable(all_sides, options);
+  if (pairable.empty()) return out;
+  const std::vector<Side> sides = only(all_sides, pairable);
   options.repetitions = 1;
   options.instruction_processes = 0;  // the probe times; its processes are thrown away
   options.seed = options.seed ? options.seed ^ 0x70726f6265ULL : 0;
-  std::cerr << "ab: duet regime probe: one pair of every benchmark, not counted\n";
+  std::cerr << "ab: duet regime probe: one pair of each of the " << pairable.size()
+            << " benchmarks a duet pairs, not counted\n";
   const AbResult probe = run_ab(sides, envs, options, command_line);
   for (const RunRecord::CalibrationCheck& check : probe.against_calibration) {
     for (const auto& c : check.over) {
@@ -141,18 +182,6 @@ std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& si
                            "time\n", c.name.c_str(), c.ratio, reference_text(c.against_run));
       out.emplace(c.name, why);
     }
-  }
-  return out;
-}
-
-// `sides` with only the benchmarks named.
-std::vector<Side> only(const std::vector<Side>& sides, const std::set<std::string>& benchmarks) {
-  std::vector<Side> out = sides;
-  for (Side& side : out) {
-    for (auto& e : side.experiments) {
-      std::erase_if(e.benchmarks, [&](const BenchmarkEntry& b) { return !benchmarks.count(b.name); });
-    }
-    std::erase_if(side.experiments, [](const ExperimentEntry& e) { return e.benchmarks.empty(); });
   }
   return out;
 }
@@ -193,23 +222,32 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
     const double threshold = e.value("gate_threshold", 0.0);
     direction[e.value("name", "")] = {e.value("better", "lower") != "higher", threshold > 0 ? threshold : options.threshold};
   }
+  std::map<std::string, std::string> experiment_of;  // benchmark -> experiment
+  for (const auto& c : cand["benchmarks"]) experiment_of[c["name"]] = c.value("experiment", "");
   auto key = [](const nlohmann::json& b) {
     return b.contains("duet_pair") ? "p" + std::to_string(b["duet_pair"].get<int>())
                                    : "r" + std::to_string(b.value("repetition_index", 0));
   };
   std::map<std::string, std::map<std::string, const nlohmann::json*>> baseline_rows;
   for (const auto& b : base["benchmarks"]) baseline_rows[b["name"]][key(b)] = &b;
+  // Per benchmark, its pairs by crossover block (repetitions 2j and 2j + 1 ran back to back with
+  // the sides exchanged: runner.cpp, timed_units), each block one observation, their mean.
+  std::map<std::string, std::map<int, std::vector<std::pair<double, double>>>> blocks;
   for (const auto& c : cand["benchmarks"]) {
     const auto rows = baseline_rows.find(c["name"]);
     if (rows == baseline_rows.end()) continue;
     const auto b = rows->second.find(key(c));
     if (b == rows->second.end()) continue;
-    const auto& [lower_is_better, threshold] = direction[c.value("experiment", "")];
     SequentialState& s = states[c["name"]];
     s.benchmark = c["name"];
-    s.threshold = threshold;
-    s.add_pair(process_value(*b->second), process_value(c), lower_is_better);
+    s.threshold = direction[c.value("experiment", "")].second;
+    blocks[c["name"]][c.value("repetition_index", 0) / 2].emplace_back(process_value(*b->second), process_value(c));
     s.seconds += b->second->value("process_wall_s", 0.0) + c.value("process_wall_s", 0.0);
+  }
+  for (const auto& [name, by_block] : blocks) {
+    SequentialState& s = states[name];
+    const bool lower_is_better = direction[experiment_of.at(name)].first;
+    for (const auto& [block, values] : by_block) s.add_block(values, lower_is_better);
   }
 }
 
@@ -217,7 +255,7 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
 std::vector<double> seconds_per_pair(const std::vector<SequentialState>& states, bool duet) {
   std::vector<double> out;
   for (const SequentialState& s : states) {
-    out.push_back(s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.diffs.size()) * (duet ? 0.5 : 1.0));
+    out.push_back(s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.processes_per_side()) * (duet ? 0.5 : 1.0));
   }
   return out;
 }

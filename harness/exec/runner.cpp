@@ -702,7 +702,15 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, b
 
 // Blocked randomisation: each round runs every benchmark once, in a fresh random order, so that
 // drift over the run spreads evenly over the arms instead of favouring whichever ran first.
-// `pool`: the CPUs duet pairs are placed on.
+// With two sides (`ab`), two rounds make one block and a benchmark's processes of both rounds run
+// back to back: its duet pair twice, cores swapped (a crossover), or its sides one at a time in
+// the order A B B A (first side drawn at random). The machine's speed drifts in modes that last
+// from tens of milliseconds to minutes, each core its own (on a 2-vCPU Zen 3 VM one process of a
+// 262144-element axpb ran 1.6x faster than the next in a quarter of processes, and two duet sides
+// of one binary differed by 26 % (SD of the log ratio) where two processes back to back on one core
+// differed by 5 %); a block's two pairs see the same modes with the sides exchanged, so their mean
+// cancels them, and the sampling decides on block means (ab.cpp add_round). `pool`: the CPUs duet
+// pairs are placed on.
 std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, const RunOptions& options,
                                           const Calibrated& cal, const std::vector<int>& pool, RunOutcome& outcome,
                                           std::mt19937_64& rng) {
@@ -710,34 +718,55 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
   const std::vector<std::vector<Job>> round_units =
       round_units_of(runnable, outcome.pairing == "duet", pool.size(), options.one_side_at_a_time,
                      outcome.sequential_in_duet);
+  // A benchmark's units of one round (its duet pair, or each side's process), in launch order.
+  std::vector<std::vector<std::vector<Job>>> groups;
+  std::map<std::string, std::size_t> group_of;
+  for (const auto& unit : round_units) {
+    const auto [it, added] = group_of.emplace(unit.front().benchmark->name, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(unit);
+  }
+  const bool two_sides = std::any_of(runnable.begin(), runnable.end(), [](const Job& j) { return j.side == 1; });
+  const int block = two_sides ? 2 : 1;
   int pair_id = 0;
-  for (int r = 0; r < options.repetitions; ++r) {
-    std::vector<std::vector<Job>> round = round_units;
+  for (int r0 = 0; r0 < options.repetitions; r0 += block) {
+    std::vector<std::vector<std::vector<Job>>> round = groups;
     std::shuffle(round.begin(), round.end(), rng);
-    for (auto& unit : round) {
-      // A benchmark planned k < n processes (the budget) runs in k of the n rounds, spread evenly
-      // over them, so that drift over the run hits it as it hits the others.
-      const BenchmarkPlan* p = outcome.plan.find(unit[0].benchmark->name);
-      const int k_of = p ? p->processes : options.repetitions, n = options.repetitions;
-      const int repetition = r * k_of / n;
-      if ((r + 1) * k_of / n == repetition) continue;
-      for (std::size_t k = 0; k < unit.size(); ++k) {
-        Job& j = unit[k];
-        j.repetition = repetition;
-        j.kind = Kind::kTime;
-        j.iterations = cal.time_iterations.at(j.benchmark->name);
-        if (unit.size() == 2) {
-          // `threads` cores per side, the first or the second `threads` of the pool; swapped
-          // every round, so a core's own quirks hit both sides equally often.
-          const auto threads = static_cast<std::size_t>(pair_threads(unit[0], unit[1]));
-          const std::size_t first = (k + static_cast<std::size_t>(r)) % 2 * threads;
-          j.cpus.assign(pool.begin() + static_cast<std::ptrdiff_t>(first),
-                        pool.begin() + static_cast<std::ptrdiff_t>(first + threads));
-          j.pair = pair_id;
+    for (auto& group : round) {
+      // Which side goes first (one at a time) or takes the first cores (duet) in the block's first
+      // round, drawn: with identical builds a block's mean is then exactly symmetric about 0,
+      // whatever the cores' or the drift's own asymmetries (what the robust sequence assumes).
+      const std::size_t flip = block == 2 ? static_cast<std::size_t>(std::uniform_int_distribution<int>(0, 1)(rng)) : 0;
+      if (group.size() == 2 && flip == 1) std::swap(group[0], group[1]);
+      for (int r = r0; r < std::min(r0 + block, options.repetitions); ++r) {
+        if (r > r0 && group.size() == 2) std::swap(group[0], group[1]);
+        for (const auto& planned : group) {
+          std::vector<Job> unit = planned;
+          // A benchmark planned k < n processes (the budget) runs in k of the n rounds, spread
+          // evenly over them, so that drift over the run hits it as it hits the others.
+          const BenchmarkPlan* p = outcome.plan.find(unit[0].benchmark->name);
+          const int k_of = p ? p->processes : options.repetitions, n = options.repetitions;
+          const int repetition = r * k_of / n;
+          if ((r + 1) * k_of / n == repetition) continue;
+          for (std::size_t k = 0; k < unit.size(); ++k) {
+            Job& j = unit[k];
+            j.repetition = repetition;
+            j.kind = Kind::kTime;
+            j.iterations = cal.time_iterations.at(j.benchmark->name);
+            if (unit.size() == 2) {
+              // `threads` cores per side, the first or the second `threads` of the pool; swapped
+              // every round, so a core's own quirks hit both sides equally often.
+              const auto threads = static_cast<std::size_t>(pair_threads(unit[0], unit[1]));
+              const std::size_t first = (k + static_cast<std::size_t>(r) + flip) % 2 * threads;
+              j.cpus.assign(pool.begin() + static_cast<std::ptrdiff_t>(first),
+                            pool.begin() + static_cast<std::ptrdiff_t>(first + threads));
+              j.pair = pair_id;
+            }
+          }
+          if (unit.size() == 2) ++pair_id;
+          units.push_back(unit);
         }
       }
-      if (unit.size() == 2) ++pair_id;
-      units.push_back(unit);
     }
   }
   // Each time process's placement: from the run's seed and its index in the planned order, so the

@@ -53,6 +53,22 @@ void SequentialState::add_pair(double baseline_value, double current_value, bool
   }
   const double d = std::log(current_value) - std::log(baseline_value);
   diffs.push_back(lower_is_better ? d : -d);
+  pairs = (pairs > 0 ? pairs : static_cast<int>(diffs.size()) - 1) + 1;
+}
+
+void SequentialState::add_block(const std::vector<std::pair<double, double>>& values, bool lower_is_better) {
+  if (values.empty()) throw std::invalid_argument("sequential: " + benchmark + ": an empty block");
+  double sum = 0;
+  for (const auto& [baseline_value, current_value] : values) {
+    if (!(std::isfinite(baseline_value) && baseline_value > 0 && std::isfinite(current_value) && current_value > 0)) {
+      throw std::invalid_argument("sequential: " + benchmark + ": a process value that is not finite and > 0");
+    }
+    sum += std::log(current_value) - std::log(baseline_value);
+  }
+  const double d = sum / static_cast<double>(values.size());
+  const int before = processes_per_side();
+  diffs.push_back(lower_is_better ? d : -d);
+  pairs = before + static_cast<int>(values.size());
 }
 
 int SequentialDecision::count(Verdict v) const {
@@ -80,6 +96,13 @@ struct Sequence {
   double low = -kInf, high = kInf;
   double p_greater = 1, p_less = 1;
 };
+
+// `design` with its cap counted in observations where each of `s`'s diffs is a block of pairs.
+SequentialDesign in_observations(const SequentialDesign& design, double pairs_per_diff) {
+  SequentialDesign d = design;
+  d.max_pairs = std::max(2, static_cast<int>(std::floor(design.max_pairs / pairs_per_diff + 1e-9)));
+  return d;
+}
 
 Sequence sequence_of(const SequentialState& s, double interval_alpha, double test_alpha, const SequentialDesign& design) {
   if (design.kind == SequenceKind::mean) {
@@ -161,8 +184,13 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
   std::vector<double> p_worse, p_better;
   // The robust test's bets are sized for Holm's strictest level, the one a lone change must reach.
   const double test_alpha = std::min(0.5, options.alpha / std::max(1.0, family));
+  // Processes per side per observation (2 for ab's crossover blocks): the cap and the estimates
+  // are in observations, what the rows report in processes per side.
+  auto per_diff = [](const SequentialState& s) {
+    return s.diffs.empty() ? 1.0 : std::max(1.0, s.processes_per_side() / static_cast<double>(s.diffs.size()));
+  };
   for (const SequentialState& s : states) {
-    intervals.push_back(sequence_of(s, interval_alpha, test_alpha, design));
+    intervals.push_back(sequence_of(s, interval_alpha, test_alpha, in_observations(design, per_diff(s))));
     p_worse.push_back(intervals.back().p_greater);
     p_better.push_back(intervals.back().p_less);
   }
@@ -173,7 +201,12 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
     const Sequence& m = intervals[i];
     SequentialRow r;
     r.benchmark = s.benchmark;
-    r.pairs = m.n;
+    const double k = per_diff(s);
+    const SequentialDesign obs = in_observations(design, k);
+    auto to_pairs = [k](int observations) {
+      return observations >= 1000000 ? observations : static_cast<int>(std::ceil(observations * k - 1e-9));
+    };
+    r.pairs = s.processes_per_side();
     r.seconds = s.seconds;
     r.threshold = s.threshold;
     r.change = std::expm1(m.mean);
@@ -199,10 +232,10 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
       // looks as large as the threshold, else an interval inside +-threshold.
       const double variance = m.sd * m.sd;
       const double size = std::fabs(m.mean);
-      const int needed = m.n < 2 ? 2
-                         : size >= log_threshold
-                             ? pairs_for_radius(m.n, variance, options.alpha / family, size, design)
-                             : pairs_for_radius(m.n, variance, interval_alpha, log_threshold - size, design);
+      const int needed = to_pairs(m.n < 2 ? 2
+                                  : size >= log_threshold
+                                      ? pairs_for_radius(m.n, variance, options.alpha / family, size, obs)
+                                      : pairs_for_radius(m.n, variance, interval_alpha, log_threshold - size, obs));
       r.pairs_needed = needed;
       // Whether it could be decided within the cap: at the low end of what the noise may turn out
       // to be (its variance at the 10 % quantile of its chi-square, Wilson-Hilferty), since a
@@ -212,10 +245,10 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
         const double a = 2.0 / (9 * (m.n - 1.0));
         const double low_variance = variance * std::pow(std::max(0.0, 1 - a - 1.2816 * std::sqrt(a)), 3);
         // Either answer will do: unchanged were the change 0, or significant were it as large as it looks.
-        could = pairs_for_radius(m.n, low_variance, interval_alpha, log_threshold, design);
-        if (size > 0) could = std::min(could, pairs_for_radius(m.n, low_variance, options.alpha / family, size, design));
+        could = to_pairs(pairs_for_radius(m.n, low_variance, interval_alpha, log_threshold, obs));
+        if (size > 0) could = std::min(could, to_pairs(pairs_for_radius(m.n, low_variance, options.alpha / family, size, obs)));
       }
-      r.within_cap = could <= design.max_pairs && m.n < design.max_pairs;
+      r.within_cap = could <= design.max_pairs && r.pairs < design.max_pairs;
       r.note = resolution_text(r, options.interval_level);
       if (!r.within_cap) {
         char buf[160];

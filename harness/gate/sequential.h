@@ -22,6 +22,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/gate/gate.h"
@@ -33,10 +34,21 @@ namespace pairbench::harness {
 struct SequentialState {
   std::string benchmark;
   double threshold = 0.05;    // its relative threshold (the experiment's gate_threshold, else the gate's)
-  std::vector<double> diffs;  // per pair: log(current) - log(baseline), oriented so that + is worse
+  // One per observation: log(current) - log(baseline), oriented so that + is worse; a pair's, or
+  // a block's mean over its pairs (add_block).
+  std::vector<double> diffs;
+  // Processes per side behind `diffs` (0: one per diff, as where diffs are filled directly).
+  int pairs = 0;
   double seconds = 0;         // wall time of its processes so far, both sides (for the report)
   // Appends one pair of process values (finite, > 0; throws std::invalid_argument otherwise).
   void add_pair(double baseline_value, double current_value, bool lower_is_better = true);
+  // Appends one observation, the mean log difference of a block's pairs (baseline, current):
+  // `ab`'s crossover blocks, two pairs back to back with the sides' cores or order exchanged
+  // (runner.cpp, timed_units), whose mean cancels the machine's drift that both pairs saw. The
+  // mean is symmetric about the change as each pair is, so the robust sequence stays valid; its
+  // cap and the pairs it reports count processes per side.
+  void add_block(const std::vector<std::pair<double, double>>& values, bool lower_is_better = true);
+  int processes_per_side() const { return pairs > 0 ? pairs : static_cast<int>(diffs.size()); }
 };
 
 // Which confidence sequence decides. robust (the default): stats::always_valid_location, a bet

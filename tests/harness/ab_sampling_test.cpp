@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -79,6 +80,26 @@ TEST(AbSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
   EXPECT_TRUE(sampled_more) << r.output;
   // Duet pairs stay pairs: each id once per side, never reused by a later round.
   for (const int p : pairs) EXPECT_EQ(pairs.count(p), 1u) << "duet pair " << p;
+  // Crossover blocks: a benchmark's repetitions 2j and 2j + 1 ran back to back (consecutive units
+  // of one run), with the sides' cores exchanged; one side at a time, A B B A (3 units apart).
+  std::map<std::pair<std::string, int>, nlohmann::json> by_repetition;
+  const nlohmann::json baseline_doc = read(dir.path + "/baseline.json");
+  for (const auto& b : baseline_doc["benchmarks"]) by_repetition[{b["name"], b["repetition_index"]}] = b;
+  // (Which, duet or one side at a time, depends on the regime probe, so on the machine's load.)
+  int blocks = 0;
+  for (const auto& [key, first] : by_repetition) {
+    const auto second = by_repetition.find({key.first, key.second + 1});
+    if (key.second % 2 != 0 || second == by_repetition.end()) continue;
+    ++blocks;
+    const int apart = std::abs(second->second["sequence"].get<int>() - first["sequence"].get<int>());
+    if (first.contains("duet_pair")) {
+      EXPECT_EQ(apart, 1) << key.first << " repetition " << key.second;
+      EXPECT_NE(first["cpu"], second->second["cpu"]) << key.first << " repetition " << key.second;
+    } else {
+      EXPECT_TRUE(apart == 1 || apart == 3) << key.first << " repetition " << key.second << ": " << apart;
+    }
+  }
+  EXPECT_GT(blocks, 0);
   // The regime check says what each ratio was taken against: its time in `run`, else the ramp.
   const auto check = read(dir.path + "/baseline.json")["pairbench"]["sampling"]["against_calibration"];
   ASSERT_TRUE(check["max"].is_object()) << check.dump();

@@ -253,6 +253,48 @@ TEST(DecideSequential, UnchangedEndsUnchangedOrUndecidedWithItsResolution) {
   }
 }
 
+// ab's crossover blocks: two pairs back to back with the sides exchanged, one observation, their
+// mean log difference. A machine whose cores differ by 30 % (each pair sees it with the opposite
+// sign) decides nothing pair by pair and `unchanged` block by block; every count the row reports
+// (processes per side, the estimate, the cap) is in processes per side, two per block.
+TEST(DecideSequential, CrossoverBlocksCancelWhatBothPairsSawAndCountProcesses) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> z(0, 0.01);
+  SequentialState pairs{.benchmark = "pairs"}, blocks{.benchmark = "blocks"};
+  for (int b = 0; b < 12; ++b) {
+    const double core = std::exp(b % 3 == 0 ? 0.3 : 0.1);  // a mode that lasts the block
+    const double x1 = std::exp(z(rng)), x2 = std::exp(z(rng)), y1 = std::exp(z(rng)), y2 = std::exp(z(rng));
+    // Pair 1: the baseline on the fast core; pair 2: the candidate there.
+    const std::vector<std::pair<double, double>> block{{100 * x1, 100 * core * y1}, {100 * core * x2, 100 * y2}};
+    for (const auto& [base, cand] : block) pairs.add_pair(base, cand);
+    blocks.add_block(block);
+  }
+  EXPECT_EQ(pairs.processes_per_side(), 24);
+  EXPECT_EQ(blocks.processes_per_side(), 24);
+  ASSERT_EQ(blocks.diffs.size(), 12u);
+  // A block's observation is its pairs' mean: the core's +-0.1..0.3 gone, the noise left.
+  for (const double d : blocks.diffs) EXPECT_LT(std::fabs(d), 0.05) << d;
+  GateOptions options;
+  const SequentialDecision d = decide_sequential({pairs, blocks}, options, SequentialDesign{1.0, 30});
+  EXPECT_NE(d.rows[0].verdict, Verdict::unchanged) << d.rows[0].note;
+  EXPECT_EQ(d.rows[1].verdict, Verdict::unchanged) << d.rows[1].note;
+  EXPECT_EQ(d.rows[0].pairs, 24);
+  EXPECT_EQ(d.rows[1].pairs, 24);
+  EXPECT_EQ(d.count(Verdict::regression), 0);
+  // At 24 of a cap of 30 an undecided row still needs an even count, and is within the cap only
+  // below it; at 30 pairs it is not.
+  if (d.rows[0].verdict == Verdict::undecided) EXPECT_GT(d.rows[0].pairs_needed, 24);
+  SequentialState at_cap{.benchmark = "at_cap"};
+  for (int b = 0; b < 15; ++b) at_cap.add_block({{100, b % 2 ? 160.0 : 60.0}, {100, b % 2 ? 150.0 : 70.0}});
+  const SequentialDecision capped = decide_sequential({at_cap}, options, SequentialDesign{1.0, 30});
+  EXPECT_EQ(capped.rows[0].pairs, 30);
+  EXPECT_EQ(capped.rows[0].verdict, Verdict::undecided);
+  EXPECT_FALSE(capped.rows[0].within_cap);
+  EXPECT_NE(capped.rows[0].note.find("30 processes per side"), std::string::npos) << capped.rows[0].note;
+  EXPECT_THROW(at_cap.add_block({}), std::invalid_argument);
+  EXPECT_THROW(at_cap.add_block({{100, 0}}), std::invalid_argument);
+}
+
 TEST(DecideSequential, ImprovementIsTheMirrorImage) {
   std::vector<SequentialState> states(10);
   std::mt19937_64 rng(9);
