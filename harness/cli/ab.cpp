@@ -493,7 +493,7 @@ Command command_ab() {
             cmd.add_option("--max-repetitions", a->max_repetitions, "the cap of processes per benchmark and side")
                 ->check(CLI::Range(2, 1000));
             cmd.add_flag("!--no-probe", a->probe,
-                         "duet: skip the regime probe (one uncounted pair of every benchmark first; a benchmark "
+                         "duet: skip the regime probe (one uncounted pair of every benchmark a duet would pair first; a benchmark "
                          "either side of which runs above 1.5x its time per iteration in run (learnt from runs here; "
                          "else its calibrated time) beside the other then runs its sides one at a time) and its second "
                          "look (a benchmark whose planned duet processes ran above that is measured again one side "
