@@ -154,7 +154,9 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                                     {"reason", reason},
                                     {"instructions", e.instructions && e.instructions(arm, p)},
                                     {"threads", threads_at(e, arm, p)},
-                                    {"cuda", uses_cuda(e, arm, p)}});
+                                    {"cuda", uses_cuda(e, arm, p)},
+                                    // It waits at PAIRBENCH_START_GATE before its first timed region.
+                                    {"start_gate", true}});
       }
     }
     out["experiments"].push_back(je);
@@ -219,6 +221,7 @@ class FailureTrackingReporter : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
   using namespace pairbench::bench;
+  keep_start_gate_from_children();
   // Layout randomisation (kernels/common/layout.h): under a layout seed, a heap block of 0-4080
   // bytes, held for the process's life, moves every later small allocation by that much within its
   // page, a different amount in every process. Never touched after.

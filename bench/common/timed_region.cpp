@@ -6,8 +6,12 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <valgrind/callgrind.h>
+
+#include <cerrno>
+#include <mutex>
 
 #include <algorithm>
 #include <chrono>
@@ -96,7 +100,43 @@ void calibrate_injection(Injection& in) {
   in.loops_per_ns = best > 0 ? best : 1.0;
 }
 
+// `ab`'s duet start gate (PAIRBENCH_START_GATE="READY_FD,GO_FD", harness/exec/start_gate.h): the
+// process says it is ready (one byte on READY_FD) and blocks until the harness closes GO's write
+// end, which wakes both sides of the pair at once. Their timed regions then start together, after
+// both set-ups, whichever was launched first: launched 0.1-1 ms apart, the first side's timed loop
+// ran beside the other's set-up and the second's beside the first's timed loop (docs/gate.md,
+// "Duet pairing"). Once per process, before the first region's clock; any error lets it go on.
+std::pair<int, int> start_gate_fds() {
+  const char* v = std::getenv("PAIRBENCH_START_GATE");
+  int ready = -1, go = -1;
+  if (!v || std::sscanf(v, "%d,%d", &ready, &go) != 2 || ready < 0 || go < 0) return {-1, -1};
+  return {ready, go};
+}
+
+void pass_start_gate() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const auto [ready, go] = start_gate_fds();
+    if (ready < 0) return;
+    const char byte = 'r';
+    while (write(ready, &byte, 1) < 0 && errno == EINTR) {
+    }
+    char c;
+    while (read(go, &c, 1) < 0 && errno == EINTR) {
+    }
+    close(ready);
+    close(go);
+  });
+}
+
 }  // namespace
+
+void keep_start_gate_from_children() {
+  const auto [ready, go] = start_gate_fds();
+  for (const int fd : {ready, go}) {
+    if (fd >= 0) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+}
 
 // Never inlined: planted work then has a function of its own, which the gate's per-function diff
 // of instructions names (tests/harness/function_diff_test.cpp); inlined, callgrind would count it
@@ -137,6 +177,7 @@ bool work_injection_active() { return record().injection.active(); }
 void region_begin() {
   Record& r = record();
   if (r.injection.fraction > 0 && r.injection.loops_per_ns == 0) calibrate_injection(r.injection);
+  pass_start_gate();  // after every set-up of this process, before its first clock
   if (!r.started) {
     r.started = true;
     r.first_begin = Clock::now();

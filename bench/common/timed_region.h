@@ -26,6 +26,11 @@ void configure_timed_regions(InstructionCounter counter, int batches);
 // (Google Benchmark's iteration ramp calls an arm several times; only the last one counts).
 void reset_timed_regions(std::int64_t max_iterations);
 
+// `ab`'s duet start gate (PAIRBENCH_START_GATE, see timed_region.cpp): the first region_begin of
+// the process waits there until the harness releases both sides of the pair at once. Called by the
+// bench main at start: the gate's descriptors are not inherited by programs the arm executes.
+void keep_start_gate_from_children();
+
 // Opens a timed region: call right before reading the start clock. When counting instructions,
 // the first region of the process is not counted (one-time paths: lazy binding, first calls).
 void region_begin();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -233,6 +234,9 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
   // Per benchmark, its pairs by crossover block (repetitions 2j and 2j + 1 ran back to back with
   // the sides exchanged: runner.cpp, timed_units), each block one observation, their mean.
   std::map<std::string, std::map<int, std::vector<std::pair<double, double>>>> blocks;
+  // Per benchmark and block, each duet pair's log change with whether the candidate was launched
+  // first (runner.cpp: exchanged between the block's two pairs), for the order-effect guard.
+  std::map<std::string, std::map<int, std::vector<std::pair<double, bool>>>> leads;
   for (const auto& c : cand["benchmarks"]) {
     const auto rows = baseline_rows.find(c["name"]);
     if (rows == baseline_rows.end()) continue;
@@ -241,13 +245,27 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
     SequentialState& s = states[c["name"]];
     s.benchmark = c["name"];
     s.threshold = direction[c.value("experiment", "")].second;
-    blocks[c["name"]][c.value("repetition_index", 0) / 2].emplace_back(process_value(*b->second), process_value(c));
+    const int block = c.value("repetition_index", 0) / 2;
+    blocks[c["name"]][block].emplace_back(process_value(*b->second), process_value(c));
+    if (c.contains("duet_lead") && b->second->contains("duet_lead") &&
+        c["duet_lead"].get<bool>() != (*b->second)["duet_lead"].get<bool>()) {
+      leads[c["name"]][block].emplace_back(std::log(process_value(c) / process_value(*b->second)), c["duet_lead"].get<bool>());
+    }
     s.seconds += b->second->value("process_wall_s", 0.0) + c.value("process_wall_s", 0.0);
   }
   for (const auto& [name, by_block] : blocks) {
     SequentialState& s = states[name];
     const bool lower_is_better = direction[experiment_of.at(name)].first;
-    for (const auto& [block, values] : by_block) s.add_block(values, lower_is_better);
+    for (const auto& [block, values] : by_block) {
+      s.add_block(values, lower_is_better);
+      const auto& pairs = leads[name][block];
+      if (pairs.size() == 2 && pairs[0].second != pairs[1].second) {
+        const double candidate_first = pairs[0].second ? pairs[0].first : pairs[1].first;
+        const double baseline_first = pairs[0].second ? pairs[1].first : pairs[0].first;
+        const double e = (candidate_first - baseline_first) / 2;
+        s.order_effects.push_back(lower_is_better ? e : -e);
+      }
+    }
   }
 }
 

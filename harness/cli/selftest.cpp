@@ -53,6 +53,9 @@ struct SelftestArgs {
   bool from_runs = false;      // analyse the run files already in runs_dir; run nothing
   int ab_aa = 0;               // > 0: ab of the build against itself this many times instead
   int nights = 0;              // > 0: this many runs at the profile's own plan, every pair gated as the nightly gates
+  int ab_deep = 0;             // > 0: ab of the build against itself, each benchmark alone, this many times each
+  std::string benchmarks;      // --ab-deep: a regular expression the benchmarks' names must match
+  int per_experiment = 0;      // --ab-deep: > 0: this many benchmarks of each experiment, drawn with --seed
   double ab_budget_s = -1;     // their --budget (< 0: ab's default)
   GateArgs gate;
 };
@@ -718,6 +721,27 @@ int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>
 }
 
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
+  if (args.ab_deep > 0) {
+    std::vector<std::string> names;
+    std::mt19937_64 rng(args.seed);
+    for (const auto& e : keep_benchmarks_matching(select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
+                                                                     args.experiments, args.arms),
+                                                  args.benchmarks)) {
+      std::vector<std::string> here;
+      for (const auto& b : e.benchmarks) {
+        if (b.available) here.push_back(b.name);
+      }
+      if (here.empty()) continue;
+      if (args.per_experiment > 0 && here.size() > static_cast<std::size_t>(args.per_experiment)) {
+        std::shuffle(here.begin(), here.end(), rng);
+        here.resize(static_cast<std::size_t>(args.per_experiment));
+      }
+      names.insert(names.end(), here.begin(), here.end());
+    }
+    if (names.empty()) throw UsageError("--ab-deep: no benchmark that can run here is selected");
+    return selftest_ab_deep({args.ab_deep, names, args.profile, args.ab_budget_s, bench_dir,
+                             args.runs_dir.empty() ? "results/selftest-ab-deep" : args.runs_dir, args.out, args.seed});
+  }
   if (args.ab_aa > 0) {
     return selftest_ab_aa({args.ab_aa, args.experiments, args.profile, args.ab_budget_s, bench_dir,
                            args.runs_dir.empty() ? "results/selftest-ab-aa" : args.runs_dir, args.out});
@@ -815,7 +839,7 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
 
 Command command_selftest() {
   return {"selftest", "measure the gate's false-alarm and detection rates on this machine",
-          "0 measured (the rates are the result, not a verdict); with --ab-aa: 0 no decided change, 1 some decided "
+          "0 measured (the rates are the result, not a verdict); with --ab-aa or --ab-deep: 0 no decided change, 1 some decided "
           "change, 3 an ab failed to run; with --nights: 0 every gate passed, 1 some did not; 2 bad input; 130/143 interrupted by SIGINT/SIGTERM (the run files written "
           "so far are kept)",
           "a bench binary's output, a calibration cache or a run file (selftest)", [](CLI::App& cmd) -> CommandAction {
@@ -845,12 +869,22 @@ Command command_selftest() {
                            "run ab of this build against itself N times at its defaults (--experiments, --profile "
                            "and --ab-budget as given) and count every decided change (exit 1 if any)")
                 ->check(CLI::Range(1, 1000));
+            cmd.add_option("--ab-deep", a->ab_deep,
+                           "run ab of this build against itself with each selected benchmark alone, N times each, "
+                           "over the same directory, a copy in another directory and the copy as baseline in turn, "
+                           "each sampled as deep as --ab-budget and the cap allow; every decided change is listed "
+                           "(exit 1 if any)")
+                ->check(CLI::Range(1, 1000));
+            cmd.add_option("--benchmarks", a->benchmarks, "--ab-deep: only benchmarks whose names match this regex");
+            cmd.add_option("--per-experiment", a->per_experiment,
+                           "--ab-deep: at most K benchmarks of each selected experiment, drawn with --seed (default: all)")
+                ->check(CLI::Range(1, 10000));
             cmd.add_option("--nights", a->nights,
                            "run the selected experiments N times at the profile's own plan (budgets included) and gate "
                            "every pair as the nightly gates a night; exit 1 unless every gate exits 0 (--from: re-gate "
                            "the runs in --runs-dir, default results/selftest-nights)")
                 ->check(CLI::Range(3, 50));
-            cmd.add_option("--ab-budget", a->ab_budget_s, "--budget of each ab of --ab-aa (default: ab's)")
+            cmd.add_option("--ab-budget", a->ab_budget_s, "--budget of each ab of --ab-aa or --ab-deep (default: ab's)")
                 ->check(finite_in(0, 86400.0));
             cmd.add_option("--out", a->out, "write the result as JSON")->check(path_is(regular_file_or_absent_problem, "FILE"));
             cmd.add_option("--bench-dir", *bench_dir, "directory of the bench_* binaries")

@@ -1,15 +1,19 @@
 // `pairbench selftest --ab-aa N` (selftest_ab.h): the A/A evidence for `ab` at its defaults.
 #include "harness/cli/selftest_ab.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 
 #include "harness/cli/command.h"
 #include "harness/exec/interrupt.h"
 #include "harness/exec/process.h"
+#include "harness/gate/read_json.h"
 #include "harness/store/run_file.h"
 
 namespace pairbench::harness {
@@ -94,6 +98,134 @@ int selftest_ab_aa(const AbAaArgs& args) {
   }
   if (interrupt_signal()) return exit_status_after_interrupt(0);
   return decided_changes ? 1 : 0;
+}
+
+namespace {
+
+// A benchmark name as a regular expression matching it alone (ECMAScript, searched).
+std::string exact_regex(const std::string& name) {
+  std::string out = "^";
+  for (const char c : name) {
+    if (std::string("\\^$.|?*+()[]{}/").find(c) != std::string::npos) out += '\\';
+    out += c;
+  }
+  return out + "$";
+}
+
+// A byte-identical copy of the build's bench binaries (and its pairbench, whose fingerprint ab
+// asks) in `to`: another path, other inodes, the same bytes.
+void copy_build(const std::string& from, const std::string& to) {
+  fs::create_directories(to);
+  for (const auto& entry : fs::directory_iterator(from)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || (name.rfind("bench_", 0) != 0 && name != "pairbench")) continue;
+    fs::copy_file(entry.path(), fs::path(to) / name, fs::copy_options::overwrite_existing);
+  }
+}
+
+}  // namespace
+
+int selftest_ab_deep(const AbDeepArgs& args) {
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  const std::string dir = args.runs_dir.empty() ? "results/selftest-ab-deep" : args.runs_dir;
+  const std::string copy = dir + "/copy";
+  fs::create_directories(dir);
+  copy_build(args.bench_dir, copy);
+  struct Arrangement {
+    const char* name;
+    std::string baseline, candidate;
+  };
+  const Arrangement arrangements[] = {{"same directory", args.bench_dir, args.bench_dir},
+                                      {"two copies", args.bench_dir, copy},
+                                      {"copies swapped", copy, args.bench_dir}};
+  std::printf("pairbench selftest --ab-deep: ab of %s against itself, each of %zu benchmarks alone, %d times "
+              "(same directory, a copy in %s, the copy as baseline, in turn%s%s)\n",
+              args.bench_dir.c_str(), args.benchmarks.size(), args.runs_per_benchmark, copy.c_str(),
+              args.budget_s >= 0 ? ", --budget " : "",
+              args.budget_s >= 0 ? std::to_string(static_cast<int>(args.budget_s)).c_str() : "");
+  // Runs in random order over benchmarks and repetitions, so that the machine's drift over the
+  // study does not fall on one benchmark or one arrangement.
+  std::vector<std::pair<std::size_t, int>> order;
+  for (std::size_t i = 0; i < args.benchmarks.size(); ++i) {
+    for (int k = 0; k < args.runs_per_benchmark; ++k) order.emplace_back(i, k);
+  }
+  std::mt19937_64 rng(args.seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::map<std::string, int> totals;
+  std::map<std::string, std::map<std::string, int>> by_arrangement;
+  nlohmann::json runs = nlohmann::json::array(), changes = nlohmann::json::array();
+  double wall = 0;
+  int done = 0;
+  for (const auto& [i, k] : order) {
+    if (interrupt_signal()) break;
+    const std::string& name = args.benchmarks[i];
+    const Arrangement& a = arrangements[(i + static_cast<std::size_t>(k)) % 3];
+    const std::string out_dir = dir + "/" + std::to_string(i) + "-" + std::to_string(k);
+    fs::remove_all(out_dir);
+    std::vector<std::string> argv = {self, "ab", "--baseline-build", a.baseline, "--candidate-build", a.candidate,
+                                     "--benchmarks", exact_regex(name), "--profile", args.profile, "--out-dir", out_dir,
+                                     "--json", out_dir + "/gate.json", "--undecided", "pass",
+                                     "--seed", std::to_string(args.seed * 100003 + i * 101 + static_cast<std::size_t>(k))};
+    if (args.budget_s >= 0) argv.insert(argv.end(), {"--budget", std::to_string(args.budget_s)});
+    const ProcessResult r = run_process(argv, {}, std::chrono::hours(2));
+    if (r.status == ProcessResult::Status::kInterrupted) break;
+    if (r.status != ProcessResult::Status::kExited || (r.exit_code != 0 && r.exit_code != 1)) {
+      std::fprintf(stderr, "pairbench: selftest --ab-deep: ab of %s (%s) %s:\n%s\n", name.c_str(), a.name,
+                   r.describe().c_str(), r.output.c_str());
+      return 3;
+    }
+    GateJson gate;
+    try {
+      gate = read_gate_json(out_dir + "/gate.json");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pairbench: selftest --ab-deep: %s\n", e.what());
+      return 3;
+    }
+    for (const BenchmarkVerdict& v : gate.rows) {
+      if (v.instrument != Instrument::time) continue;
+      const std::string verdict = to_string(v.verdict);
+      ++totals[verdict];
+      ++by_arrangement[a.name][verdict];
+      const bool change = v.verdict == Verdict::regression || v.verdict == Verdict::improvement;
+      std::printf("  %3d/%zu %-15s %-70s %-10s %+6.1f%% [%+.1f%%, %+.1f%%] %d processes per side, %.0f s\n", ++done,
+                  order.size(), a.name, v.benchmark.c_str(), verdict.c_str(), 100 * v.slowdown, 100 * v.slowdown_low,
+                  std::isfinite(v.slowdown_high) ? 100 * v.slowdown_high : 1e9, v.current_samples, r.wall_s);
+      nlohmann::json row = {{"benchmark", v.benchmark}, {"arrangement", a.name}, {"verdict", verdict},
+                            {"slowdown", v.slowdown}, {"low", v.slowdown_low},
+                            {"high", std::isfinite(v.slowdown_high) ? nlohmann::json(v.slowdown_high) : nlohmann::json()},
+                            {"processes_per_side", v.current_samples}, {"wall_s", r.wall_s}, {"note", v.note}};
+      if (change) changes.push_back(row);
+      runs.push_back(row);
+    }
+    wall += r.wall_s;
+    std::fflush(stdout);
+  }
+  int rows = 0;
+  for (const auto& [v, c] : totals) rows += c;
+  std::printf("%d ab runs of identical builds, one benchmark each: %zu decided changes (false alarms); "
+              "%d unchanged, %d undecided of %d; %.0f s of ab\n",
+              done, changes.size(), totals["unchanged"], totals["undecided"], rows, wall);
+  for (const auto& a : arrangements) {
+    auto& c = by_arrangement[a.name];
+    std::printf("  %-15s %3d unchanged, %3d undecided, %d regressions, %d improvements\n", a.name, c["unchanged"],
+                c["undecided"], c["regression"], c["improvement"]);
+  }
+  for (const auto& c : changes) {
+    std::printf("  decided: %s (%s) %s %+.1f%%\n", c["benchmark"].get<std::string>().c_str(),
+                c["arrangement"].get<std::string>().c_str(), c["verdict"].get<std::string>().c_str(),
+                100 * c["slowdown"].get<double>());
+  }
+  if (!args.out.empty()) {
+    write_json_atomically(args.out, {{"ab_deep", {{"bench_dir", args.bench_dir},
+                                                  {"benchmarks", args.benchmarks},
+                                                  {"runs_per_benchmark", args.runs_per_benchmark},
+                                                  {"budget_s", args.budget_s},
+                                                  {"runs", runs},
+                                                  {"decided_changes", changes},
+                                                  {"wall_s", wall}}}});
+  }
+  if (interrupt_signal()) return exit_status_after_interrupt(0);
+  return changes.empty() ? 0 : 1;
 }
 
 }  // namespace pairbench::harness

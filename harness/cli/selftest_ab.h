@@ -5,7 +5,9 @@
 // `unchanged` is what a user comparing two builds can expect to be told.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pairbench::harness {
 
@@ -22,5 +24,25 @@ struct AbAaArgs {
 // Runs them; prints one line per ab and the totals. Exit status: 0 no decided change, 1 some
 // decided change, 2 bad input, 3 an ab failed to run, 130/143 interrupted.
 int selftest_ab_aa(const AbAaArgs& args);
+
+// `pairbench selftest --ab-deep N`: `ab` of this build against itself with each benchmark selected
+// alone, so that its sampling goes as deep as the budget and the cap allow (over many benchmarks
+// sharing one budget each gets a few processes and a bias stays undecided). Each benchmark runs N
+// times, its runs spread over three arrangements in turn: the same directory as both sides, the
+// build against a byte-identical copy in another directory, and the copy against the build (sides
+// swapped). Every decided change is a false alarm and is listed.
+struct AbDeepArgs {
+  int runs_per_benchmark = 5;
+  std::vector<std::string> benchmarks;  // each run alone, in this order
+  std::string profile = "quick";
+  double budget_s = -1;      // ab's --budget; < 0: ab's default
+  std::string bench_dir;     // the build compared against itself (and its copy)
+  std::string runs_dir;      // the copy and each ab's files: runs_dir/copy/, runs_dir/<benchmark index>-<run>/
+  std::string out;           // the summary as JSON (optional)
+  std::uint64_t seed = 0;
+};
+
+// Exit status as selftest_ab_aa's.
+int selftest_ab_deep(const AbDeepArgs& args);
 
 }  // namespace pairbench::harness

@@ -187,6 +187,7 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
         be.threads = static_cast<int>(n);
       }
       be.cuda = b.boolean_or("cuda", false);
+      be.start_gate = b.boolean_or("start_gate", false);
       e.benchmarks.push_back(std::move(be));
     }
     if (const auto figure = je.find("figure")) e.figure = parse_figure(*figure, e);
@@ -274,7 +275,7 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
       je["benchmarks"].push_back({{"name", b.name}, {"arm", b.arm}, {"params", params},
                                   {"available", b.available}, {"reason", b.reason},
                                   {"instructions", b.instructions}, {"threads", b.threads},
-                                  {"cuda", b.cuda}});
+                                  {"cuda", b.cuda}, {"start_gate", b.start_gate}});
     }
     out.push_back(je);
   }

@@ -26,6 +26,10 @@ struct BenchmarkEntry {
   // Its process uses the CUDA device (bench uses_cuda): `ab`'s duet runs its two sides one at a
   // time, never both on one GPU at once. Absent from older listings: false.
   bool cuda = false;
+  // Its process waits at `ab`'s duet start gate before its first timed region (bench
+  // timed_region.h), so that both sides of a pair start timing together. Absent from older
+  // listings: false, and a pair with such a side runs without the gate.
+  bool start_gate = false;
 };
 
 struct ArmEntry {

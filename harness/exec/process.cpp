@@ -44,7 +44,7 @@ ProcessResult run_process(const std::vector<std::string>& argv,
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& extra_env,
                           std::chrono::duration<double> limit, const std::vector<int>& cpus,
-                          std::size_t keep_output_bytes) {
+                          std::size_t keep_output_bytes, const std::vector<int>& pass_fds) {
   using Clock = std::chrono::steady_clock;
   ProcessResult result;
   if (const int sig = interrupt_signal()) {
@@ -110,6 +110,7 @@ ProcessResult run_process(const std::vector<std::string>& argv,
     if (pin) sched_setaffinity(0, sizeof cpu_set, &cpu_set);  // inherited by exec and its threads
     dup2(pipe_fds[1], STDOUT_FILENO);
     dup2(pipe_fds[1], STDERR_FILENO);
+    for (const int fd : pass_fds) fcntl(fd, F_SETFD, 0);  // this child's table only: kept across exec
     execve(args[0], args.data(), envp.data());
     const char msg[] = "execve failed\n";
     (void)!write(STDERR_FILENO, msg, sizeof msg - 1);

@@ -31,10 +31,12 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& extra_env,
                           std::chrono::duration<double> limit, int cpu = -1, std::size_t keep_output_bytes = 64u << 10);
 // The same, pinned to a set of CPUs (its threads share them; the scheduler places them within the
-// set): a duet side that runs several threads. Empty: not pinned.
+// set): a duet side that runs several threads. Empty: not pinned. `pass_fds`: descriptors of this
+// process (opened close-on-exec) that the child keeps open under the same numbers (the duet
+// start gate's, harness/exec/start_gate.h).
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& extra_env,
                           std::chrono::duration<double> limit, const std::vector<int>& cpus,
-                          std::size_t keep_output_bytes = 64u << 10);
+                          std::size_t keep_output_bytes = 64u << 10, const std::vector<int>& pass_fds = {});
 
 }  // namespace pairbench::harness

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <set>
@@ -27,6 +28,7 @@
 #include "harness/exec/interrupt.h"
 #include "harness/exec/layout.h"
 #include "harness/exec/process.h"
+#include "harness/exec/start_gate.h"
 #include "harness/store/run_file.h"
 #include "harness/stats/stats.h"
 #include "kernels/common/cpus.h"
@@ -50,6 +52,10 @@ struct Job {
   std::int64_t iterations = 0;  // 0 = Google Benchmark's ramp (calibration)
   std::vector<int> cpus;        // pinned to these (duet); empty = not pinned
   int pair = -1;
+  // Duet: launched first of its pair. Drawn per crossover block and exchanged with the cores
+  // between the block's two pairs (timed_units), so that under identical builds a block's mean
+  // cancels whatever launch order and placement do to a side.
+  bool lead = false;
   ProcessLayout layout;         // drawn for time processes under RunOptions::layout "random"
 };
 
@@ -160,7 +166,7 @@ FunctionBreakdown function_breakdown(const CallgrindProfile& p, double iteration
 // Runs one process and turns what it left behind into a sample (also for calibration, whose
 // sample carries the record in `gbench["pairbench_record"]` and is not kept). Nothing when
 // pairbench was interrupted while it ran (or before it started): that process measured nothing.
-std::optional<Sample> run_job(Context& ctx, const Job& job) {
+std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gate = nullptr, int gate_side = -1) {
   const int id = ctx.next_file++;
   const std::string stem = ctx.tmp_dir + "/p" + std::to_string(id);
   const std::string out_path = stem + ".json", record_path = stem + ".record.json", count_path = stem + ".callgrind";
@@ -198,7 +204,13 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   auto env = job_env(ctx, job);
   for (const auto& [k, v] : layout_env(job.layout)) env[k] = v;
   env["TMPDIR"] = process_tmp;
-  const ProcessResult pr = run_process(argv, env, std::chrono::duration<double>(limit), job.cpus);
+  std::vector<int> gate_fds;
+  if (gate) {
+    env["PAIRBENCH_START_GATE"] = gate->env_value(gate_side);
+    gate_fds = gate->child_fds(gate_side);
+  }
+  const ProcessResult pr =
+      run_process(argv, env, std::chrono::duration<double>(limit), job.cpus, 64u << 10, gate_fds);
   const auto gbench = read_json(out_path);
   const auto record = read_json(record_path);
   // Callgrind's output: its total and every function's own share of it (a file it cannot use,
@@ -229,6 +241,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job) {
   s.process_wall_s = pr.wall_s;
   s.side = job.side;
   s.pair = job.pair;
+  s.duet_lead = job.pair >= 0 && job.lead;
   s.cpu = job.cpus.empty() ? -1 : job.cpus.front();
   s.cpus = job.cpus;
   s.iterations = job.iterations;
@@ -738,6 +751,10 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
       // whatever the cores' or the drift's own asymmetries (what the robust sequence assumes).
       const std::size_t flip = block == 2 ? static_cast<std::size_t>(std::uniform_int_distribution<int>(0, 1)(rng)) : 0;
       if (group.size() == 2 && flip == 1) std::swap(group[0], group[1]);
+      // Duet: whether the side on the pool's first cores is launched first, drawn per block and
+      // kept for both its pairs, so that launch order moves with the cores: the block's two pairs
+      // then have the same placement and order with the sides exchanged.
+      const bool lead_on_first_cores = block == 2 && std::uniform_int_distribution<int>(0, 1)(rng) == 1;
       for (int r = r0; r < std::min(r0 + block, options.repetitions); ++r) {
         if (r > r0 && group.size() == 2) std::swap(group[0], group[1]);
         for (const auto& planned : group) {
@@ -761,6 +778,7 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
               j.cpus.assign(pool.begin() + static_cast<std::ptrdiff_t>(first),
                             pool.begin() + static_cast<std::ptrdiff_t>(first + threads));
               j.pair = pair_id;
+              j.lead = (first == 0) == lead_on_first_cores;
             }
           }
           if (unit.size() == 2) ++pair_id;
@@ -858,13 +876,28 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
     if (interrupt_signal()) break;  // launch nothing more; what finished is kept
     std::vector<std::optional<Sample>> results(unit.size());
     const double unit_start = std::chrono::duration<double>(Clock::now() - timed_start).count();
+    bool gated = false;
     if (unit.size() == 1) {
       results[0] = run_job(ctx, unit[0]);
     } else {
-      std::vector<std::thread> threads;
-      for (std::size_t k = 0; k < unit.size(); ++k) {
-        threads.emplace_back([&, k] { results[k] = run_job(ctx, unit[k]); });
+      // A duet pair: its lead launched first, both held at the start gate where both binaries
+      // have one (start_gate.h), so that their timed regions begin together.
+      std::optional<StartGate> gate;
+      if (std::all_of(unit.begin(), unit.end(), [](const Job& j) { return j.kind == Kind::kTime && j.benchmark->start_gate; })) {
+        gate.emplace(static_cast<int>(unit.size()));
+        if (!gate->ok()) gate.reset();
       }
+      std::vector<std::size_t> order(unit.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::stable_partition(order.begin(), order.end(), [&](std::size_t k) { return unit[k].lead; });
+      std::vector<std::thread> threads;
+      for (const std::size_t k : order) {
+        threads.emplace_back([&, k] {
+          results[k] = run_job(ctx, unit[k], gate ? &*gate : nullptr, static_cast<int>(k));
+          if (gate) gate->side_ended(static_cast<int>(k));
+        });
+      }
+      if (gate) gated = gate->release(std::chrono::duration<double>(ctx.options.timeout_s));
       for (auto& t : threads) t.join();
     }
     for (std::size_t k = 0; k < unit.size(); ++k) {
@@ -873,6 +906,7 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
       const Job& job = unit[k];
       s.sequence = sequence;
       s.start_s = unit_start;
+      s.duet_start_gate = gated;
       if (job.kind == Kind::kInstructions) s.instrument = Instrument::instructions;
       if (went_wrong(s.verification)) ++outcome.failed_processes;
       ++done_processes;

@@ -86,6 +86,19 @@ GateJson read_gate_json(const std::string& path) {
       v.slowdown_high = number_or_nan(row, "slowdown_high");
       v.threshold = row["threshold"].number();
       if (!(v.threshold > 0)) row["threshold"].fail("a threshold > 0");
+    } else {
+      // Any other row: its change and interval where written (NaN where not, or null).
+      v.slowdown = number_or_nan(row, "slowdown");
+      v.slowdown_low = number_or_nan(row, "slowdown_low");
+      v.slowdown_high = number_or_nan(row, "slowdown_high");
+    }
+    v.note = row.string_or("note", "");
+    for (const auto& [key, field] : {std::pair{"baseline_samples", &v.baseline_samples}, {"current_samples", &v.current_samples}}) {
+      const auto f = row.find(key);
+      if (!f) continue;
+      const std::int64_t n = f->integer();
+      if (n < 0 || n > 1 << 30) f->fail("a process count from 0");
+      *field = static_cast<int>(n);
     }
     out.rows.push_back(std::move(v));
   }

@@ -12,7 +12,9 @@ namespace pairbench::harness {
 
 struct GateJson {
   GateRun baseline_run, current_run;   // empty strings where the file was written before they were
-  std::vector<BenchmarkVerdict> rows;  // every row; a regression row with all that records it
+  // Every row: name, verdict, instrument, note, process counts and change with its interval (NaN
+  // where absent); a regression row with all that records it, checked.
+  std::vector<BenchmarkVerdict> rows;
 };
 
 // Reads the gate JSON at `path` (a regular file of at most 1 GiB). Throws JsonFieldError

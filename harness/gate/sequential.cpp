@@ -227,6 +227,24 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
     } else {
       r.verdict = Verdict::undecided;
     }
+    // The guard against a side effect of the pairing: a change no larger than what merely
+    // launching a side first (with its placement) did to it in the same blocks is held undecided.
+    std::string held;
+    if (s.order_effects.size() >= 2) {
+      double sum = 0;
+      for (const double e : s.order_effects) sum += e;
+      const double order = sum / static_cast<double>(s.order_effects.size());
+      r.order_effect = std::expm1(order);
+      if ((r.verdict == Verdict::regression || r.verdict == Verdict::improvement) && std::fabs(order) >= std::fabs(m.mean)) {
+        char buf[240];
+        std::snprintf(buf, sizeof buf,
+                      "held: launching a side first moved it by %+.1f %% in these blocks, as much as the change "
+                      "(%+.1f %%): the pairing's side effect, not the code, may be what was measured",
+                      100 * r.order_effect, 100 * r.change);
+        held = buf;
+        r.verdict = Verdict::undecided;
+      }
+    }
     if (r.verdict == Verdict::undecided) {
       // What would decide it at this noise: excluding 0 at Holm's strictest level where the change
       // looks as large as the threshold, else an interval inside +-threshold.
@@ -249,7 +267,7 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
         if (size > 0) could = std::min(could, to_pairs(pairs_for_radius(m.n, low_variance, options.alpha / family, size, obs)));
       }
       r.within_cap = could <= design.max_pairs && r.pairs < design.max_pairs;
-      r.note = resolution_text(r, options.interval_level);
+      r.note = held.empty() ? resolution_text(r, options.interval_level) : held + "; " + resolution_text(r, options.interval_level);
       if (!r.within_cap) {
         char buf[160];
         if (needed >= 1000000) {

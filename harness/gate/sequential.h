@@ -49,6 +49,12 @@ struct SequentialState {
   // cap and the pairs it reports count processes per side.
   void add_block(const std::vector<std::pair<double, double>>& values, bool lower_is_better = true);
   int processes_per_side() const { return pairs > 0 ? pairs : static_cast<int>(diffs.size()); }
+  // Duet blocks whose two pairs had the sides' launch order (and placement) exchanged: per block,
+  // half the difference between the pair with the candidate launched first and the one with the
+  // baseline first, oriented as `diffs` (+: the side launched first looks worse). The block mean
+  // cancels it; where its mean is as large as a change about to be decided, the order effect, not
+  // the code, may be what was measured, and the row is held (decide_sequential).
+  std::vector<double> order_effects;
 };
 
 // Which confidence sequence decides. robust (the default): stats::always_valid_location, a bet
@@ -93,6 +99,8 @@ struct SequentialRow {
   int pairs_needed = 0;
   bool within_cap = true;  // decided, or pairs_needed <= max_pairs
   std::string note;        // why undecided, with the resolution text
+  // The mean order effect over the blocks (relative; SequentialState::order_effects), 0 without them.
+  double order_effect = 0;
   bool first_look = false;  // decided by the planned look's fixed-sample gate (TwoStage), not the sequence
 };
 

@@ -448,6 +448,7 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
   b["measured_s"] = s.measured_s;
   if (!s.batches.empty()) b["metric_batches"] = s.batches;
   if (s.pair >= 0) b["duet_pair"] = s.pair, b["cpu"] = s.cpu;
+  if (s.pair >= 0) b["duet_lead"] = s.duet_lead, b["duet_start_gate"] = s.duet_start_gate;
   if (s.pair >= 0 && s.cpus.size() > 1) b["cpus"] = s.cpus;
   b["sequence"] = s.sequence;
   b["start_s"] = s.start_s;

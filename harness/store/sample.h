@@ -59,6 +59,8 @@ struct Sample {
   double measured_s = 0;  // time inside the timed regions
   double loop_wall_s = 0;  // the timed loop's wall time, untimed parts inside it included (not in the run file)
   int pair = -1;          // duet: the pair this process ran in, beside the other side's process
+  bool duet_lead = false;        // duet: launched first of its pair
+  bool duet_start_gate = false;  // duet: both processes of its pair started timing together (start gate)
   int cpu = -1;           // the CPU it was pinned to (duet), -1 = not pinned; the first of `cpus`
   std::vector<int> cpus;  // every CPU it was pinned to: a duet side running several threads has several
   int sequence = -1;      // position in the run's launch order (time order)

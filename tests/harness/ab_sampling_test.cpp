@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -95,6 +97,11 @@ TEST(AbSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
     if (first.contains("duet_pair")) {
       EXPECT_EQ(apart, 1) << key.first << " repetition " << key.second;
       EXPECT_NE(first["cpu"], second->second["cpu"]) << key.first << " repetition " << key.second;
+      // The launch order moves with the cores: the block's two pairs differ only in which side
+      // is where (runner.cpp, timed_units), and both of a pair start timing together.
+      EXPECT_NE(first["duet_lead"], second->second["duet_lead"]) << key.first << " repetition " << key.second;
+      EXPECT_EQ(first["duet_start_gate"], true) << key.first << " repetition " << key.second;
+      EXPECT_EQ(second->second["duet_start_gate"], true) << key.first << " repetition " << key.second;
     } else {
       EXPECT_TRUE(apart == 1 || apart == 3) << key.first << " repetition " << key.second << ": " << apart;
     }
@@ -132,6 +139,40 @@ TEST(AbSampling, BudgetZeroIsTheFixedDesign) {
   EXPECT_NE(r.output.find("timing.work"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("sampled until decided"), std::string::npos) << r.output;
   for (const auto& [name, reps] : repetitions(read(dir.path + "/baseline.json"))) EXPECT_EQ(reps.size(), 4u) << name;
+}
+
+// selftest --ab-deep: each benchmark alone, its runs over the three arrangements (same directory,
+// a copy, the copy as baseline), every verdict listed and every decided change counted.
+TEST(AbSampling, SelftestAbDeepRunsEachBenchmarkAloneOverTheThreeArrangements) {
+  TempDir dir;
+  const ProcessResult r =
+      run_process({PAIRBENCH_EXE, "selftest", "--ab-deep", "3", "--bench-dir", TIMING_BENCH_DIR, "--experiments",
+                   "timing.work", "--per-experiment", "1", "--ab-budget", "3", "--runs-dir", dir.path + "/runs", "--out",
+                   dir.path + "/deep.json"},
+                  {}, std::chrono::seconds(300));
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
+  const nlohmann::json deep = read(dir.path + "/deep.json")["ab_deep"];
+  ASSERT_EQ(deep["benchmarks"].size(), 1u) << deep.dump();
+  ASSERT_EQ(deep["runs"].size(), 3u) << deep.dump();
+  std::set<std::string> arrangements;
+  int changes = 0;
+  for (const auto& run : deep["runs"]) {
+    EXPECT_EQ(run["benchmark"], deep["benchmarks"][0]) << run.dump();
+    arrangements.insert(run["arrangement"].get<std::string>());
+    changes += run["verdict"] == "regression" || run["verdict"] == "improvement";
+  }
+  EXPECT_EQ(arrangements, (std::set<std::string>{"same directory", "two copies", "copies swapped"}));
+  EXPECT_EQ(deep["decided_changes"].size(), static_cast<std::size_t>(changes));
+  EXPECT_EQ(r.exit_code, changes ? 1 : 0) << r.output;
+  // The copy is byte-identical and elsewhere.
+  for (const auto& entry : std::filesystem::directory_iterator(TIMING_BENCH_DIR)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("bench_", 0) != 0) continue;
+    const std::string copy = dir.path + "/runs/copy/" + name;
+    ASSERT_TRUE(std::filesystem::exists(copy)) << copy;
+    std::ifstream a(entry.path(), std::ios::binary), b(copy, std::ios::binary);
+    EXPECT_TRUE(std::equal(std::istreambuf_iterator<char>(a), {}, std::istreambuf_iterator<char>(b), {})) << name;
+  }
 }
 
 // selftest --ab-aa: ab of the build against itself N times; its tally adds up and its exit status

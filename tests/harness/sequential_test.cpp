@@ -295,6 +295,41 @@ TEST(DecideSequential, CrossoverBlocksCancelWhatBothPairsSawAndCountProcesses) {
   EXPECT_THROW(at_cap.add_block({{100, 0}}), std::invalid_argument);
 }
 
+// The guard against the pairing's own side effect (ab's duet launch order, exchanged within each
+// block): a change no larger than what launching a side first did in the same blocks is held
+// undecided, with why; a real change beside a small order effect is still decided, both ways.
+TEST(DecideSequential, AChangeNoLargerThanTheLaunchOrderEffectIsHeld) {
+  std::mt19937_64 rng(23);
+  std::normal_distribution<double> z(0, 0.01);
+  auto states_with = [&](double change, double order) {
+    SequentialState s{.benchmark = "b"};
+    for (int b = 0; b < 20; ++b) {
+      // Pair 1: the candidate launched first (+order), pair 2: the baseline first (-order).
+      const double d1 = change + order + z(rng), d2 = change - order + z(rng);
+      s.add_block({{100, 100 * std::exp(d1)}, {100, 100 * std::exp(d2)}});
+      s.order_effects.push_back((d1 - d2) / 2);
+    }
+    return s;
+  };
+  GateOptions options;
+  const SequentialDesign design{1.0, 100};
+  // +15 % from the code beside a 1 % order effect: a regression, the order effect reported.
+  const SequentialDecision real = decide_sequential({states_with(0.14, 0.01)}, options, design);
+  EXPECT_EQ(real.rows[0].verdict, Verdict::regression) << real.rows[0].note;
+  EXPECT_NEAR(real.rows[0].order_effect, 0.01, 0.01);
+  // +12 % measured where launching first alone moved a side by 15 %: held, and says so.
+  const SequentialDecision held = decide_sequential({states_with(0.12, 0.15)}, options, design);
+  EXPECT_EQ(held.rows[0].verdict, Verdict::undecided);
+  EXPECT_NE(held.rows[0].note.find("held: launching a side first"), std::string::npos) << held.rows[0].note;
+  // The mirror image: an improvement beside a larger order effect of the other sign.
+  const SequentialDecision mirror = decide_sequential({states_with(-0.12, -0.15)}, options, design);
+  EXPECT_EQ(mirror.rows[0].verdict, Verdict::undecided) << mirror.rows[0].note;
+  // No order effects recorded (pairs one side at a time, or an old run file): no guard.
+  SequentialState plain = states_with(0.12, 0.15);
+  plain.order_effects.clear();
+  EXPECT_EQ(decide_sequential({plain}, options, design).rows[0].verdict, Verdict::regression);
+}
+
 TEST(DecideSequential, ImprovementIsTheMirrorImage) {
   std::vector<SequentialState> states(10);
   std::mt19937_64 rng(9);
