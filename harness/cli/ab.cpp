@@ -372,6 +372,21 @@ SequentialDecision sample_until_decided(const AbArgs& args, const std::vector<Si
     append_round(r.candidate, more.candidate);
     std::tie(states, decision) = look();
   }
+  // The launch order's own effect (duet blocks): what the pairing's arrangement did to a side,
+  // cancelled in every block's mean; a row whose change was no larger is held (decide_sequential).
+  const SequentialRow* largest = nullptr;
+  int held = 0;
+  for (const SequentialRow& row : decision.rows) {
+    if (row.note.rfind("held: launching", 0) == 0) ++held;
+    if (row.order_effect != 0 && (!largest || std::fabs(row.order_effect) > std::fabs(largest->order_effect))) largest = &row;
+  }
+  if (largest) {
+    char line[400];
+    std::snprintf(line, sizeof line, "ab: launch order (duet blocks, cancelled in their means): largest effect %+.1f %% (%s)%s\n",
+                  100 * largest->order_effect, largest->benchmark.c_str(),
+                  held ? (", " + std::to_string(held) + " change(s) no larger held undecided").c_str() : "");
+    std::cerr << line;
+  }
   // What the budget left undecided would cost to decide, so that the user knows whether to pass a
   // larger --budget or compare fewer experiments (an estimate at each benchmark's present noise).
   const BudgetProjection p = project_budget(decision.rows, seconds_per_pair(states, duet), args.max_repetitions);

@@ -90,7 +90,7 @@ nlohmann::json draw(const nlohmann::json& doc, const Pool& pool, int n, int inst
       std::shuffle(idx.begin(), idx.end(), rng);
       for (int i = 0; i < std::min<int>(k, static_cast<int>(idx.size())); ++i) {
         nlohmann::json e = entries[idx[static_cast<std::size_t>(i)]];
-        e.erase("duet_pair");
+        for (const char* key : {"duet_pair", "duet_lead", "duet_start_gate"}) e.erase(key);
         target.push_back(std::move(e));
       }
     }
