@@ -236,7 +236,12 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
   std::map<std::string, std::map<int, std::vector<std::pair<double, double>>>> blocks;
   // Per benchmark and block, each duet pair's log change with whether the candidate was launched
   // first (runner.cpp: exchanged between the block's two pairs), for the order-effect guard.
-  std::map<std::string, std::map<int, std::vector<std::pair<double, bool>>>> leads;
+  struct Lead {
+    double log_change;
+    bool candidate_first;
+    bool lead_on_lower_cpu;  // the process launched first had the lower-numbered of the pair's CPUs
+  };
+  std::map<std::string, std::map<int, std::vector<Lead>>> leads;
   for (const auto& c : cand["benchmarks"]) {
     const auto rows = baseline_rows.find(c["name"]);
     if (rows == baseline_rows.end()) continue;
@@ -249,7 +254,10 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
     blocks[c["name"]][block].emplace_back(process_value(*b->second), process_value(c));
     if (c.contains("duet_lead") && b->second->contains("duet_lead") &&
         c["duet_lead"].get<bool>() != (*b->second)["duet_lead"].get<bool>()) {
-      leads[c["name"]][block].emplace_back(std::log(process_value(c) / process_value(*b->second)), c["duet_lead"].get<bool>());
+      const bool candidate_first = c["duet_lead"].get<bool>();
+      const int candidate_cpu = c.value("cpu", -1), baseline_cpu = b->second->value("cpu", -1);
+      leads[c["name"]][block].push_back({std::log(process_value(c) / process_value(*b->second)), candidate_first,
+                                         candidate_first == (candidate_cpu < baseline_cpu)});
     }
     s.seconds += b->second->value("process_wall_s", 0.0) + c.value("process_wall_s", 0.0);
   }
@@ -259,11 +267,13 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
     for (const auto& [block, values] : by_block) {
       s.add_block(values, lower_is_better);
       const auto& pairs = leads[name][block];
-      if (pairs.size() == 2 && pairs[0].second != pairs[1].second) {
-        const double candidate_first = pairs[0].second ? pairs[0].first : pairs[1].first;
-        const double baseline_first = pairs[0].second ? pairs[1].first : pairs[0].first;
-        const double e = (candidate_first - baseline_first) / 2;
+      if (pairs.size() == 2 && pairs[0].candidate_first != pairs[1].candidate_first) {
+        const Lead& cand = pairs[0].candidate_first ? pairs[0] : pairs[1];
+        const Lead& base = pairs[0].candidate_first ? pairs[1] : pairs[0];
+        const double e = (cand.log_change - base.log_change) / 2;
         s.order_effects.push_back(lower_is_better ? e : -e);
+        // The same in both pairs of a block (the order goes with the cores), else unknown.
+        s.order_strata.push_back(cand.lead_on_lower_cpu == base.lead_on_lower_cpu ? (cand.lead_on_lower_cpu ? 1 : -1) : 0);
       }
     }
   }

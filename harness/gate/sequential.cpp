@@ -175,6 +175,26 @@ BudgetProjection project_budget(const std::vector<SequentialRow>& rows, const st
   return out;
 }
 
+// The launch order's own effect over the blocks (log, oriented as the diffs): the mean of the two
+// strata's means (SequentialState::order_strata), which cancels the cores' difference; the plain
+// mean where no stratum is known; NaN (no guard) where there are fewer than two blocks or only one
+// stratum, since there the order and the cores cannot be told apart.
+namespace {
+double order_effect_of(const SequentialState& s) {
+  if (s.order_effects.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  double sum[3] = {0, 0, 0};
+  int count[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < s.order_effects.size(); ++i) {
+    const int stratum = i < s.order_strata.size() ? s.order_strata[i] : 0;
+    sum[stratum + 1] += s.order_effects[i];
+    ++count[stratum + 1];
+  }
+  if (count[0] == 0 && count[2] == 0) return sum[1] / count[1];
+  if (count[0] == 0 || count[2] == 0 || count[1] > 0) return std::numeric_limits<double>::quiet_NaN();
+  return (sum[0] / count[0] + sum[2] / count[2]) / 2;
+}
+}  // namespace
+
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,
                                      const SequentialDesign& design) {
   const double interval_alpha = 1 - options.interval_level;  // two-sided: 90 % leaves 5 % each side
@@ -230,10 +250,7 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
     // The guard against a side effect of the pairing: a change no larger than what merely
     // launching a side first (with its placement) did to it in the same blocks is held undecided.
     std::string held;
-    if (s.order_effects.size() >= 2) {
-      double sum = 0;
-      for (const double e : s.order_effects) sum += e;
-      const double order = sum / static_cast<double>(s.order_effects.size());
+    if (const double order = order_effect_of(s); std::isfinite(order)) {
       r.order_effect = std::expm1(order);
       if ((r.verdict == Verdict::regression || r.verdict == Verdict::improvement) && std::fabs(order) >= std::fabs(m.mean)) {
         char buf[240];

@@ -55,6 +55,12 @@ struct SequentialState {
   // cancels it; where its mean is as large as a change about to be decided, the order effect, not
   // the code, may be what was measured, and the row is held (decide_sequential).
   std::vector<double> order_effects;
+  // Per entry of order_effects: +1 where the side launched first had the pool's first cores, -1
+  // where the other cores, 0 unknown. In a block the launch order goes with the cores, so each
+  // entry is the order's effect plus or minus the cores' own difference; the mean of the two
+  // strata's means cancels the cores' part (decide_sequential), which a core 15 % slower than the
+  // other would otherwise put into the estimate with a random sign per block.
+  std::vector<int> order_strata;
 };
 
 // Which confidence sequence decides. robust (the default): stats::always_valid_location, a bet

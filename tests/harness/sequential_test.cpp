@@ -301,13 +301,18 @@ TEST(DecideSequential, CrossoverBlocksCancelWhatBothPairsSawAndCountProcesses) {
 TEST(DecideSequential, AChangeNoLargerThanTheLaunchOrderEffectIsHeld) {
   std::mt19937_64 rng(23);
   std::normal_distribution<double> z(0, 0.01);
-  auto states_with = [&](double change, double order) {
+  // `core`: the first cores' own difference, which goes with the launch order inside a block and
+  // flips sign with the block's drawn arrangement (stratum +-1).
+  auto states_with = [&](double change, double order, double core = 0) {
     SequentialState s{.benchmark = "b"};
     for (int b = 0; b < 20; ++b) {
+      const int stratum = b % 2 ? 1 : -1;
       // Pair 1: the candidate launched first (+order), pair 2: the baseline first (-order).
-      const double d1 = change + order + z(rng), d2 = change - order + z(rng);
+      const double arrangement = order + stratum * core;
+      const double d1 = change + arrangement + z(rng), d2 = change - arrangement + z(rng);
       s.add_block({{100, 100 * std::exp(d1)}, {100, 100 * std::exp(d2)}});
       s.order_effects.push_back((d1 - d2) / 2);
+      s.order_strata.push_back(stratum);
     }
     return s;
   };
@@ -324,6 +329,14 @@ TEST(DecideSequential, AChangeNoLargerThanTheLaunchOrderEffectIsHeld) {
   // The mirror image: an improvement beside a larger order effect of the other sign.
   const SequentialDecision mirror = decide_sequential({states_with(-0.12, -0.15)}, options, design);
   EXPECT_EQ(mirror.rows[0].verdict, Verdict::undecided) << mirror.rows[0].note;
+  // A core 30 % slower than the other, no order effect: the strata cancel it, the change stands.
+  const SequentialDecision cores = decide_sequential({states_with(0.12, 0.0, 0.3)}, options, design);
+  EXPECT_EQ(cores.rows[0].verdict, Verdict::regression) << cores.rows[0].note;
+  EXPECT_NEAR(cores.rows[0].order_effect, 0.0, 0.01);
+  // One stratum only: order and cores cannot be told apart, so no guard either way.
+  SequentialState one = states_with(0.12, 0.15);
+  std::fill(one.order_strata.begin(), one.order_strata.end(), 1);
+  EXPECT_EQ(decide_sequential({one}, options, design).rows[0].verdict, Verdict::regression);
   // No order effects recorded (pairs one side at a time, or an old run file): no guard.
   SequentialState plain = states_with(0.12, 0.15);
   plain.order_effects.clear();
