@@ -18,6 +18,7 @@
 
 #include "harness/cli/run_until_decided.h"
 #include "harness/exec/process.h"
+#include "tests/harness/sim_build.h"
 #include "kernels/common/scratch.h"
 
 namespace pairbench::harness {
@@ -44,6 +45,18 @@ ProcessResult pairbench(std::vector<std::string> args, int limit_s = 300) {
 std::vector<std::string> run_args(const std::string& out, const std::string& seed) {
   return {"run", "--bench-dir", TIMING_BENCH_DIR, "--experiments", "timing.work", "--min-time", "0.002",
           "--no-history", "--calibration", "none", "--out", out, "--seed", seed};
+}
+
+// The same on the simulated bench (sim_build.h), its four cases at 0.5 % noise between processes:
+// what is decided follows from the declaration, not from the machine's load (issue 37).
+std::vector<std::string> sim_run_args(const std::string& bench_dir, const std::string& out, const std::string& seed) {
+  return {"run", "--bench-dir", bench_dir, "--experiments", "sim.declared", "--min-time", "0.002",
+          "--no-history", "--calibration", "none", "--out", out, "--seed", seed};
+}
+
+nlohmann::json quiet_cases() {
+  const nlohmann::json quiet = {{"process_sd", 0.005}, {"inprocess_sd", 0.001}};
+  return {{"cases", {{"a", quiet}, {"b", quiet}, {"c", quiet}, {"d", quiet}}}};
 }
 
 // Per benchmark, its processes' repetition indices.
@@ -147,9 +160,10 @@ TEST(RunSampling, MergeRoundNumbersEachProcessAfterTheRunsOwn) {
 // half of alpha decides every benchmark at the planned look, and no round runs.
 TEST(RunSampling, ThePlannedLookDecidesWhatItCanAndNeedsNoRound) {
   TempDir dir;
+  const std::string bench = sim_build(dir.path, quiet_cases());
   const std::string base = dir.path + "/base.json", cur = dir.path + "/cur.json";
-  ASSERT_EQ(pairbench(run_args(base, "7")).exit_code, 0);
-  auto args = run_args(cur, "8");
+  ASSERT_EQ(pairbench(sim_run_args(bench, base, "7")).exit_code, 0);
+  auto args = sim_run_args(bench, cur, "8");
   args.insert(args.end(), {"--baseline", base, "--budget", "20", "--threshold", "0.5"});
   const ProcessResult r = pairbench(args);
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -165,9 +179,10 @@ TEST(RunSampling, ThePlannedLookDecidesWhatItCanAndNeedsNoRound) {
 
 TEST(RunSampling, BaselineWithoutBudgetIsTheFixedGate) {
   TempDir dir;
+  const std::string bench = sim_build(dir.path, quiet_cases());
   const std::string base = dir.path + "/base.json", cur = dir.path + "/cur.json";
-  ASSERT_EQ(pairbench(run_args(base, "7")).exit_code, 0);
-  auto args = run_args(cur, "8");
+  ASSERT_EQ(pairbench(sim_run_args(bench, base, "7")).exit_code, 0);
+  auto args = sim_run_args(bench, cur, "8");
   args.insert(args.end(), {"--baseline", base, "--undecided", "pass"});
   const ProcessResult r = pairbench(args);
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -1,0 +1,24 @@
+// The simulated bench for decision tests (tests/bench/sim_bench.cpp; issue 37): a copy of bench_sim
+// in DIR/bin with its declaration beside it. The times its processes report are the declared
+// generator's, whatever the machine's load, so a test may assert what the harness decides about
+// them (a verdict, a number of rounds, a stopping point); tests on the real bench binaries check
+// mechanics only.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace pairbench::harness {
+
+// `spec`: {"seed": ..., "cases": {"a": {...}, ...}} as sim_bench.cpp's head describes. Returns DIR/bin.
+inline std::string sim_build(const std::string& dir, const nlohmann::json& spec) {
+  const std::string bin = dir + "/bin";
+  std::filesystem::create_directories(bin);
+  std::filesystem::copy_file(SIM_BENCH_EXE, bin + "/bench_sim", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(bin + "/bench_sim.sim") << spec.dump();
+  return bin;
+}
+
+}  // namespace pairbench::harness
