@@ -1,6 +1,7 @@
 // `pairbench bisect` on a throw-away git history the test makes: 8 commits whose tiny build script
-// copies the prebuilt bench_planted with this commit's work factor beside it (tests/bench/
-// planted_bench.cpp). The 5th plants 30 % more work and must be named; the 6th does not build and
+// copies the prebuilt simulated bench with this commit's declared change beside it (tests/bench/
+// sim_bench.cpp: 30 % more time and more work per iteration, so that what each step decides
+// follows from the declaration, not from the machine's load). The 5th plants it and must be named; the 6th does not build and
 // must be skipped; where the culprit's parent does not build, the range is named. Bad revisions
 // are one line and exit 2 before anything is built.
 #include <cstdlib>
@@ -21,15 +22,18 @@
 namespace pairbench::harness {
 namespace {
 
-// The build of every commit: bench_planted and its factor (work.txt), into $PAIRBENCH_BISECT_BUILD_DIR/bin;
-// a work.txt that is not a number fails the build.
+// The build of every commit: bench_sim and its declaration (work.txt's factor as the change in time
+// and in work of case a, 1 % noise between processes), into $PAIRBENCH_BISECT_BUILD_DIR/bin; a
+// work.txt that is not a number fails the build.
 constexpr const char* kBuildScript = R"(#!/bin/sh
 set -e
 factor=$(cat work.txt)
 case "$factor" in ''|*[!0-9.]*) echo "work.txt: not a number: $factor" >&2; exit 1;; esac
+change=$(awk "BEGIN { print $factor - 1 }")
 mkdir -p "$PAIRBENCH_BISECT_BUILD_DIR/bin"
-cp "$1" "$PAIRBENCH_BISECT_BUILD_DIR/bin/bench_planted"
-echo "$factor" > "$PAIRBENCH_BISECT_BUILD_DIR/bin/bench_planted.work"
+cp "$1" "$PAIRBENCH_BISECT_BUILD_DIR/bin/bench_sim"
+printf '{"cases": {"a": {"process_sd": 0.01, "change": %s, "work": 2000, "work_change": %s}}}\n' "$change" "$change" \
+  > "$PAIRBENCH_BISECT_BUILD_DIR/bin/bench_sim.sim"
 )";
 
 ProcessResult in_dir(const std::string& dir, std::vector<std::string> argv, double limit_s = 60) {
@@ -68,7 +72,7 @@ struct History {
 
   ProcessResult bisect(std::vector<std::string> args, double limit_s = 300) const {
     args.insert(args.begin(), {PAIRBENCH_EXE, "bisect", "--build-command",
-                               std::string("sh build.sh ") + PLANTED_BENCH_EXE});
+                               std::string("sh build.sh ") + SIM_BENCH_EXE});
     return in_dir(path, args, limit_s);
   }
 };
@@ -89,7 +93,7 @@ TEST(Bisect, NamesThePlantedSlowdownAndSkipsTheCommitThatDoesNotBuild) {
   // Commit 5 plants the slowdown; 6 does not build; 7 builds again (still slow).
   const History h({"1", "1", "1", "1", "1.3", "broken", "1.3", "1.3"});
   const std::string json = h.path + "/bisect.json";
-  const ProcessResult r = h.bisect({"--good", h.commits[0], "--bad", h.commits[7], "--benchmarks", "^planted\\.work/",
+  const ProcessResult r = h.bisect({"--good", h.commits[0], "--bad", h.commits[7], "--benchmarks", "^sim\\.declared/sim/case:a$",
                                     "--ab-budget", "60", "--budget", "900", "--json", json},
                                    1200);
   ASSERT_EQ(r.status, ProcessResult::Status::kExited) << r.describe() << "\n" << r.output;
@@ -98,10 +102,10 @@ TEST(Bisect, NamesThePlantedSlowdownAndSkipsTheCommitThatDoesNotBuild) {
   // Where it got slower: the re-check counted instructions, and the function the planted work runs
   // in added the most (valgrind is a test dependency: where it is missing the line says why).
   if (std::system("command -v valgrind >/dev/null 2>&1") == 0) {
-    const auto where = r.output.find("where: planted.work/steps/work:20000 [instructions]");
+    const auto where = r.output.find("where: sim.declared/sim/case:a [instructions]");
     ASSERT_NE(where, std::string::npos) << r.output;
     const auto next = r.output.find("\n", r.output.find("\n", where) + 1);
-    EXPECT_NE(r.output.substr(where, next - where).find("xorshift_steps"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.substr(where, next - where).find("sim_steps"), std::string::npos) << r.output;
   }
 
   const nlohmann::json j = read(json);
@@ -109,8 +113,8 @@ TEST(Bisect, NamesThePlantedSlowdownAndSkipsTheCommitThatDoesNotBuild) {
   EXPECT_EQ(j["first_bad"], h.commits[4]);
   EXPECT_EQ(j["good"], h.commits[0]);
   EXPECT_EQ(j["bad"], h.commits[7]);
-  // Only the benchmark the expression names was compared (planted.untouched left alone).
-  EXPECT_EQ(j["bisected_benchmarks"], nlohmann::json::array({"planted.work/steps/work:20000"}));
+  // Only the benchmark the expression names was compared (cases b, c and d left alone).
+  EXPECT_EQ(j["bisected_benchmarks"], nlohmann::json::array({"sim.declared/sim/case:a"}));
   ASSERT_TRUE(j["change"].is_object()) << j.dump(2);
   EXPECT_EQ(j["change"]["verdict"], "regression");
   EXPECT_GT(j["change"]["change_low"].get<double>(), 0.0) << j.dump(2);  // slower, the whole interval
@@ -144,7 +148,7 @@ TEST(Bisect, NamesThePlantedSlowdownAndSkipsTheCommitThatDoesNotBuild) {
 TEST(Bisect, ASkippedParentLeavesARangeNamed) {
   const History h({"1", "1", "1", "broken", "1.3", "1.3"});
   const std::string json = h.path + "/bisect.json";
-  const ProcessResult r = h.bisect({"--good", h.commits[0], "--bad", h.commits[5], "--benchmarks", "^planted\\.work/",
+  const ProcessResult r = h.bisect({"--good", h.commits[0], "--bad", h.commits[5], "--benchmarks", "^sim\\.declared/sim/case:a$",
                                     "--ab-budget", "60", "--json", json},
                                    900);
   EXPECT_EQ(r.exit_code, 4) << r.output;
