@@ -1,13 +1,13 @@
-"""ci/nightly.sh's same-runner confirmation (ci/confirm.sh), scheduler-free, with one small real
-experiment on the quick profile:
+"""ci/nightly.sh's same-runner confirmation (ci/confirm.sh), scheduler-free, on the simulated bench
+(tests/bench/sim_bench.cpp: its times are a generator's that the test declares, so what the nights
+decide follows from the declaration, not from the machine's load):
 - night 1 has no baseline: it stores its run as the baseline and keeps its build's bench binaries
   in results/builds/<git sha>;
-- night 2 runs a build whose timed regions do 40 % more real work (its bench binaries are
-  wrappers that set PAIRBENCH_INJECT_SLOWDOWN_PCT, the self-test's planted work): the gate's
-  suspects are measured again in one `pairbench ab` of the kept baseline build against this one,
-  the regression is confirmed, the night fails (1) and confirmed.json names it for ci/bisect.sh;
-- night 3 runs the unchanged build again: whatever the gate suspects, the ab clears it and the
-  night passes (0), and the baseline's kept build was not replaced by the slower one;
+- night 2 runs a build whose declaration plants 40 % in every case: the gate's suspects are
+  measured again in one `pairbench ab` of the kept baseline build against this one, the
+  regression is confirmed, the night fails (1) and confirmed.json names it for ci/bisect.sh;
+- night 3 runs the unchanged build again: the ab clears whatever the gate suspects and the night
+  passes (0), and the baseline's kept build was not replaced by the slower one;
 - a baseline whose build is not kept and came from uncommitted changes cannot be confirmed: the
   gate's verdicts stand and the summary says why."""
 import json
@@ -15,32 +15,27 @@ import os
 import shutil
 import unittest
 
-from ci_helpers import PAIRBENCH, run_script, scratch_checkout
+from ci_helpers import BUILD, PAIRBENCH, run_script, scratch_checkout
 
-BIN = os.path.dirname(PAIRBENCH)
-# Three single-threaded compute benchmarks of one binary, a process each well under a second: a
-# planted 40 % stands clear of their noise even beside ctest's other jobs. (The scripts' usual small
-# experiment, dispatch.readback_in_loop, runs an engine's worker threads in 10 ms processes: under a
-# load of 3 its processes varied by 90-120 %, and a night measured its planted 40 % as -92 %.)
-EXPERIMENT = "data.simd_preprocess"
-BINARY = "bench_data"
+# The simulated bench's four cases, 1 % noise between processes (its defaults). (On real benchmarks
+# under ctest's load a night once measured a planted 40 % as -92 %.)
+EXPERIMENT = "sim.declared"
+BINARY = "bench_sim"
+SIM = os.path.join(BUILD, "tests", "sim_bench", BINARY)
 
 
 def build_dir(root, name, slowdown_pct=0):
-    """A build folder whose bin/ holds pairbench and BINARY: the real binary, or a wrapper
-    that plants `slowdown_pct` % of real work in every timed region."""
+    """A build folder whose bin/ holds pairbench and a copy of the simulated bench: with its
+    default declaration, or one that plants `slowdown_pct` % in every case."""
     build = os.path.join(root, name)
     os.makedirs(os.path.join(build, "bin"))
     # A copy, not a link: pairbench runs the bench binaries beside its own executable.
     shutil.copy2(PAIRBENCH, os.path.join(build, "bin", "pairbench"))
-    real = os.path.join(BIN, BINARY)
-    target = os.path.join(build, "bin", BINARY)
+    shutil.copy2(SIM, os.path.join(build, "bin", BINARY))
     if slowdown_pct:
-        with open(target, "w", encoding="utf-8") as f:
-            f.write(f"#!/bin/sh\nPAIRBENCH_INJECT_SLOWDOWN_PCT={slowdown_pct} exec {real} \"$@\"\n")
-        os.chmod(target, 0o755)
-    else:
-        os.symlink(real, target)
+        planted = {"change": slowdown_pct / 100}
+        with open(os.path.join(build, "bin", BINARY + ".sim"), "w", encoding="utf-8") as f:
+            json.dump({"cases": {case: planted for case in "abcd"}}, f)
     return build
 
 
@@ -93,9 +88,9 @@ class NightlyConfirmation(unittest.TestCase):
         self.assertEqual(rc, 0, out[-3000:] + err[-3000:])
         with open(os.path.join(artifacts, "confirmed.json"), encoding="utf-8") as f:
             self.assertEqual(json.load(f)["regressions"], [])
-        # The baseline's kept build is still the baseline's, not night 2's wrapper of the same commit.
-        with open(os.path.join(builds, baseline_key, "bin", BINARY), "rb") as f:
-            self.assertEqual(f.read(4), b"\x7fELF")
+        # The baseline's kept build is still the baseline's, not night 2's planted one of the same commit.
+        self.assertTrue(os.path.isfile(os.path.join(builds, baseline_key, "bin", BINARY)))
+        self.assertFalse(os.path.exists(os.path.join(builds, baseline_key, "bin", BINARY + ".sim")))
 
     def test_a_baseline_build_that_is_gone_and_was_dirty_cannot_be_confirmed(self):
         artifacts = os.path.join(self.root, "results", "gone")
