@@ -103,9 +103,9 @@ void calibrate_injection(Injection& in) {
 // `ab`'s duet start gate (PAIRBENCH_START_GATE="READY_FD,GO_FD", harness/exec/start_gate.h): the
 // process says it is ready (one byte on READY_FD) and blocks until the harness closes GO's write
 // end, which wakes both sides of the pair at once. Their timed regions then start together, after
-// both set-ups, whichever was launched first: launched 0.1-1 ms apart, the first side's timed loop
-// ran beside the other's set-up and the second's beside the first's timed loop (docs/gate.md,
-// "Duet pairing"). Once per process, before the first region's clock; any error lets it go on.
+// both set-ups, whichever was launched first: launched one after the other, the first side's timed
+// loop could run beside the other's set-up and the second's beside the first's timed loop
+// (docs/gate.md, "Duet pairing"). Once per process, before the first region's clock; any error lets it go on.
 std::pair<int, int> start_gate_fds() {
   const char* v = std::getenv("PAIRBENCH_START_GATE");
   int ready = -1, go = -1;

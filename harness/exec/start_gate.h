@@ -1,11 +1,11 @@
 // The duet start gate: both processes of an `ab` duet pair start their timed regions at the same
 // instant, after both set-ups, whichever was launched first.
 //
-// Why: launched one after the other, the first side's timed loop ran beside the second's start-up
-// and set-up, and the second's beside the first's timed loop. On a 2-vCPU VM (two hyperthreads of
-// one core, or two vCPUs sharing a memory path) that made the side launched second 4-12 % slower
-// in `precision.cpu_gemm_loops/blocked/n:256`, and since the baseline was always launched first,
-// `ab` of a build against itself decided a regression (docs/gate.md, "Duet pairing").
+// Why: launched one after the other, the first side's timed loop can run beside the second's
+// start-up and set-up, and the second's beside the first's timed loop. On a 2-vCPU Zen 5 VM (issue
+// 35's measurement) the candidate, always launched second, was 4-12 % slower in
+// `precision.cpu_gemm_loops/blocked/n:256`, and `ab` of a build against itself decided a
+// regression (docs/gate.md, "Duet pairing").
 //
 // How: each side gets PAIRBENCH_START_GATE="READY,GO", two descriptors it inherits. Its first
 // timed region (bench/common/timed_region.cpp) writes one byte to READY and blocks reading GO.

@@ -343,6 +343,46 @@ TEST(DecideSequential, AChangeNoLargerThanTheLaunchOrderEffectIsHeld) {
   EXPECT_EQ(decide_sequential({plain}, options, design).rows[0].verdict, Verdict::regression);
 }
 
+// The guard at the nightly's scale (335 benchmarks, Holm over all of them, 50 blocks each, the cap
+// of 100 processes per side, 3 % noise per pair, a core 10 % slower than the other in every block,
+// no launch-order effect): every verdict is the one decided without the guard, the planted +10 % in
+// 30 benchmarks is decided in all 30, and none of the 305 unchanged ones is decided a change. The
+// cores' difference alone never makes the guard hold.
+TEST(DecideSequential, AtTheNightlysScaleTheOrderGuardHoldsNoRealChange) {
+  std::mt19937_64 rng(335);
+  std::normal_distribution<double> z(0, 0.03);
+  std::vector<SequentialState> states(335);
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    SequentialState& s = states[i];
+    s.benchmark = "b" + std::to_string(i);
+    const double change = i < 30 ? std::log(1.10) : 0.0;
+    for (int b = 0; b < 50; ++b) {
+      const int stratum = (rng() & 1) ? 1 : -1;
+      const double core = stratum * 0.10;
+      const double d1 = change + core + z(rng), d2 = change - core + z(rng);
+      s.add_block({{100, 100 * std::exp(d1)}, {100, 100 * std::exp(d2)}});
+      s.order_effects.push_back((d1 - d2) / 2);
+      s.order_strata.push_back(stratum);
+    }
+  }
+  std::vector<SequentialState> unguarded = states;
+  for (SequentialState& s : unguarded) s.order_effects.clear(), s.order_strata.clear();
+  const SequentialDesign design{1.0, 100};
+  const SequentialDecision d = decide_sequential(states, GateOptions{}, design);
+  const SequentialDecision plain = decide_sequential(unguarded, GateOptions{}, design);
+  int planted = 0;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    EXPECT_EQ(d.rows[i].verdict, plain.rows[i].verdict) << d.rows[i].benchmark << ": " << d.rows[i].note;
+    if (i < 30) {
+      planted += d.rows[i].verdict == Verdict::regression;
+    } else {
+      EXPECT_TRUE(d.rows[i].verdict == Verdict::unchanged || d.rows[i].verdict == Verdict::undecided)
+          << d.rows[i].benchmark << ": " << d.rows[i].note;
+    }
+  }
+  EXPECT_EQ(planted, 30);
+}
+
 TEST(DecideSequential, ImprovementIsTheMirrorImage) {
   std::vector<SequentialState> states(10);
   std::mt19937_64 rng(9);
