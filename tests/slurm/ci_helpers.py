@@ -17,6 +17,11 @@ BUILD = os.environ.get("PAIRBENCH_BUILD_DIR", os.path.join(REPO, "build"))
 PAIRBENCH = os.path.join(BUILD, "bin", "pairbench")
 # One small real experiment: 2 arms, 4 processes each on the quick profile, under a second here.
 SMALL_EXPERIMENT = "dispatch.readback_in_loop"
+# The simulated bench (tests/bench/sim_bench.cpp): its times are a generator's that a test declares,
+# so a verdict on it follows from the declaration and not from the machine's load.
+SIM_EXPERIMENT = "sim.declared"
+SIM_BINARY = "bench_sim"
+SIM = os.path.join(BUILD, "tests", "sim_bench", SIM_BINARY)
 SKIPPED = 77
 
 
@@ -46,15 +51,23 @@ def scratch_checkout(testcase, replace=None):
     return root
 
 
-def recording_build_dir(testcase, root):
+def recording_build_dir(testcase, root, simulated=False):
     """A build folder whose bin/pairbench appends its command line to calls.txt and then runs the
-    real pairbench (which still finds its bench binaries and plots/ from where it was built)."""
+    real pairbench (which still finds its bench binaries and plots/ from where it was built).
+    `simulated`: the real pairbench is a copy in bin/real/ beside a copy of the simulated bench, the
+    only bench binary it then finds (pairbench runs the bench binaries beside its own executable)."""
     build = os.path.join(root, "build-recording")
     os.makedirs(os.path.join(build, "bin"))
     log = os.path.join(build, "calls.txt")
+    real = PAIRBENCH
+    if simulated:
+        os.makedirs(os.path.join(build, "bin", "real"))
+        real = os.path.join(build, "bin", "real", "pairbench")
+        shutil.copy2(PAIRBENCH, real)
+        shutil.copy2(SIM, os.path.join(build, "bin", "real", SIM_BINARY))
     with open(os.path.join(build, "bin", "pairbench"), "w", encoding="utf-8") as f:
         f.write(f'#!/bin/bash\nprintf "%q " "$@" >> {shlex.quote(log)}\necho >> {shlex.quote(log)}\n'
-                f'exec {shlex.quote(PAIRBENCH)} "$@"\n')
+                f'exec {shlex.quote(real)} "$@"\n')
     os.chmod(os.path.join(build, "bin", "pairbench"), 0o755)
     return build, log
 

@@ -5,17 +5,19 @@ history in a temporary folder, a pairbench that records the command lines it is 
 - when the database write fails (the database held locked past the retry budget), the run file is
   kept as an artifact, the job ends 3 and its last line names the file and the import that
   replays it;
-- with BUDGET, the first night (no baseline yet) runs as without it and stores the baseline; the
+- with BUDGET (on the simulated bench, whose unchanged nights cannot decide a change whatever the
+  machine's load), the first night (no baseline yet) runs as without it and stores the baseline; the
   next samples until decided against it in `run` itself (--baseline history --budget), which
   writes the gate's outputs, and no separate `gate` runs."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import unittest
 
-from ci_helpers import (PAIRBENCH, SMALL_EXPERIMENT, calls, recording_build_dir, run_script, scratch_checkout,
-                        stored_runs)
+from ci_helpers import (PAIRBENCH, SIM_EXPERIMENT, SMALL_EXPERIMENT, calls, recording_build_dir, run_script,
+                        scratch_checkout, stored_runs)
 
 COMMANDS_WITH_DB = (["run"], ["gate"], ["baseline", "update"], ["history"], ["report"])
 
@@ -27,10 +29,10 @@ class NightlyWithDatabase(unittest.TestCase):
         self.build, self.log = recording_build_dir(self, self.root)
         self.db = os.path.join(self.root, "shared-history.sqlite")
 
-    def nightly(self, **env):
-        return run_script([os.path.join(self.root, "ci", "nightly.sh"), "--experiments", SMALL_EXPERIMENT],
+    def nightly(self, experiment=SMALL_EXPERIMENT, build=None, **env):
+        return run_script([os.path.join(self.root, "ci", "nightly.sh"), "--experiments", experiment],
                           env={"PAIRBENCH_DB": self.db, "PROFILE": "quick", "FUZZ_SECONDS": "0", "SKIP_BUILD": "1",
-                               "BUILD_DIR": self.build, "ARTIFACTS_DIR": "results/artifacts-test", "UNDECIDED": "pass",
+                               "BUILD_DIR": build or self.build, "ARTIFACTS_DIR": "results/artifacts-test", "UNDECIDED": "pass",
                                **env}, timeout=180)
 
     def test_every_command_is_given_the_database_and_the_run_arrives(self):
@@ -51,14 +53,19 @@ class NightlyWithDatabase(unittest.TestCase):
         self.assertNotIn("database write failed", err)
 
     def test_budget_samples_against_the_stored_baseline_in_run(self):
-        rc, out, err = self.nightly(BUDGET="20", MAX_REPETITIONS="6")
+        shutil.rmtree(os.path.dirname(self.log))
+        build, log = recording_build_dir(self, self.root, simulated=True)
+
+        def night():
+            return self.nightly(SIM_EXPERIMENT, build, BUDGET="20", MAX_REPETITIONS="6")
+        rc, out, err = night()
         self.assertEqual(rc, 0, out[-2000:] + err[-2000:])
         self.assertIn("running without sampling", err)  # no baseline yet: the plain night stores one
-        first = calls(self.log)
+        first = calls(log)
         self.assertTrue(any(c[:2] == ["baseline", "update"] for c in first), first)
-        rc, out, err = self.nightly(BUDGET="20", MAX_REPETITIONS="6")
+        rc, out, err = night()
         self.assertEqual(rc, 0, out[-2000:] + err[-2000:])
-        second = calls(self.log)[len(first):]
+        second = calls(log)[len(first):]
         runs = [c for c in second if c[:1] == ["run"]]
         self.assertEqual(len(runs), 1, second)
         pairs = list(zip(runs[0], runs[0][1:]))
