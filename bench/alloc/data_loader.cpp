@@ -78,6 +78,8 @@ PAIRBENCH_EXPERIMENT(alloc_data_loader) {
       .secondary = {{.name = "peak_rss_bytes", .unit = "B", .better = Better::kLower},
                     {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
       // The workers, and the main thread checking and freeing every batch meanwhile.
+      // Its own process per benchmark: the allocator's heap and the peak RSS are the process's history.
+      .own_process = true,
       .threads = [](const Arm&, const Point& p) { return 1 + static_cast<int>(p.get_int("workers")); },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"jemalloc", "tcmalloc"},

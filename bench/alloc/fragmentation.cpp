@@ -102,6 +102,8 @@ PAIRBENCH_EXPERIMENT(alloc_fragmentation) {
       .metric = {.name = "peak_rss_bytes", .unit = "bytes", .better = Better::kLower},
       .secondary = {{.name = "rss_over_live", .unit = "x", .better = Better::kLower},
                     {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      // Its own process per benchmark: the allocator's heap and the peak RSS are the process's history.
+      .own_process = true,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"jemalloc", "tcmalloc"},
                     .threshold = 1.0,

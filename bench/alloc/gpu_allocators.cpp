@@ -58,6 +58,8 @@ PAIRBENCH_EXPERIMENT(alloc_gpu_allocators) {
       .grid = {{.name = "layers", .quick = {"16"}, .nightly = {"16", "64"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+      // Its own process per benchmark: the allocator's heap and the peak RSS are the process's history.
+      .own_process = true,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"jemalloc", "tcmalloc"},
                     .threshold = 1.0,

@@ -66,6 +66,8 @@ PAIRBENCH_EXPERIMENT(alloc_small_objects) {
       .metric = {.name = "ops_per_second", .unit = "op/s", .better = Better::kHigher},
       .secondary = {{.name = "peak_rss_bytes", .unit = "B", .better = Better::kLower},
                     {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      // Its own process per benchmark: the allocator's heap and the peak RSS are the process's history.
+      .own_process = true,
       .threads = [](const Arm&, const Point& p) { return thread_count(p); },  // the caller is thread 0
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"jemalloc", "tcmalloc"},

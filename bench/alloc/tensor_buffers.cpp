@@ -50,6 +50,8 @@ PAIRBENCH_EXPERIMENT(alloc_tensor_buffers) {
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
       .secondary = {{.name = "peak_rss_bytes", .unit = "B", .better = Better::kLower},
                     {.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      // Its own process per benchmark: the allocator's heap and the peak RSS are the process's history.
+      .own_process = true,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .treatments = {"jemalloc", "tcmalloc"},
                     .threshold = 1.0,

@@ -6,17 +6,27 @@
 //                                of Google Benchmark's min-time ramp, which re-runs the arm's set-up
 //   --pairbench_batches=R        split the iterations into R consecutive batches (in-process samples)
 //   --pairbench_record=PATH      write the timed regions' record (batches, instructions) as JSON
+//   --pairbench_plan=PATH        run several benchmarks in this one process, in the plan's order:
+//                                {"benchmarks": [{"name", "iterations" (0 = Google Benchmark's
+//                                ramp), "out", "record"}]}; as each one ends, its Google Benchmark
+//                                JSON goes to its "out" and its timed-region record to its
+//                                "record" (atomically), so a crash later loses nothing of it
 //   --pairbench_count_instructions=callgrind|perf
 //                                count user-space instructions inside the timed regions
 // Exit status 1 when any arm failed or was incorrect (not_supported arms are not failures).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -156,7 +166,9 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                                     {"threads", threads_at(e, arm, p)},
                                     {"cuda", uses_cuda(e, arm, p)},
                                     // It waits at PAIRBENCH_START_GATE before its first timed region.
-                                    {"start_gate", true}});
+                                    {"start_gate", true},
+                                    // It may run in a process with others (--pairbench_plan).
+                                    {"shared_process", !e.own_process}});
       }
     }
     out["experiments"].push_back(je);
@@ -164,56 +176,151 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
   return out;
 }
 
-// Registers every benchmark of the profile (or just `only`); returns how many. `iterations` > 0
+// One benchmark of the shared main: not_supported where its arm cannot run here; `iterations` > 0
 // fixes the iteration count (no min-time ramp).
-int register_benchmarks(const std::string& profile, const std::string& only, std::int64_t iterations) {
-  int count = 0;
+void register_one(const Experiment& e, const Arm& arm, const Point& p, const std::string& name, std::int64_t iterations) {
+  const std::string reason = arm.unavailable ? arm.unavailable(p) : std::string();
+  const Timing timing = timing_at(e, p);
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [run = arm.run, p, reason, timing](benchmark::State& s) {
+    if (!reason.empty()) {
+      s.SkipWithError(("not_supported: " + reason).c_str());
+      return;
+    }
+    try {
+      reset_timed_regions(s.max_iterations);
+      declare_timing(timing);  // the framework's loops check the arm times the way it declares
+      run(s, p);
+    } catch (const NotSupported& ex) {
+      s.SkipWithError((std::string("not_supported: ") + ex.what()).c_str());
+    } catch (const std::exception& ex) {
+      s.SkipWithError((std::string("failed: ") + ex.what()).c_str());
+    }
+  });
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+  if (iterations > 0) b->Iterations(iterations);
+}
+
+// Calls `f(experiment, arm, point, name)` for every benchmark of the profile.
+template <class F>
+void for_each_benchmark(const std::string& profile, F&& f) {
   for (ExperimentFactory factory : registered_experiments()) {
     const Experiment e = factory();
     for (const Point& p : grid_points(e, profile)) {
       for (const Arm& arm : e.arms) {
         if (arm.applies && !arm.applies(p)) continue;
-        const std::string name = benchmark_name(e, arm, p);
-        if (!only.empty() && name != only) continue;
-        const std::string reason = arm.unavailable ? arm.unavailable(p) : std::string();
-        const Timing timing = timing_at(e, p);
-        auto* b = benchmark::RegisterBenchmark(name.c_str(), [run = arm.run, p, reason, timing](benchmark::State& s) {
-          if (!reason.empty()) {
-            s.SkipWithError(("not_supported: " + reason).c_str());
-            return;
-          }
-          try {
-            reset_timed_regions(s.max_iterations);
-            declare_timing(timing);  // the framework's loops check the arm times the way it declares
-            run(s, p);
-          } catch (const NotSupported& ex) {
-            s.SkipWithError((std::string("not_supported: ") + ex.what()).c_str());
-          } catch (const std::exception& ex) {
-            s.SkipWithError((std::string("failed: ") + ex.what()).c_str());
-          }
-        });
-        b->UseManualTime()->Unit(benchmark::kMicrosecond);
-        if (iterations > 0) b->Iterations(iterations);
-        ++count;
+        f(e, arm, p, benchmark_name(e, arm, p));
       }
     }
   }
+}
+
+// Registers every benchmark of the profile (or just `only`); returns how many.
+int register_benchmarks(const std::string& profile, const std::string& only, std::int64_t iterations) {
+  int count = 0;
+  for_each_benchmark(profile, [&](const Experiment& e, const Arm& arm, const Point& p, const std::string& name) {
+    if (!only.empty() && name != only) return;
+    register_one(e, arm, p, name, iterations);
+    ++count;
+  });
   return count;
 }
 
-// Console output as usual, and a note of every arm that failed or was wrong.
+// One benchmark of a --pairbench_plan: where its outputs go.
+struct PlannedBenchmark {
+  std::string name, out, record;
+  std::int64_t iterations = 0;
+};
+
+// Reads a --pairbench_plan file; "" and the plan, or why it cannot be used.
+std::string read_plan(const std::string& path, std::vector<PlannedBenchmark>& plan) {
+  std::ifstream in(path);
+  if (!in) return path + ": cannot read";
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    for (const auto& b : doc.at("benchmarks")) {
+      PlannedBenchmark p{b.at("name").get<std::string>(), b.at("out").get<std::string>(),
+                         b.at("record").get<std::string>(), b.value("iterations", std::int64_t{0})};
+      if (p.iterations < 0) return path + ": " + p.name + ": iterations must be >= 0";
+      plan.push_back(std::move(p));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return path + ": " + e.what();
+  }
+  if (plan.empty()) return path + ": no benchmarks";
+  return "";
+}
+
+// Registers the plan's benchmarks in its order (Google Benchmark runs them in registration order);
+// "" or the first name the profile does not have.
+std::string register_plan(const std::string& profile, const std::vector<PlannedBenchmark>& plan) {
+  std::map<std::string, std::function<void(std::int64_t)>> registrars;
+  for_each_benchmark(profile, [&](const Experiment& e, const Arm& arm, const Point& p, const std::string& name) {
+    registrars[name] = [e, arm, p, name](std::int64_t iterations) { register_one(e, arm, p, name, iterations); };
+  });
+  for (const PlannedBenchmark& b : plan) {
+    const auto it = registrars.find(b.name);
+    if (it == registrars.end()) return b.name;
+    it->second(b.iterations);
+  }
+  return "";
+}
+
+// Writes `text` to `path` through a temporary file and a rename: a reader finds the whole file or none.
+bool write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    out.close();
+    if (!out) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+// Console output as usual, and a note of every arm that failed or was wrong. Under a plan, as each
+// benchmark ends: its Google Benchmark JSON (the library's own JSON reporter, for this one run)
+// and its timed-region record with the second of the process's life it ended at.
 class FailureTrackingReporter : public benchmark::ConsoleReporter {
  public:
+  explicit FailureTrackingReporter(const std::vector<PlannedBenchmark>* plan = nullptr) : plan_(plan) {}
+  bool ReportContext(const Context& context) override {
+    context_ = &context;
+    return ConsoleReporter::ReportContext(context);
+  }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.error_occurred && run.error_message.rfind("not_supported:", 0) != 0) ++failures_;
     }
     ConsoleReporter::ReportRuns(runs);
+    if (plan_ && !runs.empty()) write_planned_outputs(runs);
   }
   int failures() const { return failures_; }
+  bool write_failed() const { return write_failed_; }
 
  private:
+  void write_planned_outputs(const std::vector<Run>& runs) {
+    const std::string& name = runs.front().run_name.function_name;
+    const auto it = std::find_if(plan_->begin(), plan_->end(), [&](const PlannedBenchmark& b) { return b.name == name; });
+    if (it == plan_->end()) return;
+    std::ostringstream json, errors;
+    benchmark::JSONReporter reporter;
+    reporter.SetOutputStream(&json);
+    reporter.SetErrorStream(&errors);
+    if (context_) reporter.ReportContext(*context_);
+    reporter.ReportRuns(runs);
+    reporter.Finalize();
+    const double finished_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    if (!write_atomically(it->out, json.str()) || !write_timed_region_record(it->record, finished_s)) {
+      std::cerr << "cannot write " << it->out << " or " << it->record << "\n";
+      write_failed_ = true;
+    }
+  }
+
+  const std::vector<PlannedBenchmark>* plan_;
+  const Context* context_ = nullptr;  // Google Benchmark's, alive while the benchmarks run
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   int failures_ = 0;
+  bool write_failed_ = false;
 };
 
 }  // namespace
@@ -232,7 +339,7 @@ int main(int argc, char** argv) {
   }
   bool list = false;
   std::string profile = "quick";
-  std::string only, record_path;
+  std::string only, record_path, plan_path;
   std::int64_t iterations = 0;
   int batches = 1;
   InstructionCounter counter = InstructionCounter::kNone;
@@ -263,6 +370,8 @@ int main(int argc, char** argv) {
       std::int64_t n = 0;
       if (!positive(arg, "--pairbench_batches=", &n)) return 2;
       batches = static_cast<int>(std::min<std::int64_t>(n, 1000));
+    } else if (arg.rfind("--pairbench_plan=", 0) == 0) {
+      plan_path = arg.substr(std::strlen("--pairbench_plan="));
     } else if (arg.rfind("--pairbench_record=", 0) == 0) {
       record_path = arg.substr(std::strlen("--pairbench_record="));
     } else if (arg.rfind("--pairbench_count_instructions=", 0) == 0) {
@@ -296,13 +405,28 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&rest_argc, rest.data());
   if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 2;
   configure_timed_regions(counter, batches);
-  if (register_benchmarks(profile, only, iterations) == 0 && !only.empty()) {
+  std::vector<PlannedBenchmark> plan;
+  if (!plan_path.empty()) {
+    if (!only.empty() || !record_path.empty() || iterations > 0) {
+      std::cerr << argv[0] << ": --pairbench_plan names each benchmark's iterations and outputs: not with "
+                << "--pairbench_only, --pairbench_record or --pairbench_iterations\n";
+      return 2;
+    }
+    if (const std::string why = read_plan(plan_path, plan); !why.empty()) {
+      std::cerr << argv[0] << ": --pairbench_plan: " << why << "\n";
+      return 2;
+    }
+    if (const std::string unknown = register_plan(profile, plan); !unknown.empty()) {
+      std::cerr << argv[0] << ": --pairbench_plan: no benchmark named '" << unknown << "'\n";
+      return 2;
+    }
+  } else if (register_benchmarks(profile, only, iterations) == 0 && !only.empty()) {
     std::cerr << argv[0] << ": --pairbench_only: no benchmark named '" << only << "'\n";
     return 2;
   }
-  FailureTrackingReporter reporter;
+  FailureTrackingReporter reporter(plan.empty() ? nullptr : &plan);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   if (!record_path.empty() && !write_timed_region_record(record_path)) return 1;
-  return reporter.failures() > 0 ? 1 : 0;
+  return reporter.failures() > 0 || reporter.write_failed() ? 1 : 0;
 }

@@ -182,6 +182,12 @@ struct Experiment {
   // each arm's median and its ratio to the baseline, oriented by the counter's own direction.
   std::vector<Metric> secondary;
   bool is_limit = false;    // measures this machine's physical limit; one arm, no ratios
+  // Whether each of its benchmarks needs a process of its own: what it measures is the process's
+  // own history (its heap, its peak RSS, whether its pages were touched before), which another
+  // benchmark run earlier in the same process would change. The rest may share a process with
+  // their experiment's other benchmarks of the same arm environment, one sample each in random
+  // order, so that a sample costs its work and not a process start (--pairbench_plan).
+  bool own_process = false;
   // Whether retired user-space instructions per iteration are a meaningful, low-noise gate
   // metric for an arm at a point: deterministic CPU work on the thread that times the region.
   // Not for GPU work, sleeping or waking threads, threads racing, or memory returned to the OS,

@@ -1,6 +1,7 @@
 // Timed regions: manual time to Google Benchmark, in-process batches, instruction counts and the
-// self-test's injected work (see timed_region.h). One benchmark runs per process, so the record
-// is process-global.
+// self-test's injected work (see timed_region.h). One benchmark runs at a time in a process (one
+// per process, or a --pairbench_plan's one after another), so the record is process-global and
+// begins again with each benchmark's invocation (reset_timed_regions).
 #include "bench/common/timed_region.h"
 
 #include <linux/perf_event.h>
@@ -11,6 +12,7 @@
 #include <valgrind/callgrind.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <mutex>
 
 #include <algorithm>
@@ -238,7 +240,7 @@ void record_iteration(benchmark::State& state, double seconds) {
   }
 }
 
-bool write_timed_region_record(const std::string& path) {
+bool write_timed_region_record(const std::string& path, double finished_s) {
   const Record& r = record();
   nlohmann::json out = {{"max_iterations", r.max_iterations},
                         {"iterations_recorded", r.recorded},
@@ -270,10 +272,12 @@ bool write_timed_region_record(const std::string& path) {
                         {"loops_per_region", r.injection.loops_per_region},
                         {"loops_done", r.injection.loops_done}};
   }
-  std::ofstream file(path);
+  if (finished_s >= 0) out["finished_s"] = finished_s;
+  const std::string tmp = path + ".partial";
+  std::ofstream file(tmp);
   file << out.dump() << "\n";
   file.close();
-  if (!file) {
+  if (!file || std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::cerr << "cannot write " << path << "\n";
     return false;
   }

@@ -47,9 +47,11 @@ void record_iteration(benchmark::State& state, double seconds);
 // Whether the self-test asked for injected work in this process (recorded in the output).
 bool work_injection_active();
 
-// Writes what the timed regions recorded (batches, instructions, injection) as JSON to `path`.
-// Returns false, with a message on stderr, when the file cannot be written.
-bool write_timed_region_record(const std::string& path);
+// Writes what the timed regions recorded (batches, instructions, injection) as JSON to `path`,
+// atomically (a temporary file renamed), with `finished_s` (the second of the process's life its
+// benchmark ended at, under --pairbench_plan) where >= 0. Returns false, with a message on
+// stderr, when the file cannot be written.
+bool write_timed_region_record(const std::string& path, double finished_s = -1);
 
 // The injected work unit, exposed for its test: `loops` dependent multiply-adds; returns the chain.
 std::uint64_t injected_work_loop(std::uint64_t loops);

@@ -105,6 +105,9 @@ PAIRBENCH_EXPERIMENT(creation) {
       .limits = {{.experiment = "limits.gpu_copy", .arm = "h2d_pinned", .arms = {"host_then_copy"}},
                  {.experiment = "limits.gpu_copy", .arm = "d2d", .arms = {"on_device"}}},
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
+      // Its own process per benchmark: where a new tensor's memory comes from (fresh pages or the
+      // allocator's reuse) is the process's history.
+      .own_process = true,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .threshold = 1.0}},
   };

@@ -121,6 +121,9 @@ PAIRBENCH_EXPERIMENT(page_state) {
       .limits = limits,
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
       // Instruction counts gate this experiment too: the copy loop is user-space and deterministic; the page faults are kernel time, not counted.
+      // Its own process per benchmark: whether pages were touched before is the process's history (a
+      // freed buffer raises glibc's mmap threshold, and the next one comes from touched heap).
+      .own_process = true,
       .instructions = cpu_point,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
                     .threshold = 1.0,

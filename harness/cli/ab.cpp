@@ -108,6 +108,7 @@ struct AbArgs {
   std::string benchmarks;  // a regular expression on benchmark names ("" = all)
   std::string pairing = "duet";  // duet (both sides at once, a core per thread each) | sequential
   std::string layout = "random";  // random: each process draws its placement (harness/exec/layout.h) | none
+  std::string process_sharing = "experiment";  // RunArgs::process_sharing
   int repetitions = 0;
   int instruction_processes = -1;   // per benchmark and side that declares counts meaningful; -1: the profile's
   std::string instruction_counter;  // perf | callgrind | none | "" = detect
@@ -422,6 +423,7 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   run_args.timeout_s = args.timeout_s;
   run_args.seed = args.seed;
   run_args.pairing = args.pairing;
+  run_args.process_sharing = args.process_sharing;
   run_args.instruction_processes = args.instruction_processes;
   run_args.instruction_counter = args.instruction_counter;
   RunOptions options = run_options(run_args, capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint.value("machine_key", ""));
@@ -528,6 +530,12 @@ Command command_ab() {
                            "offsets; recorded in its row), so that layout is noise, not a constant of one build; "
                            "none: the plain binaries as built")
                 ->check(CLI::IsMember({"random", "none"}));
+            cmd.add_option("--process-sharing", a->process_sharing,
+                           "experiment (default): the benchmarks of one experiment and arm environment that allow it share "
+                           "a process, one sample each in an order drawn per process, so that a sample costs its work "
+                           "and not a process start (an experiment that measures the process's own heap or pages runs "
+                           "one benchmark per process; rows say shared_process); none: one benchmark per process")
+                ->check(CLI::IsMember({"experiment", "none"}));
             cmd.add_option("--budget", a->budget_s,
                            "seconds of wall time for the whole ab: after the planned processes, rounds of more "
                            "processes for the benchmarks still undecided, cheapest first, decided by always-valid "

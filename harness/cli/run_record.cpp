@@ -55,6 +55,7 @@ RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
   }
   options.recalibrate = args.recalibrate;
   options.pairing = args.pairing;
+  options.share_processes = args.process_sharing == "experiment";
   return options;
 }
 
@@ -117,6 +118,7 @@ RunDocument build_run_document(const std::vector<ExperimentEntry>& experiments, 
     r.process_budget = std::move(b);
   }
   r.pairing = outcome.pairing;
+  r.process_sharing = options.share_processes ? "experiment" : "none";
   r.duet_cpus = outcome.duet_cpus;
   for (const SequentialInDuet& q : outcome.sequential_in_duet) r.sequential_in_duet.push_back({q.benchmark, q.reason, q.threads});
   if (calibration_limit > 0) r.calibration_check = calibration_check(outcome, side, calibration_limit);

@@ -188,6 +188,7 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
       }
       be.cuda = b.boolean_or("cuda", false);
       be.start_gate = b.boolean_or("start_gate", false);
+      be.shared_process = b.boolean_or("shared_process", false);
       e.benchmarks.push_back(std::move(be));
     }
     if (const auto figure = je.find("figure")) e.figure = parse_figure(*figure, e);
@@ -275,7 +276,8 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
       je["benchmarks"].push_back({{"name", b.name}, {"arm", b.arm}, {"params", params},
                                   {"available", b.available}, {"reason", b.reason},
                                   {"instructions", b.instructions}, {"threads", b.threads},
-                                  {"cuda", b.cuda}, {"start_gate", b.start_gate}});
+                                  {"cuda", b.cuda}, {"start_gate", b.start_gate},
+                                  {"shared_process", b.shared_process}});
     }
     out.push_back(je);
   }

@@ -30,6 +30,10 @@ struct BenchmarkEntry {
   // timed_region.h), so that both sides of a pair start timing together. Absent from older
   // listings: false, and a pair with such a side runs without the gate.
   bool start_gate = false;
+  // It may run in one process with other benchmarks of its experiment (bench --pairbench_plan),
+  // one sample each: its experiment does not measure the process's own history (heap, RSS, page
+  // state). Absent from older listings: false, and it runs in a process of its own.
+  bool shared_process = false;
 };
 
 struct ArmEntry {

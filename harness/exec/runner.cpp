@@ -57,7 +57,13 @@ struct Job {
   // cancels whatever launch order and placement do to a side.
   bool lead = false;
   ProcessLayout layout;         // drawn for time processes under RunOptions::layout "random"
+  // Runs in a process shared with the other jobs of its unit (RunOptions::share_processes): the
+  // key of its experiment, arm environment and chunk, the same on both sides; "" = alone or duet.
+  std::string share;
 };
+
+// A unit of two jobs that are not a shared process: a duet pair.
+bool is_pair(const std::vector<Job>& unit) { return unit.size() == 2 && unit.front().share.empty(); }
 
 // The experiment's binary and its layout variants (the plain binary alone where the catalogue
 // entry was not loaded from a build directory).
@@ -163,6 +169,12 @@ FunctionBreakdown function_breakdown(const CallgrindProfile& p, double iteration
   return out;
 }
 
+// A calibration process's flag: a short ramp is enough to learn the time per iteration; each ramp
+// step re-runs the set-up.
+std::string calibration_min_time(const Context& ctx) {
+  return "--benchmark_min_time=" + fmt_g(std::max(0.002, 0.25 * ctx.options.plan.batches * ctx.options.plan.sample_time_s));
+}
+
 // Runs one process and turns what it left behind into a sample (also for calibration, whose
 // sample carries the record in `gbench["pairbench_record"]` and is not kept). Nothing when
 // pairbench was interrupted while it ran (or before it started): that process measured nothing.
@@ -189,9 +201,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
     argv.push_back(a);
   }
   if (job.kind == Kind::kCalibrate) {
-    // A short ramp is enough to learn the time per iteration; each ramp step re-runs the set-up.
-    argv.push_back("--benchmark_min_time=" +
-                   fmt_g(std::max(0.002, 0.25 * ctx.options.plan.batches * ctx.options.plan.sample_time_s)));
+    argv.push_back(calibration_min_time(ctx));
   } else {
     argv.push_back("--pairbench_iterations=" + std::to_string(job.iterations));
   }
@@ -283,6 +293,176 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
   return s;
 }
 
+// The key under which a job may share a process with others (RunOptions::share_processes): its
+// experiment and its arm's environment; "" = it runs in a process of its own (its binary cannot
+// share, its experiment measures the process's own history, or a side plants work in it).
+std::string share_key(const Job& j, const std::vector<Side>& sides) {
+  if (!j.benchmark->shared_process) return "";
+  for (const Side& side : sides) {
+    if (side.benchmark_env.count(j.benchmark->name)) return "";
+  }
+  std::string key = j.experiment->name;
+  for (const auto& arm : j.experiment->arms) {
+    if (arm.name != j.benchmark->arm) continue;
+    for (const auto& [k, v] : arm.env) key += "|" + k + "=" + v;
+  }
+  return key;
+}
+
+// The jobs that would each run alone, `singles`, as units: one process each, or (sharing) one
+// shared process per key, chunk and side, chunks of at most `max_shared` benchmarks (by name,
+// the same chunks on both sides). A unit of several jobs then carries its chunk in Job::share.
+std::vector<std::vector<Job>> single_units(std::vector<Job> singles, const std::vector<Side>& sides,
+                                           const RunOptions& options) {
+  std::vector<std::vector<Job>> units;
+  if (!options.share_processes || options.max_shared < 2) {
+    for (const Job& j : singles) units.push_back({j});
+    return units;
+  }
+  std::map<std::string, std::set<std::string>> names;  // key -> its benchmarks, both sides
+  std::vector<std::string> keys;
+  for (const Job& j : singles) {
+    keys.push_back(share_key(j, sides));
+    if (!keys.back().empty()) names[keys.back()].insert(j.benchmark->name);
+  }
+  std::map<std::string, std::string> chunk_of;  // benchmark -> key#chunk
+  for (const auto& [key, members] : names) {
+    if (members.size() < 2) continue;
+    const std::size_t chunks = (members.size() + static_cast<std::size_t>(options.max_shared) - 1) /
+                               static_cast<std::size_t>(options.max_shared);
+    std::size_t i = 0;
+    for (const std::string& name : members) chunk_of[name] = key + "#" + std::to_string(i++ % chunks);
+  }
+  std::map<std::pair<std::string, int>, std::size_t> unit_of;  // (chunk, side) -> its unit
+  for (std::size_t k = 0; k < singles.size(); ++k) {
+    Job& j = singles[k];
+    const auto chunk = keys[k].empty() ? chunk_of.end() : chunk_of.find(j.benchmark->name);
+    if (chunk == chunk_of.end()) {
+      units.push_back({j});
+      continue;
+    }
+    j.share = chunk->second;
+    const auto [it, added] = unit_of.emplace(std::make_pair(j.share, j.side), units.size());
+    if (added) units.emplace_back();
+    units[it->second].push_back(j);
+  }
+  return units;
+}
+
+// A time process's sample of `job` from what it left: its Google Benchmark entry and its
+// timed-region record (absent: the process's `failure` names why).
+Sample time_sample(const Job& job, const std::optional<nlohmann::json>& gbench,
+                   const std::optional<nlohmann::json>& record, const std::string& failure, double wall_s) {
+  Sample s = gbench ? sample_from_gbench(*gbench, *job.experiment, *job.benchmark, job.repetition)
+                    : failed_sample(job, failure);
+  s.process_wall_s = wall_s;
+  s.side = job.side;
+  s.iterations = job.iterations;
+  s.layout = job.layout;
+  if (!s.has_value || !has_usable_value(s.verification)) return s;
+  if (job.kind == Kind::kCalibrate) {  // as run_job's: the record rides along in the entry
+    if (record) s.gbench["pairbench_record"] = *record;
+    return s;
+  }
+  if (!record) {
+    Sample f = failed_sample(job, "the process wrote no timed-region record");
+    f.process_wall_s = wall_s;
+    return f;
+  }
+  s.measured_s = record->value("measured_s", 0.0);
+  s.loop_wall_s = record->value("loop_wall_s", 0.0);
+  s.iterations = record->value("iterations_recorded", std::int64_t{0});
+  add_batches(s, *record, *job.experiment);
+  return s;
+}
+
+// One process for the time jobs of a shared unit, in their order (bench --pairbench_plan): each
+// benchmark's JSON and record are written as it ends, so a crash or hang costs only the benchmark
+// it happened in, recorded failed with the process's reason; the benchmarks after it run again in
+// a new process. A benchmark's process wall is its own span in the process plus an equal share
+// of the start and exit. Nothing for the jobs not finished when pairbench was interrupted.
+std::vector<std::optional<Sample>> run_shared(Context& ctx, const std::vector<Job>& jobs, int& next_shared_id) {
+  std::vector<std::optional<Sample>> results(jobs.size());
+  std::size_t from = 0;
+  while (from < jobs.size()) {
+    const int id = ctx.next_file++;
+    const int shared_id = next_shared_id++;
+    const std::string stem = ctx.tmp_dir + "/p" + std::to_string(id);
+    const std::string process_tmp = stem + ".tmp";
+    std::error_code ec;
+    if (!fs::create_directory(process_tmp, ec)) {
+      for (std::size_t k = from; k < jobs.size(); ++k) {
+        results[k] = failed_sample(jobs[k], "cannot create its temporary directory " + process_tmp);
+      }
+      return results;
+    }
+    nlohmann::json plan{{"benchmarks", nlohmann::json::array()}};
+    for (std::size_t k = from; k < jobs.size(); ++k) {
+      const std::string member = stem + "." + std::to_string(k);
+      plan["benchmarks"].push_back({{"name", jobs[k].benchmark->name}, {"iterations", jobs[k].iterations},
+                                    {"out", member + ".json"}, {"record", member + ".record.json"}});
+    }
+    const std::string plan_path = stem + ".plan.json";
+    write_json_atomically(plan_path, plan);
+    const Job& first = jobs[from];
+    std::vector<std::string> argv = {layout_binary(binaries_of(*first.experiment), first.layout),
+                                           "--pairbench_profile=" + ctx.options.profile,
+                                           "--pairbench_plan=" + plan_path, "--benchmark_repetitions=1",
+                                           "--pairbench_batches=" + std::to_string(ctx.options.plan.batches)};
+    if (first.kind == Kind::kCalibrate) argv.push_back(calibration_min_time(ctx));
+    auto env = job_env(ctx, first);  // the same for every job of the unit (round_units_of)
+    for (const auto& [k, v] : layout_env(first.layout)) env[k] = v;
+    env["TMPDIR"] = process_tmp;
+    const double limit = ctx.options.timeout_s * static_cast<double>(jobs.size() - from);
+    const ProcessResult pr = run_process(argv, env, std::chrono::duration<double>(limit), std::vector<int>{});
+    std::vector<std::optional<nlohmann::json>> gbench, record;
+    for (std::size_t k = from; k < jobs.size(); ++k) {
+      const std::string member = stem + "." + std::to_string(k);
+      gbench.push_back(read_json(member + ".json"));
+      record.push_back(read_json(member + ".record.json"));
+      for (const char* suffix : {".json", ".record.json", ".json.partial", ".record.json.partial"}) {
+        fs::remove(member + suffix, ec);
+      }
+    }
+    fs::remove(plan_path, ec);
+    fs::remove_all(process_tmp, ec);
+    // The benchmarks that ended: those with both outputs, up to the first without.
+    std::size_t done = 0;
+    while (done < gbench.size() && gbench[done] && record[done] && record[done]->contains("finished_s")) ++done;
+    const double last_finished = done > 0 ? (*record[done - 1])["finished_s"].get<double>() : 0.0;
+    const bool all_done = done == gbench.size();
+    const double start_share = all_done && done > 0 ? std::max(0.0, pr.wall_s - last_finished) / static_cast<double>(done) : 0.0;
+    double previous = 0;
+    for (std::size_t k = 0; k < done; ++k) {
+      const double finished = (*record[k])["finished_s"].get<double>();
+      Sample s = time_sample(jobs[from + k], gbench[k], record[k], "", finished - previous + start_share);
+      previous = finished;
+      s.shared_process = shared_id;
+      s.shared_benchmarks = static_cast<int>(gbench.size());
+      s.shared_position = static_cast<int>(k);
+      results[from + k] = std::move(s);
+    }
+    if (all_done) return results;
+    if (pr.status == ProcessResult::Status::kInterrupted) return results;  // the rest measured nothing
+    // The benchmark it was running: failed with the process's reason; the rest run again.
+    const Job& failed_job = jobs[from + done];
+    std::string reason = pr.describe();
+    if (pr.status == ProcessResult::Status::kExited && pr.exit_code == 0) {
+      reason = "the process ended without its outputs";
+    } else if (const std::string tail = last_line(pr.output); !tail.empty() && pr.status != ProcessResult::Status::kTimedOut) {
+      reason += ": " + tail;
+    }
+    Sample s = failed_sample(failed_job, reason);
+    s.process_wall_s = pr.wall_s - last_finished;
+    s.shared_process = shared_id;
+    s.shared_benchmarks = static_cast<int>(gbench.size());
+    s.shared_position = static_cast<int>(done);
+    results[from + done] = std::move(s);
+    from += done + 1;
+  }
+  return results;
+}
+
 // What an uncalibrated benchmark's processes are sized by.
 const Calibration kUncalibrated{1e-3, 1e-3, ""};
 
@@ -358,25 +538,53 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
   for (const auto& [name, job] : first) {
     if (ctx.options.recalibrate || (!cache.find(name) && !cache.failure(name))) missing.push_back(job);
   }
-  int done = 0;
+  // Every ramp in a shared process where its benchmark may share one (one ramp each, in name
+  // order; single_units), else one per process. A ramp can be fooled by a stall (a preemption on
+  // a loaded machine): one that stopped after fewer iterations than the plan has batches has no
+  // batches to show it, and one 150 ms stall of its first iteration reads as 150 ms per iteration,
+  // every later process then running one iteration; one whose batches show it is refused. Stalls
+  // only add time, so such a ramp runs again (twice at most, together with the others that need
+  // it) and the fastest unrefused one is kept.
+  std::vector<Job> ramps;
   for (const Job* j : missing) {
     Job c = *j;
     c.kind = Kind::kCalibrate;
     c.repetition = -1;
-    std::optional<Sample> result = run_job(ctx, c);
-    // A ramp can be fooled by a stall (a preemption on a loaded machine): one that stopped after
-    // fewer iterations than the plan has batches has no batches to show it, and one 150 ms
-    // stall of its first iteration reads as 150 ms per iteration, every later process then
-    // running one iteration; one whose batches show it is refused. Stalls only add time, so
-    // such a ramp runs again (twice at most) and the fastest unrefused one is kept.
-    for (int retry = 0; retry < 2 && result && worth_another_ramp(*result, ctx.options.plan.batches); ++retry) {
-      std::optional<Sample> again = run_job(ctx, c);
-      if (!again) {
-        result.reset();
-        break;
+    ramps.push_back(std::move(c));
+  }
+  int shared_id = 0;
+  auto ramp_all = [&](const std::vector<Job>& jobs) {
+    std::map<std::string, std::optional<Sample>> out;
+    for (const std::vector<Job>& unit : single_units(jobs, ctx.sides, ctx.options)) {
+      if (unit.front().share.empty()) {
+        out[unit.front().benchmark->name] = run_job(ctx, unit.front());
+        continue;
       }
-      if (better_calibration(*again, *result)) result = std::move(again);
+      std::vector<std::optional<Sample>> results = run_shared(ctx, unit, shared_id);
+      for (std::size_t k = 0; k < unit.size(); ++k) out[unit[k].benchmark->name] = std::move(results[k]);
     }
+    return out;
+  };
+  std::map<std::string, std::optional<Sample>> ramped = ramp_all(ramps);
+  for (int retry = 0; retry < 2; ++retry) {
+    std::vector<Job> again;
+    for (const Job& c : ramps) {
+      const std::optional<Sample>& r = ramped[c.benchmark->name];
+      if (r && worth_another_ramp(*r, ctx.options.plan.batches)) again.push_back(c);
+    }
+    if (again.empty()) break;
+    for (auto& [name, second] : ramp_all(again)) {
+      std::optional<Sample>& kept = ramped[name];
+      if (!second) {
+        kept.reset();  // interrupted
+      } else if (better_calibration(*second, *kept)) {
+        kept = std::move(second);
+      }
+    }
+  }
+  int done = 0;
+  for (const Job& c : ramps) {
+    std::optional<Sample>& result = ramped[c.benchmark->name];
     if (!result) break;  // interrupted: the timed loop launches nothing either
     const Sample& s = *result;
     ++done;
@@ -667,15 +875,15 @@ void learn_walls(CalibrationCache& cache, const std::vector<Sample>& samples, co
 // What runs at once in one round: one process, or (duet) the same benchmark of both sides, each
 // side on as many cores as it runs threads. Where both sides' threads do not fit on the pool at
 // once (2 x threads > CPUs), each side is a unit of its own, run one at a time and unpinned as in
-// sequential pairing, and the benchmark is named in `sequential` with why.
-std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, bool duet, std::size_t pool_cpus,
-                                             const std::map<std::string, std::string>& one_side_at_a_time,
+// sequential pairing, and the benchmark is named in `sequential` with why. The jobs that run
+// alone share processes where they may (single_units).
+std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, const std::vector<Side>& sides,
+                                             const RunOptions& options, bool duet, std::size_t pool_cpus,
                                              std::vector<SequentialInDuet>& sequential) {
+  const std::map<std::string, std::string>& one_side_at_a_time = options.one_side_at_a_time;
+  if (!duet) return single_units(runnable, sides, options);
   std::vector<std::vector<Job>> round_units;
-  if (!duet) {
-    for (const Job& j : runnable) round_units.push_back({j});
-    return round_units;
-  }
+  std::vector<Job> singles;
   std::map<std::string, const Job*> other;
   for (const Job& j : runnable) {
     if (j.side == 1) other.emplace(j.benchmark->name, &j);
@@ -685,7 +893,7 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, b
     if (j.side != 0) continue;
     const auto it = other.find(j.benchmark->name);
     if (it == other.end()) {
-      round_units.push_back({j});
+      singles.push_back(j);
       continue;
     }
     paired.insert(j.benchmark->name);
@@ -696,8 +904,8 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, b
       round_units.push_back({j, *it->second});
       continue;
     }
-    round_units.push_back({j});
-    round_units.push_back({*it->second});
+    singles.push_back(j);
+    singles.push_back(*it->second);
     // Two processes on one GPU time its time-slicing between their contexts, not the code (9-29x
     // their calibrated time per iteration on an H200, docs/gate.md).
     sequential.push_back({j.benchmark->name, threads,
@@ -708,8 +916,9 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, b
                                      " cores for both sides at once; " + std::to_string(pool_cpus) + " usable"});
   }
   for (const Job& j : runnable) {
-    if (j.side == 1 && !paired.count(j.benchmark->name)) round_units.push_back({j});
+    if (j.side == 1 && !paired.count(j.benchmark->name)) singles.push_back(j);
   }
+  for (auto& unit : single_units(std::move(singles), sides, options)) round_units.push_back(std::move(unit));
   return round_units;
 }
 
@@ -724,18 +933,19 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, b
 // differed by 5 %); a block's two pairs see the same modes with the sides exchanged, so their mean
 // cancels them, and the sampling decides on block means (ab.cpp add_round). `pool`: the CPUs duet
 // pairs are placed on.
-std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, const RunOptions& options,
-                                          const Calibrated& cal, const std::vector<int>& pool, RunOutcome& outcome,
-                                          std::mt19937_64& rng) {
+std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, const std::vector<Side>& sides,
+                                          const RunOptions& options, const Calibrated& cal, const std::vector<int>& pool,
+                                          RunOutcome& outcome, std::mt19937_64& rng) {
   std::vector<std::vector<Job>> units;
   const std::vector<std::vector<Job>> round_units =
-      round_units_of(runnable, outcome.pairing == "duet", pool.size(), options.one_side_at_a_time,
-                     outcome.sequential_in_duet);
-  // A benchmark's units of one round (its duet pair, or each side's process), in launch order.
+      round_units_of(runnable, sides, options, outcome.pairing == "duet", pool.size(), outcome.sequential_in_duet);
+  // A benchmark's units of one round (its duet pair, or each side's process; a shared process's
+  // chunk on each side), in launch order.
   std::vector<std::vector<std::vector<Job>>> groups;
   std::map<std::string, std::size_t> group_of;
   for (const auto& unit : round_units) {
-    const auto [it, added] = group_of.emplace(unit.front().benchmark->name, groups.size());
+    const std::string key = unit.front().share.empty() ? unit.front().benchmark->name : "shared:" + unit.front().share;
+    const auto [it, added] = group_of.emplace(key, groups.size());
     if (added) groups.emplace_back();
     groups[it->second].push_back(unit);
   }
@@ -758,19 +968,25 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
       for (int r = r0; r < std::min(r0 + block, options.repetitions); ++r) {
         if (r > r0 && group.size() == 2) std::swap(group[0], group[1]);
         for (const auto& planned : group) {
-          std::vector<Job> unit = planned;
+          std::vector<Job> unit;
           // A benchmark planned k < n processes (the budget) runs in k of the n rounds, spread
           // evenly over them, so that drift over the run hits it as it hits the others.
-          const BenchmarkPlan* p = outcome.plan.find(unit[0].benchmark->name);
-          const int k_of = p ? p->processes : options.repetitions, n = options.repetitions;
-          const int repetition = r * k_of / n;
-          if ((r + 1) * k_of / n == repetition) continue;
+          for (const Job& j : planned) {
+            const BenchmarkPlan* p = outcome.plan.find(j.benchmark->name);
+            const int k_of = p ? p->processes : options.repetitions, n = options.repetitions;
+            const int repetition = r * k_of / n;
+            if ((r + 1) * k_of / n == repetition) continue;
+            unit.push_back(j);
+            unit.back().repetition = repetition;
+          }
+          if (unit.empty()) continue;
+          // A shared process runs its benchmarks in an order of its own.
+          if (!unit.front().share.empty()) std::shuffle(unit.begin(), unit.end(), rng);
           for (std::size_t k = 0; k < unit.size(); ++k) {
             Job& j = unit[k];
-            j.repetition = repetition;
             j.kind = Kind::kTime;
             j.iterations = cal.time_iterations.at(j.benchmark->name);
-            if (unit.size() == 2) {
+            if (is_pair(unit)) {
               // `threads` cores per side, the first or the second `threads` of the pool; swapped
               // every round, so a core's own quirks hit both sides equally often.
               const auto threads = static_cast<std::size_t>(pair_threads(unit[0], unit[1]));
@@ -781,7 +997,7 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
               j.lead = (first == 0) == lead_on_first_cores;
             }
           }
-          if (unit.size() == 2) ++pair_id;
+          if (is_pair(unit)) ++pair_id;
           units.push_back(unit);
         }
       }
@@ -789,9 +1005,15 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
   }
   // Each time process's placement: from the run's seed and its index in the planned order, so the
   // same seed gives the same layouts; both sides drawn alike.
+  // A shared process draws one for all its benchmarks.
   if (options.layout == "random") {
     std::uint64_t index = 0;
     for (auto& unit : units) {
+      if (!unit.front().share.empty()) {
+        const ProcessLayout layout = draw_layout(outcome.seed, index++, static_cast<int>(binaries_of(*unit.front().experiment).size()));
+        for (Job& j : unit) j.layout = layout;
+        continue;
+      }
       for (Job& j : unit) {
         j.layout = draw_layout(outcome.seed, index++, static_cast<int>(binaries_of(*j.experiment).size()));
       }
@@ -871,13 +1093,15 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
   std::size_t total_processes = 0, done_processes = 0;
   for (const auto& u : units) total_processes += u.size();
   const auto timed_start = Clock::now();
-  int sequence = 0;
+  int sequence = 0, shared_id = 0;
   for (const auto& unit : units) {
     if (interrupt_signal()) break;  // launch nothing more; what finished is kept
     std::vector<std::optional<Sample>> results(unit.size());
     const double unit_start = std::chrono::duration<double>(Clock::now() - timed_start).count();
     bool gated = false;
-    if (unit.size() == 1) {
+    if (!unit.front().share.empty()) {
+      results = run_shared(ctx, unit, shared_id);
+    } else if (unit.size() == 1) {
       results[0] = run_job(ctx, unit[0]);
     } else {
       // A duet pair: its lead launched first, both held at the start gate where both binaries
@@ -1021,7 +1245,7 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   }
   if (outcome.pairing == "duet") outcome.duet_cpus = {cpus[0], cpus[1]};
 
-  std::vector<std::vector<Job>> units = timed_units(runnable, options, cal, cpus, outcome, rng);
+  std::vector<std::vector<Job>> units = timed_units(runnable, sides, options, cal, cpus, outcome, rng);
   add_instruction_units(units, runnable, ctx, options, cal, cache, outcome);
   launch_units(ctx, units, outcome);
   learn_walls(cache, outcome.samples, sides, ctx.counter.name);

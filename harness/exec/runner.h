@@ -48,6 +48,15 @@ struct RunOptions {
   // recorded in its row; none: every process runs the plain binary as built. Calibration and
   // instruction-counting processes always run the plain binary unperturbed.
   std::string layout = "random";
+  // Time processes that may share a process (BenchmarkEntry::shared_process, no planted work, not
+  // a duet side) do: one process runs one sample of each of up to `max_shared` benchmarks of one
+  // experiment and arm environment, in a random order drawn per process (bench --pairbench_plan),
+  // so that a sample costs its work and not a process start (a CUDA context, a dataset). Each
+  // benchmark still gets one sample per process, so processes stay its independent units; a
+  // benchmark that crashes or hangs one is recorded failed and the ones after it run again in a
+  // new process. false: one benchmark per process.
+  bool share_processes = true;
+  int max_shared = 16;
   // The profile's time budget (`run` only; 0 = none: `repetitions` and `instruction_processes` for
   // every benchmark). Seconds of time processes per benchmark: a benchmark whose processes are
   // known on this machine (the calibration cache's process walls) to take long gets

@@ -450,6 +450,9 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
   if (s.pair >= 0) b["duet_pair"] = s.pair, b["cpu"] = s.cpu;
   if (s.pair >= 0) b["duet_lead"] = s.duet_lead, b["duet_start_gate"] = s.duet_start_gate;
   if (s.pair >= 0 && s.cpus.size() > 1) b["cpus"] = s.cpus;
+  if (s.shared_process >= 0) {
+    b["shared_process"] = {{"id", s.shared_process}, {"benchmarks", s.shared_benchmarks}, {"position", s.shared_position}};
+  }
   b["sequence"] = s.sequence;
   b["start_s"] = s.start_s;
   if (s.layout.drawn) {
@@ -535,6 +538,7 @@ nlohmann::json run_document(const RunRecord& r) {
                                     {"drifted_from_calibration", r.drifted_from_calibration},
                                     {"calibration_wall_s", r.calibration_wall_s},
                                     {"pairing", r.pairing},
+                                    {"process_sharing", r.process_sharing},
                                     {"duet_cpus", r.duet_cpus},
                                     {"instruction_processes", r.instruction_processes},
                                     {"instruction_counter", r.instruction_counter},

@@ -86,6 +86,7 @@ struct RunRecord {
   std::vector<std::string> drifted_from_calibration;
   double calibration_wall_s = 0;
   std::string pairing;          // duet | sequential
+  std::string process_sharing = "none";  // experiment: rows with `shared_process` ran in a process with others | none
   std::vector<int> duet_cpus;
   // Duet: the benchmarks whose two sides ran one at a time (their threads did not fit twice).
   struct SequentialInDuet {

@@ -63,6 +63,9 @@ struct Sample {
   bool duet_start_gate = false;  // duet: both processes of its pair started timing together (start gate)
   int cpu = -1;           // the CPU it was pinned to (duet), -1 = not pinned; the first of `cpus`
   std::vector<int> cpus;  // every CPU it was pinned to: a duet side running several threads has several
+  // A shared process (RunOptions::share_processes): its id in the run, how many benchmarks it ran
+  // (this one included) and this one's place in its order (0 = first); -1, 0, -1 = a process of its own.
+  int shared_process = -1, shared_benchmarks = 0, shared_position = -1;
   int sequence = -1;      // position in the run's launch order (time order)
   double start_s = 0;     // when it started, seconds after the timed rounds began
   ProcessLayout layout;

@@ -20,14 +20,20 @@
 //                                            run mode_x slower (a speed mode the machine passes through)
 //                    "core_x": {"0": 1.2},  a process that starts on CPU 0 runs 1.2x slower (a core's mode)
 //                    "change": 0,           planted time change, relative (0.1: 10 % slower)
-//                    "work": 100, "work_change": 0}}}   dependent steps per iteration, planted change
-// The process index counts this executable's processes (<executable>.count, under a lock).
+//                    "work": 100, "work_change": 0,   dependent steps per iteration, planted change
+//                    "crash": false}},      the process aborts when it reaches this case (SIGABRT)
+//    "start_s": 0}                          a process's start-up cost, slept once before its first
+//                                            case (a CUDA context, a dataset), outside timing
+// The process index counts this executable's processes (<executable>.count, under a lock), one
+// per process however many cases it runs (a shared process runs several, bench --pairbench_plan);
+// each case draws its own process noise from the seed, its name and the index.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -72,6 +78,7 @@ struct Case {
   nlohmann::json core_x = nlohmann::json::object();
   std::int64_t work = 100;
   double work_change = 0;
+  bool crash = false;
   std::uint64_t seed = 1;
 };
 
@@ -99,6 +106,7 @@ Case declared(const std::string& self, const std::string& name) {
   c.change = k.value("change", c.change);
   c.work = k.value("work", c.work);
   c.work_change = k.value("work_change", c.work_change);
+  c.crash = k.value("crash", c.crash);
   if (!(c.ns > 0) || c.process_sd < 0 || c.inprocess_sd < 0 || c.work < 0) {
     throw std::runtime_error(self + ".sim: cases." + name + ": ns > 0, SDs >= 0, work >= 0");
   }
@@ -124,7 +132,13 @@ void sim_arm(benchmark::State& state, const Point& p) {
   for (int i = 0; i < 3; ++i) x ^= x << 13, x ^= x >> 7, x ^= x << 17;
   if (sim_steps(1, 3) != x) return fail_verification(state, "sim_steps: the xorshift chain differs");
   mark_verified(state);
-  const std::uint64_t index = next_process_index(self);
+  if (c.crash) std::abort();
+  static const std::uint64_t index = [&] {
+    std::ifstream in(self + ".sim");
+    const double start_s = in ? nlohmann::json::parse(in).value("start_s", 0.0) : 0.0;
+    if (start_s > 0) usleep(static_cast<useconds_t>(start_s * 1e6));
+    return next_process_index(self);
+  }();
   std::mt19937_64 rng(c.seed * 0x9E3779B97F4A7C15ull ^ std::hash<std::string>{}(name) ^ (index + 1) * 0xBF58476D1CE4E5B9ull);
   std::normal_distribution<double> z(0, 1);
   std::uniform_real_distribution<double> u(0, 1);
