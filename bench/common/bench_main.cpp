@@ -181,7 +181,9 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
 void register_one(const Experiment& e, const Arm& arm, const Point& p, const std::string& name, std::int64_t iterations) {
   const std::string reason = arm.unavailable ? arm.unavailable(p) : std::string();
   const Timing timing = timing_at(e, p);
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), [run = arm.run, p, reason, timing](benchmark::State& s) {
+  const bool gpu = uses_cuda(e, arm, p);
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [run = arm.run, p, reason, timing, gpu](benchmark::State& s) {
+    declare_gpu_use(gpu);
     if (!reason.empty()) {
       s.SkipWithError(("not_supported: " + reason).c_str());
       return;

@@ -4,6 +4,8 @@
 // begins again with each benchmark's invocation (reset_timed_regions).
 #include "bench/common/timed_region.h"
 
+#include "kernels/common/gpu_clocks.h"
+
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -176,6 +178,12 @@ void reset_timed_regions(std::int64_t max_iterations) {
 
 bool work_injection_active() { return record().injection.active(); }
 
+namespace {
+bool g_uses_gpu = false;  // the benchmark now running (declare_gpu_use)
+}  // namespace
+
+void declare_gpu_use(bool uses_gpu) { g_uses_gpu = uses_gpu; }
+
 void region_begin() {
   Record& r = record();
   if (r.injection.fraction > 0 && r.injection.loops_per_ns == 0) calibrate_injection(r.injection);
@@ -273,6 +281,13 @@ bool write_timed_region_record(const std::string& path, double finished_s) {
                         {"loops_done", r.injection.loops_done}};
   }
   if (finished_s >= 0) out["finished_s"] = finished_s;
+  if (g_uses_gpu) {
+    const kernels::cuda::GpuClocks c = kernels::cuda::read_gpu_clocks();
+    if (c.available) {
+      out["gpu_clock"] = {{"sm_mhz", c.sm_mhz}, {"sm_max_mhz", c.sm_max_mhz},
+                          {"throttling", kernels::cuda::throttling(c.slowdown_reasons)}};
+    }
+  }
   const std::string tmp = path + ".partial";
   std::ofstream file(tmp);
   file << out.dump() << "\n";

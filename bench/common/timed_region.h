@@ -41,6 +41,11 @@ void inject_work(double region_ns);
 // Closes the region: call right after reading the end clock.
 void region_end();
 
+// Called by the shared bench main before each invocation: whether this benchmark runs on the CUDA
+// device. Its record then carries the GPU's SM clock and the reasons it was slowed, read right
+// after the benchmark (kernels/common/gpu_clocks.h), so that a throttled sample is named.
+void declare_gpu_use(bool uses_gpu);
+
 // Hands one iteration's measured time to Google Benchmark (UseManualTime) and records it.
 void record_iteration(benchmark::State& state, double seconds);
 

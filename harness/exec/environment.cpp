@@ -1,6 +1,8 @@
 // Fingerprint capture: CPU, memory, kernel, governor, load, build, git, OpenBLAS, CUDA.
 #include "harness/exec/environment.h"
 
+#include "kernels/common/gpu_clocks.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -226,6 +228,17 @@ Environment capture_environment(const std::string& source_dir) {
                                                     std::to_string(gpu.compute_capability_minor)
                                               : "";
   f["gpu_unavailable_reason"] = gpu.available ? "" : gpu.reason;
+  // What NVML says of the GPU: clocks, power limit, ECC, driver (not part of the machine key: a
+  // changed power limit is named beside the figures, not a new machine).
+  if (gpu.available) {
+    const kernels::cuda::GpuClocks c = kernels::cuda::read_gpu_clocks();
+    f["gpu_sm_clock_max_mhz"] = c.sm_max_mhz;
+    f["gpu_memory_clock_mhz"] = c.memory_mhz;
+    f["gpu_power_limit_w"] = c.power_limit_w;
+    f["gpu_ecc"] = c.ecc == 1 ? "on" : c.ecc == 0 ? "off" : "";
+    f["gpu_driver"] = c.driver;
+    f["gpu_clocks_unavailable_reason"] = c.available ? "" : c.reason;
+  }
 
   // The machine key: results are comparable only between runs with the same key (same CPU,
   // GPU, driver and build). FNV-1a over the fields that change what a benchmark measures.

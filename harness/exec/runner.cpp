@@ -175,6 +175,19 @@ std::string calibration_min_time(const Context& ctx) {
   return "--benchmark_min_time=" + fmt_g(std::max(0.002, 0.25 * ctx.options.plan.batches * ctx.options.plan.sample_time_s));
 }
 
+// What a sample takes from its process's timed-region record: measured time, the loop's wall, the
+// iterations, and (a GPU benchmark) the SM clock right after it and what throttled it.
+void take_record(Sample& s, const nlohmann::json& record) {
+  s.measured_s = record.value("measured_s", 0.0);
+  s.loop_wall_s = record.value("loop_wall_s", 0.0);
+  s.iterations = record.value("iterations_recorded", std::int64_t{0});
+  if (const auto clock = record.find("gpu_clock"); clock != record.end() && clock->is_object()) {
+    s.gpu_sm_mhz = clock->value("sm_mhz", 0u);
+    s.gpu_sm_max_mhz = clock->value("sm_max_mhz", 0u);
+    s.gpu_throttling = clock->value("throttling", "");
+  }
+}
+
 // Runs one process and turns what it left behind into a sample (also for calibration, whose
 // sample carries the record in `gbench["pairbench_record"]` and is not kept). Nothing when
 // pairbench was interrupted while it ran (or before it started): that process measured nothing.
@@ -265,9 +278,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
   if (!record) {
     return failed_sample(job, "the process wrote no timed-region record (--pairbench_record)");
   }
-  s.measured_s = record->value("measured_s", 0.0);
-  s.loop_wall_s = record->value("loop_wall_s", 0.0);
-  s.iterations = record->value("iterations_recorded", std::int64_t{0});
+  take_record(s, *record);
   if (job.kind == Kind::kTime) {
     add_batches(s, *record, *job.experiment);
     return s;
@@ -369,9 +380,7 @@ Sample time_sample(const Job& job, const std::optional<nlohmann::json>& gbench,
     f.process_wall_s = wall_s;
     return f;
   }
-  s.measured_s = record->value("measured_s", 0.0);
-  s.loop_wall_s = record->value("loop_wall_s", 0.0);
-  s.iterations = record->value("iterations_recorded", std::int64_t{0});
+  take_record(s, *record);
   add_batches(s, *record, *job.experiment);
   return s;
 }
@@ -1146,6 +1155,22 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
   if (done_processes < total_processes) outcome.interrupted_by = interrupt_signal();
 }
 
+// GPU samples taken while the GPU slowed its clock (thermal, power): named, each in its row.
+void name_throttled(const std::vector<Sample>& samples) {
+  std::map<std::string, int> by_reason;
+  int throttled = 0;
+  for (const Sample& s : samples) {
+    if (s.gpu_throttling.empty()) continue;
+    ++throttled;
+    ++by_reason[s.gpu_throttling];
+  }
+  if (throttled == 0) return;
+  std::cerr << "pairbench: " << throttled << " GPU sample(s) ran while the GPU slowed its clock (";
+  bool first = true;
+  for (const auto& [reason, n] : by_reason) std::cerr << (first ? "" : "; ") << reason << ": " << n, first = false;
+  std::cerr << "); each row's gpu_clock names it\n";
+}
+
 // A benchmark 100x off its calibration has it refused (forgotten: calibrated again next run). One
 // now 3x faster or slower than its calibration keeps its iteration count (a new
 // count would change the work measured, and with it the baseline comparison) and is named.
@@ -1248,6 +1273,7 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   std::vector<std::vector<Job>> units = timed_units(runnable, sides, options, cal, cpus, outcome, rng);
   add_instruction_units(units, runnable, ctx, options, cal, cache, outcome);
   launch_units(ctx, units, outcome);
+  name_throttled(outcome.samples);
   learn_walls(cache, outcome.samples, sides, ctx.counter.name);
   note_drift(cache, outcome);
   outcome.calibration_ratios = calibration_ratios(cache, outcome.samples);

@@ -453,6 +453,9 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
   if (s.shared_process >= 0) {
     b["shared_process"] = {{"id", s.shared_process}, {"benchmarks", s.shared_benchmarks}, {"position", s.shared_position}};
   }
+  if (s.gpu_sm_mhz > 0) {
+    b["gpu_clock"] = {{"sm_mhz", s.gpu_sm_mhz}, {"sm_max_mhz", s.gpu_sm_max_mhz}, {"throttling", s.gpu_throttling}};
+  }
   b["sequence"] = s.sequence;
   b["start_s"] = s.start_s;
   if (s.layout.drawn) {

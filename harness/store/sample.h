@@ -66,6 +66,10 @@ struct Sample {
   // A shared process (RunOptions::share_processes): its id in the run, how many benchmarks it ran
   // (this one included) and this one's place in its order (0 = first); -1, 0, -1 = a process of its own.
   int shared_process = -1, shared_benchmarks = 0, shared_position = -1;
+  // A GPU benchmark's SM clock right after it ran, and what slowed it ("thermal (hardware)"; ""
+  // = not throttled); 0 = not read (no driver, or not a GPU benchmark).
+  unsigned gpu_sm_mhz = 0, gpu_sm_max_mhz = 0;
+  std::string gpu_throttling;
   int sequence = -1;      // position in the run's launch order (time order)
   double start_s = 0;     // when it started, seconds after the timed rounds began
   ProcessLayout layout;

@@ -18,6 +18,7 @@
 #include "kernels/common/cpus.h"
 #include "kernels/common/cuda_seam.h"
 #include "kernels/common/device.h"
+#include "kernels/common/gpu_clocks.h"
 #include "kernels/common/not_supported.h"
 #include "kernels/common/rng.h"
 #include "kernels/dispatch/async_engine.h"
@@ -267,3 +268,25 @@ TEST(CudaSeam, WithoutCudaEntryPointsThrowNotSupportedAndQueriesAnswer) {
 }
 
 }  // namespace
+
+// kernels/common/gpu_clocks.h: which NVML clock reasons count as throttling, and no driver here.
+namespace pairbench::kernels::cuda {
+namespace {
+
+TEST(GpuClocks, ThrottlingNamesTheSlowingReasonsOnly) {
+  EXPECT_EQ(throttling(0), "");
+  EXPECT_EQ(throttling(0x1 | 0x2 | 0x10 | 0x100), "");  // idle, application clocks, sync boost, display
+  EXPECT_EQ(throttling(0x40), "thermal (hardware)");
+  EXPECT_EQ(throttling(0x4 | 0x8), "hardware slowdown, power cap");
+  EXPECT_EQ(throttling(0x20 | 0x80), "thermal (software), power brake");
+}
+
+TEST(GpuClocks, WithoutADriverSaysWhy) {
+  const GpuClocks c = read_gpu_clocks();
+  if (c.available) GTEST_SKIP() << "an NVIDIA driver is here: SM " << c.sm_mhz << " MHz";
+  EXPECT_FALSE(c.reason.empty());
+  EXPECT_EQ(c.sm_mhz, 0u);
+}
+
+}  // namespace
+}  // namespace pairbench::kernels::cuda

@@ -1,0 +1,73 @@
+"""ci/gpu-bundle.sh and ci/gpu-host-run.sh, the build-here-run-on-a-GPU-host recipe, on this
+machine (no GPU needed: what is checked is the packing and the start, not a device):
+- the bundle holds pairbench and the bench binaries without layout variants, the device test
+  binaries, the build's CMakeCache.txt, the Debian libraries they load but never libc, libstdc++
+  or CUDA's own, and the allocators the alloc arms preload;
+- unpacked by ci/gpu-host-run.sh into another folder, the bundled pairbench runs there with its
+  bundled bench binaries (`list`) and the command's exit status comes back;
+- a missing build or bundle is one line and exit 2."""
+import os
+import subprocess
+import tarfile
+import tempfile
+import shutil
+import unittest
+
+from ci_helpers import BUILD, PAIRBENCH, REPO, run_script
+
+
+class GpuBundle(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.out = tempfile.mkdtemp(prefix="pairbench-gpu-bundle-")
+        rc, out, err = run_script([os.path.join(REPO, "ci", "gpu-bundle.sh"), BUILD, cls.out], timeout=300)
+        cls.packed = (rc, out, err)
+        cls.tgz = os.path.join(cls.out, "pairbench-gpu.tgz")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.out, True)
+
+    def test_the_bundle_holds_the_binaries_and_the_libraries_they_need_from_here(self):
+        rc, out, err = self.packed
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("wrote " + self.tgz, out)
+        with tarfile.open(self.tgz) as t:
+            names = t.getnames()
+        self.assertIn("fresh/build/bin/pairbench", names)
+        self.assertIn("fresh/build/CMakeCache.txt", names)
+        self.assertIn("fresh/ci/gpu-check.sh", names)
+        self.assertTrue(any(n.startswith("fresh/build/bin/bench_") for n in names), names[:20])
+        self.assertFalse([n for n in names if ".layout" in n], "layout variants are not shipped")
+        self.assertFalse([n for n in names if n.startswith("fresh/results/reference/")])
+        libs = [os.path.basename(n) for n in names if n.startswith("lib/") and n != "lib/"]
+        self.assertTrue(any(n.startswith("libopenblas") for n in libs), libs)
+        for kept_out in ("libc.so", "libstdc++", "libcudart", "libcublas", "libcurand"):
+            self.assertFalse([n for n in libs if n.startswith(kept_out)], f"{kept_out} must come from the host: {libs}")
+        self.assertTrue([n for n in names if n.startswith("alloclib/libjemalloc")], names)
+
+    def test_unpacked_elsewhere_its_pairbench_runs_with_its_own_bench_binaries(self):
+        self.assertEqual(self.packed[0], 0, self.packed[1] + self.packed[2])
+        host = tempfile.mkdtemp(prefix="pairbench-gpu-host-")
+        self.addCleanup(shutil.rmtree, host, True)
+        shutil.copy2(self.tgz, host)
+        rc, out, err = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host,
+                                   "build/bin/pairbench", "list"], timeout=120)
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("precision.gpu_gemm", out)
+        rc, _, _ = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "sh", "-c", "exit 5"], timeout=120)
+        self.assertEqual(rc, 5, "the command's exit status comes back")
+
+    def test_a_missing_build_or_bundle_is_one_line_and_exit_2(self):
+        empty = tempfile.mkdtemp(prefix="pairbench-gpu-empty-")
+        self.addCleanup(shutil.rmtree, empty, True)
+        rc, out, err = run_script([os.path.join(REPO, "ci", "gpu-bundle.sh"), empty, empty], timeout=60)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("pairbench: missing", err)
+        rc, out, err = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), empty, "true"], timeout=60)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("cannot unpack", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
