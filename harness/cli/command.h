@@ -42,6 +42,14 @@ struct Command {
 // Every command, in the order `pairbench --help` lists them (commands.def).
 std::vector<Command> all_commands();
 
+// `cmd`, a subcommand of pairbench's CLI11 app, as the command table describes it: its exit
+// statuses as the footer of its --help, its options bound to the returned action. main.cpp and the
+// command reference both build the commands this way, so that the reference is the --help text.
+CommandAction add_command(CLI::App& app, const Command& c);
+
+// docs/commands.md: every command's --help (and its subcommands'), generated from the table.
+std::string command_reference_markdown(const std::vector<Command>& commands);
+
 // Commands that measure or wait on a child call this before they start: the first SIGINT/SIGTERM
 // then lets them stop launching, keep what was measured and exit 130/143. Every other command
 // ends at once, its children's process groups killed (main installs that).

@@ -1,5 +1,6 @@
 // `pairbench list`: every experiment with its arms, grid, claims and whether each arm can run
-// here; the README's experiment table and docs/claims.md are generated from it.
+// here; docs/experiments.md's experiment table and docs/claims.md are generated from it (and
+// docs/commands.md from the command table).
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -29,6 +30,10 @@ int cmd_list(const std::string& bench_dir, const std::string& profile, const std
              const std::string& update_file, const std::string& check_file) {
   if ((!update_file.empty() || !check_file.empty()) && format != "markdown") {
     throw UsageError(std::string(update_file.empty() ? "--check" : "--update") + ": expected --format markdown");
+  }
+  if (format == "commands-markdown") {  // docs/commands.md: the command table's help, no bench binary needed
+    std::cout << command_reference_markdown(all_commands());
+    return kExitOk;
   }
   if (format == "claims-json") {  // the catalogue as plots/report.py reads it (--claims): no bench binary needed
     std::cout << builtin_claims_document().dump(2) << "\n";
@@ -115,9 +120,10 @@ Command command_list() {
             };
             auto a = std::make_shared<Args>();
             cmd.add_option("--format", a->format,
-                           "table, json, markdown (the README's experiment table), claims-markdown (docs/claims.md) or "
+                           "table, json, markdown (docs/experiments.md's experiment table), claims-markdown "
+                           "(docs/claims.md), commands-markdown (docs/commands.md: every command's --help) or "
                            "claims-json (the claims catalogue compiled in, as plots/report.py reads it with --claims)")
-                ->check(CLI::IsMember({"table", "json", "markdown", "claims-markdown", "claims-json"}));
+                ->check(CLI::IsMember({"table", "json", "markdown", "claims-markdown", "commands-markdown", "claims-json"}));
             cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
             const auto markdown_file = path_is(regular_file_problem, "FILE");
             cmd.add_option("--update", a->update, "with --format markdown: rewrite FILE's experiment table between its markers")

@@ -51,9 +51,8 @@ int main(int argc, char** argv) {
   const std::vector<Command> commands = all_commands();
   std::vector<std::pair<CLI::App*, CommandAction>> parsed;
   for (const Command& c : commands) {
-    CLI::App* sub = app.add_subcommand(c.name, c.summary);
-    sub->footer("Exit status: " + c.exit_statuses + ".");
-    parsed.emplace_back(sub, c.add_options(*sub));
+    CommandAction action = add_command(app, c);
+    parsed.emplace_back(app.get_subcommand(c.name), std::move(action));
   }
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(commands.begin(), commands.end(), [&](const Command& c) { return c.name == argv[1]; })) {

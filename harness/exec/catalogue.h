@@ -144,7 +144,7 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
 // README's copy stays the same wherever it is generated.
 std::string catalogue_to_markdown(const std::vector<ExperimentEntry>& experiments, const std::string& profile);
 
-// The marker lines around the generated table in README.md.
+// The marker lines around the generated table in docs/experiments.md.
 inline constexpr const char* kTableBeginMarker = "<!-- pairbench list --format markdown -->";
 inline constexpr const char* kTableEndMarker = "<!-- end pairbench list -->";
 

@@ -414,10 +414,33 @@ void decide_row(BenchmarkVerdict& v, const Contrast& c, const ChangeError& e, co
   v.slowdown_low = std::isfinite(low) ? std::expm1(low) : -1;
   v.slowdown_high = std::isfinite(high) ? std::expm1(high) : kInf;
   const bool slower = adjusted.worse < options.alpha, faster = adjusted.better < options.alpha;
-  if (slower && high >= log_threshold) {
+  // Between two runs, gated at a resolution wider than the threshold: a change whose estimate lies
+  // within that resolution is what this comparison's noise produces from unchanged code (as
+  // "unchanged" honours the resolution, so does "regression"): a suspect for the same-runner
+  // confirmation, never a regression. And a resolution too wide to mean anything, or one from
+  // borrowed run-to-run noise, is not gated here at all.
+  const bool at_resolution = v.gated_at > v.threshold;
+  const bool within_resolution = at_resolution && std::fabs(c.delta) < log_gated;
+  const bool too_wide = at_resolution && (v.gated_at > kWidestGatedResolution || v.run_noise_pooled);
+  if (slower && high >= log_threshold && within_resolution) {
+    v.verdict = too_wide ? Verdict::not_gated : Verdict::undecided;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "beyond the threshold but within its resolution \u00b1%.1f%%: a suspect for confirmation, not a "
+                  "regression",
+                  100 * v.gated_at);
+    append_note(v, buf);
+  } else if (slower && high >= log_threshold) {
     v.verdict = Verdict::regression;
   } else if (faster && low <= -log_threshold) {
     v.verdict = Verdict::improvement;
+  } else if (high < log_gated && low > -log_gated && too_wide) {
+    v.verdict = Verdict::not_gated;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "not gated here: resolution \u00b1%.1f%%%s (threshold %.0f%%)", 100 * v.gated_at,
+                  v.run_noise_pooled ? ", from run-to-run noise borrowed for want of 3 runs of history" : "",
+                  100 * v.threshold);
+    append_note(v, buf);
   } else if (high < log_gated && low > -log_gated) {
     v.verdict = Verdict::unchanged;
     if (v.gated_at > v.threshold) {

@@ -49,6 +49,14 @@ GateReport empty_report(const nlohmann::json& baseline, const nlohmann::json& cu
   report.fingerprint_differences = fingerprint_differences(baseline.at("pairbench").at("environment"),
                                                            current.at("pairbench").at("environment"));
   if (!report.fingerprint_differences.empty()) {
+    // Two GPU models are two machines whose figures answer different questions (an H100's
+    // bandwidth is not an H200's): no comparison between them, forced or not.
+    const std::string gpu_a = baseline["pairbench"]["environment"].value("gpu_name", ""),
+                      gpu_b = current["pairbench"]["environment"].value("gpu_name", "");
+    if (!gpu_a.empty() && !gpu_b.empty() && gpu_a != gpu_b) {
+      throw std::invalid_argument("refusing to compare runs from different GPU models ('" + gpu_a + "' vs '" + gpu_b +
+                                  "'): --force does not override this");
+    }
     if (!options.force) {
       std::string fields;
       for (const auto& d : report.fingerprint_differences) fields += (fields.empty() ? "" : "; ") + d;
@@ -154,8 +162,8 @@ bool is_suspect(const BenchmarkVerdict& v) {
   // verdict. A false suspect costs a few seconds of one ab run; a missed one a regression that two
   // noisy runs could not see (a planted 10 % measured +15 to +45 % with p 0.05 to 0.16 beside a
   // neighbour's build), so no significance is asked of it.
-  return v.instrument == Instrument::time && v.verdict == Verdict::unchanged && v.gated_at > v.threshold &&
-         v.slowdown > v.threshold;
+  return v.instrument == Instrument::time && (v.verdict == Verdict::unchanged || v.verdict == Verdict::not_gated) &&
+         v.gated_at > v.threshold && v.slowdown > v.threshold;
 }
 
 int GateReport::count(Verdict verdict) const {

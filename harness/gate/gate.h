@@ -138,6 +138,8 @@ struct GateReport {
   // `N regressions, M undecided, K unchanged (+ I improvements, B broken, W new, X missing)`;
   // every output opens with it (defined with the printers' shared text, text.cpp).
   std::string headline() const;
+  // ", 110 not gated here (resolution wider than +-25 % or no history of their own)"; "" when none.
+  std::string not_gated_text() const;
 };
 
 inline constexpr int kGateExitUndecided = 4;

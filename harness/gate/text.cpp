@@ -55,13 +55,13 @@ std::string gated_summary(const GateReport& r) {
                   100 * at_resolution[at_resolution.size() / 2]->gated_at, 100 * at_resolution.back()->gated_at,
                   at_resolution.back()->benchmark.c_str());
     text += buf;
-    // An "unchanged at +-220 %" says the noise, not the code: name how many rows that is, so a
-    // reader does not take them for gated on time.
+    // A resolution of +-220 % says the noise, not the code: how many rows that is (their verdict
+    // is not_gated, counted apart in the headline).
     const auto wide = std::count_if(at_resolution.begin(), at_resolution.end(),
-                                    [](const auto* v) { return v->gated_at > kNotGatedOnTimeAbove; });
+                                    [](const auto* v) { return v->gated_at > kWidestGatedResolution; });
     if (wide > 0) {
-      std::snprintf(buf, sizeof buf, "; %d wider than \u00b1%.0f%%: in effect not gated on time in this comparison",
-                    static_cast<int>(wide), 100 * kNotGatedOnTimeAbove);
+      std::snprintf(buf, sizeof buf, "; %d wider than \u00b1%.0f%%: not gated on time in this comparison",
+                    static_cast<int>(wide), 100 * kWidestGatedResolution);
       text += buf;
     }
   }
@@ -125,11 +125,20 @@ std::vector<std::string> function_diff_lines(const BenchmarkVerdict& v) {
 
 }  // namespace gate_text
 
+std::string GateReport::not_gated_text() const {
+  const int n = count(Verdict::not_gated);
+  if (n == 0) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ", %d not gated here (resolution wider than \u00b1%.0f%% or no run history of their own)", n,
+                100 * kWidestGatedResolution);
+  return buf;
+}
+
 std::string GateReport::headline() const {
   auto plural = [](int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
   return plural(count(Verdict::regression), "regression", "regressions") + ", " +
          std::to_string(count(Verdict::undecided)) + " undecided, " + std::to_string(count(Verdict::unchanged)) +
-         " unchanged (+ " + plural(count(Verdict::improvement), "improvement", "improvements") + ", " +
+         " unchanged" + not_gated_text() + " (+ " + plural(count(Verdict::improvement), "improvement", "improvements") + ", " +
          std::to_string(count(Verdict::broken)) + " broken, " + std::to_string(count(Verdict::new_)) + " new, " +
          std::to_string(count(Verdict::missing)) + " missing)";
 }

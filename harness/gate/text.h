@@ -18,8 +18,6 @@ std::string row_name(const BenchmarkVerdict& v);
 // "+-12.3%": what a time row's "unchanged" was decided against (docs/gate.md, "Resolution");
 // empty for instruction rows and rows not compared.
 std::string gated_text(const BenchmarkVerdict& v);
-// A resolution wider than this leaves a time row that no plausible slowdown could fail.
-inline constexpr double kNotGatedOnTimeAbove = 0.5;
 // "gated at the threshold: 40 time benchmarks; at their resolution: 88 (median +-9.1%, largest
 // +-41.0% dispatch.x)"; empty where no time row was gated.
 std::string gated_summary(const GateReport& r);

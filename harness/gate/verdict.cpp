@@ -12,13 +12,14 @@ namespace {
 template <class E, std::size_t N>
 using Names = NameTable<E, N>;  // store/vocabulary.h: one helper for every word of the outputs
 
-constexpr Names<Verdict, 7> kVerdicts{{{Verdict::regression, "regression"},
+constexpr Names<Verdict, 8> kVerdicts{{{Verdict::regression, "regression"},
                                        {Verdict::improvement, "improvement"},
                                        {Verdict::unchanged, "unchanged"},
                                        {Verdict::undecided, "undecided"},
                                        {Verdict::broken, "broken"},
                                        {Verdict::missing, "missing"},
-                                       {Verdict::new_, "new"}}};
+                                       {Verdict::new_, "new"},
+                                       {Verdict::not_gated, "not_gated"}}};
 constexpr Names<GateOutcome, 3> kOutcomes{
     {{GateOutcome::pass, "pass"}, {GateOutcome::regression, "regression"}, {GateOutcome::undecided, "undecided"}}};
 constexpr Names<Correction, 2> kCorrections{{{Correction::holm, "holm"}, {Correction::bh, "bh"}}};

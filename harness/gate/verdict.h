@@ -13,7 +13,14 @@
 
 namespace pairbench::harness {
 
-enum class Verdict { regression, improvement, unchanged, undecided, broken, missing, new_ };
+// not_gated: a time row between two runs gated only at a resolution too wide to mean anything
+// (wider than kWidestGatedResolution, or its run-to-run noise borrowed for want of three runs of
+// history): neither "unchanged" nor a regression; the nightly's confirmation takes it up where
+// its estimate is beyond the threshold.
+enum class Verdict { regression, improvement, unchanged, undecided, broken, missing, new_, not_gated };
+// The widest resolution a time row between two runs is gated at and still counted (issue 38): a
+// change of a quarter hides in anything wider.
+inline constexpr double kWidestGatedResolution = 0.25;
 // What the whole gate concludes: regression exits 1, undecided 4 or 0 by UndecidedPolicy.
 enum class GateOutcome { pass, regression, undecided };
 enum class Correction { holm, bh };  // family-wise (Holm) | false discovery rate (Benjamini-Hochberg)

@@ -19,13 +19,12 @@ import datetime
 import json
 import math
 import os
-import stat
 
 from . import units
 from .claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_RUN, NOT_TESTABLE, RECORDED
 from .errors import BadInput
 from .history import parse_time
-from .runfile import describe, element_path, member_path
+from .runfile import describe, element_path, member_path, read_bytes
 
 FORMAT = "pairbench-history-export/1"
 MAX_BYTES = 1 << 30  # the run file's limit; an export of 60 runs x 400 benchmarks x 10 machines is ~30 MB
@@ -36,43 +35,9 @@ MIN_SPREAD = 1.10
 VERDICTS = (HELD, NOT_HELD, INCONCLUSIVE, NOT_RUN, NOT_TESTABLE, RECORDED)
 BETTER = ("lower", "higher")
 
-_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
 # ---- reading and checking -----------------------------------------------------------------------
-
-def _check_regular(path, st):
-    if not stat.S_ISREG(st.st_mode):
-        kind = next((text for test, text in _FILE_KINDS if test(st.st_mode)), "not a regular file")
-        raise BadInput(f"{path}: expected a regular file (a history export), is {kind}")
-    if st.st_size > MAX_BYTES:
-        raise BadInput(f"{path}: expected a history export of at most {MAX_BYTES} bytes (1 GiB), is {st.st_size} bytes")
-
-
-def _read_bytes(path):
-    try:
-        _check_regular(path, os.stat(path))
-        # O_NONBLOCK: the path may have become a FIFO since the stat; fstat says what was opened.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as err:
-        raise BadInput(f"{path}: cannot open: {err.strerror}") from None
-    try:
-        _check_regular(path, os.fstat(fd))
-        chunks, size = [], 0
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > MAX_BYTES:
-                raise BadInput(f"{path}: expected a history export of at most {MAX_BYTES} bytes (1 GiB), is larger")
-    except OSError as err:
-        raise BadInput(f"{path}: cannot read: {err.strerror}") from None
-    finally:
-        os.close(fd)
-
 
 def _refuse_constant(name):
     raise ValueError(f"{name} is not a JSON number; expected a finite number")
@@ -283,7 +248,7 @@ def _regression(c, at, g):
 
 
 def load_export(path):
-    return parse_export(_read_bytes(path), path)
+    return parse_export(read_bytes(path, MAX_BYTES, "a history export"), path)
 
 
 # ---- what the page shows ------------------------------------------------------------------------

@@ -6,9 +6,10 @@ import json
 import math
 
 from .errors import BadInput
-from .fleet import _read_bytes
+from .runfile import read_bytes
 
 CHANGED = ("regression", "improvement")
+MAX_BYTES = 1 << 30  # as a run file's
 
 
 def _want(path, where, value, kinds, what):
@@ -29,7 +30,7 @@ def _optional_number(path, where, value):
 def load_confirmation(path):
     """ci/confirm.sh's confirmed.json: every suspect as confirmed, cleared or unresolved, and why."""
     try:
-        doc = json.loads(_read_bytes(path).decode("utf-8"))
+        doc = json.loads(read_bytes(path, MAX_BYTES, "a confirmation").decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
         raise BadInput(f"{path}: not ci/confirm.sh's confirmed.json: {err}") from None
     _want(path, "(top level)", doc, dict, "an object")
@@ -50,7 +51,7 @@ def load_gate(path, confirmation=None):
     """The gate JSON's headline, outcome, its regression and improvement rows, what each time row was
     gated at (gates written before issue 24 have no `gated_at`), and the confirmation where given."""
     try:
-        doc = json.loads(_read_bytes(path).decode("utf-8"))
+        doc = json.loads(read_bytes(path, MAX_BYTES, "the gate's JSON").decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
         raise BadInput(f"{path}: not the gate's JSON (pairbench gate --json): {err}") from None
     _want(path, "(top level)", doc, dict, "an object")

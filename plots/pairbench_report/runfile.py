@@ -120,17 +120,17 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def _check_regular(path, st, max_bytes):
+def _check_regular(path, st, max_bytes, what):
     if not stat.S_ISREG(st.st_mode):
         kind = next((text for test, text in _KINDS if test(st.st_mode)), "not a regular file")
-        raise BadInput(f"{path}: expected a regular file (a run file), is {kind}")
+        raise BadInput(f"{path}: expected a regular file ({what}), is {kind}")
     if st.st_size > max_bytes:
-        raise BadInput(f"{path}: {_too_large(max_bytes, st.st_size)}")
+        raise BadInput(f"{path}: {_too_large(max_bytes, st.st_size, what)}")
 
 
-def _too_large(max_bytes, size):
+def _too_large(max_bytes, size, what):
     gib = f" ({max_bytes >> 30} GiB)" if max_bytes % (1 << 30) == 0 else ""
-    return f"expected a run file of at most {max_bytes} bytes{gib}, is {size} bytes"
+    return f"expected {what} of at most {max_bytes} bytes{gib}, is {size} bytes"
 
 
 def _benchmark_named_at(doc, steps):
@@ -150,16 +150,18 @@ def _benchmark_named_at(doc, steps):
     return f" (benchmark {quoted(entry['name'], 100)})"
 
 
-def read_bytes(path, max_bytes):
-    """The file's bytes, after checking up front that it is a regular file within the limit."""
+def read_bytes(path, max_bytes, what="a run file"):
+    """The file's bytes, after checking up front that it is a regular file within the limit; `what`
+    names the file in messages ("a run file", "a history export", "the gate's JSON"). The one reader
+    of the report's input files."""
     try:
-        _check_regular(path, os.stat(path), max_bytes)
+        _check_regular(path, os.stat(path), max_bytes, what)
         # O_NONBLOCK: the path may have become a FIFO since the stat; fstat says what was opened.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         raise BadInput(f"{path}: cannot open: {e.strerror}") from None
     try:
-        _check_regular(path, os.fstat(fd), max_bytes)
+        _check_regular(path, os.fstat(fd), max_bytes, what)
         chunks, size = [], 0
         while True:
             chunk = os.read(fd, 1 << 20)
@@ -168,7 +170,7 @@ def read_bytes(path, max_bytes):
             chunks.append(chunk)
             size += len(chunk)
             if size > max_bytes:
-                raise BadInput(f"{path}: {_too_large(max_bytes, size)} (and growing)")
+                raise BadInput(f"{path}: {_too_large(max_bytes, size, what)} (and growing)")
         return b"".join(chunks)
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror}") from None
