@@ -25,38 +25,9 @@ if [ "${1:-}" = --confirmed ]; then
   [ $# -ge 2 ] || { echo "ci/bisect.sh: --confirmed needs the artifacts directory" >&2; exit 2; }
   from="$2"
   shift 2
-  args=$(/usr/bin/python3 - "$from" <<'EOF'
-import glob, json, os, re, sys
-d = sys.argv[1]
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-def sha_of(run):
-    return ((run.get("pairbench") or {}).get("environment") or {}).get("git_sha", "")
-try:
-    confirmed = load(os.path.join(d, "confirmed.json"))
-except (OSError, ValueError) as e:
-    sys.exit(f"ci/bisect.sh: {d}/confirmed.json: {e}")
-names = sorted({r["benchmark"] for r in confirmed.get("regressions", []) if isinstance(r, dict) and r.get("benchmark")})
-if not names:
-    print("none")
-    sys.exit(0)
-runs = sorted(glob.glob(os.path.join(d, "run-*.json")))
-bad = confirmed.get("current_git_sha") or (sha_of(load(runs[-1])) if runs else "")
-good = confirmed.get("baseline_git_sha", "")
-if not good:
-    try:
-        label = load(os.path.join(d, "gate.json")).get("baseline", "")
-        good = sha_of(load(label)) if os.path.isfile(label) else ""
-    except (OSError, ValueError):
-        good = ""
-if not good or not bad:
-    sys.exit(f"ci/bisect.sh: {d}: no git sha for the {'baseline' if not good else 'night'} (baseline_git_sha / "
-             "current_git_sha in confirmed.json, or pairbench.environment.git_sha in the run files)")
-escape = lambda s: re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", s)
-print(good, bad, "^(?:" + "|".join(escape(n) for n in names) + ")$")
-EOF
-  ) || exit 2
+  # The confirmation's own module reads its confirmed.json (plots/pairbench_report/confirm.py).
+  args=$(PYTHONPATH="$PWD/plots" /usr/bin/python3 -m pairbench_report.confirm bisect-args "$from" 2>&1) ||
+    { echo "ci/bisect.sh: ${args#pairbench_report.confirm: }" >&2; exit 2; }
   if [ "$args" = none ]; then echo "ci/bisect.sh: $from/confirmed.json: no confirmed regression, nothing to bisect"; exit 0; fi
   read -r good bad regex <<<"$args"
 else

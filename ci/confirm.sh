@@ -29,31 +29,18 @@ pb="${BUILD_DIR:-build}/bin/pairbench"
 builds="${BUILDS_DIR:-results/builds}"
 summary="$artifacts/confirmation.md"
 
+# The policy (which suspects, what the ab's verdicts make of them) is one Python module, tested on
+# its own: plots/pairbench_report/confirm.py.
+policy() { PYTHONPATH="$PWD/plots" /usr/bin/python3 -m pairbench_report.confirm "$@"; }
+
 # Suspects, the baseline's build and tonight's, and an anchored expression naming the suspects.
-read -r count base_build cur_build regex < <(/usr/bin/python3 - "$artifacts/gate.json" "${CONFIRM_MAX_SUSPECTS:-40}" <<'EOF'
-import json, re, sys
-gate = json.load(open(sys.argv[1], encoding="utf-8"))
-cap = int(sys.argv[2])
-# Regressions and undecided rows first, then the suspects by their one-sided p (the strongest
-# evidence of a slowdown first), at most CONFIRM_MAX_SUSPECTS benchmarks.
-rows = [b for b in gate.get("benchmarks", []) if b.get("suspect")]
-rows.sort(key=lambda b: (b.get("verdict") not in ("regression", "undecided"), b.get("p_value", 1.0)))
-names = []
-for b in rows:
-    if b["name"] not in names and len(names) < cap:
-        names.append(b["name"])
-names.sort()
-escape = lambda s: re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", s)
-print(len(names), gate.get("baseline_build") or "-", gate.get("current_build") or "-",
-      "^(?:" + "|".join(escape(n) for n in names) + ")$" if names else "-")
-EOF
-) || { echo "ci/confirm.sh: $artifacts/gate.json: unreadable" >&2; exit 3; }
+read -r count base_build cur_build regex < <(policy select "$artifacts/gate.json" "${CONFIRM_MAX_SUSPECTS:-40}") ||
+  { echo "ci/confirm.sh: $artifacts/gate.json: unreadable" >&2; exit 3; }
 
 if [ "$count" = 0 ]; then
   echo "### Same-runner confirmation" > "$summary"
   echo "No suspect: nothing to confirm." >> "$summary"
-  /usr/bin/python3 -c 'import json, sys; json.dump({"regressions": [], "cleared": [], "unresolved": [], "baseline_git_sha": sys.argv[1], "current_git_sha": sys.argv[2]}, open(sys.argv[3], "w"), indent=2)' \
-    "${base_build%-dirty}" "${cur_build%-dirty}" "$artifacts/confirmed.json"
+  policy none "$artifacts/gate.json" "$artifacts/confirmed.json"
   echo "ci/confirm.sh: no suspect in the gate; nothing to confirm"
   exit 0
 fi
@@ -94,51 +81,7 @@ if [ "$ab_status" = 2 ] || [ ! -f "$artifacts/confirm.json" ]; then
   cannot "pairbench ab did not compare them (exit $ab_status; $artifacts/confirm.txt)"
 fi
 
-/usr/bin/python3 - "$artifacts" "$count" "$wall" "$base_build" "$cur_build" <<'EOF'
-import json, os, sys
-d, count, wall, base, cur = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-gate = json.load(open(os.path.join(d, "gate.json"), encoding="utf-8"))
-ab = json.load(open(os.path.join(d, "confirm.json"), encoding="utf-8"))
-suspects = {(b["name"], b["instrument"]): b for b in gate["benchmarks"] if b.get("suspect")}
-def pct(x):
-    return "?" if x is None else f"{100 * x:+.1f}%"
-def row(b, why):
-    return {"benchmark": b["name"], "instrument": b["instrument"], "experiment": b.get("experiment", ""),
-            "verdict": b["verdict"], "change": b.get("slowdown"), "low": b.get("slowdown_low"),
-            "high": b.get("slowdown_high"), "p_adjusted": b.get("p_adjusted"), "why": why}
-out = {"regressions": [], "cleared": [], "unresolved": [], "baseline_git_sha": base.removesuffix("-dirty"),
-       "current_git_sha": cur.removesuffix("-dirty"), "baseline_build": base, "current_build": cur,
-       "seconds": float(wall)}
-seen = set()
-for b in ab["benchmarks"]:
-    key = (b["name"], b["instrument"])
-    if b["name"] not in {n for n, _ in suspects}:
-        continue
-    seen.add(key)
-    night = suspects.get(key)
-    was = f"night: {night['verdict']} {pct(night.get('slowdown'))}" if night else "night: not a suspect on this instrument"
-    change = f"{pct(b.get('slowdown'))} [{pct(b.get('slowdown_low'))}, {pct(b.get('slowdown_high'))}]"
-    if b["verdict"] in ("regression", "broken"):
-        out["regressions"].append(row(b, f"confirmed: {b['verdict']} {change} in one run of both builds ({was})"))
-    elif b["verdict"] in ("unchanged", "improvement"):
-        out["cleared"].append(row(b, f"cleared: {b['verdict']} {change} in one run of both builds ({was})"))
-    else:
-        out["unresolved"].append(row(b, f"unresolved: {b['verdict']} {change} within the budget ({was}); {b.get('note', '')}"))
-for (name, instrument), b in suspects.items():
-    if not any(n == name for n, _ in seen):
-        out["unresolved"].append(row(b, f"not measured by the ab ({b['verdict']} in the night)"))
-tmp = os.path.join(d, "confirmed.json.tmp")
-json.dump(out, open(tmp, "w", encoding="utf-8"), indent=2)
-os.replace(tmp, os.path.join(d, "confirmed.json"))
-lines = ["### Same-runner confirmation", "",
-         f"{count} suspect(s) of the night measured again in one `pairbench ab` of the baseline's build "
-         f"(`{base}`) against this build (`{cur}`), sampling until decided, {wall} s: "
-         f"**{len(out['regressions'])} confirmed**, {len(out['cleared'])} cleared, {len(out['unresolved'])} unresolved. "
-         "Only a confirmed regression fails the night.", ""]
-for kind in ("regressions", "cleared", "unresolved"):
-    for r in out[kind]:
-        lines.append(f"- `{r['benchmark']}` [{r['instrument']}]: {r['why']}")
-open(os.path.join(d, "confirmation.md"), "w", encoding="utf-8").write("\n".join(lines) + "\n")
-print("\n".join(lines[2:3]))
-sys.exit(1 if out["regressions"] else 0)
-EOF
+policy classify "$artifacts" "$count" "$wall"
+status=$?
+[ "$status" -le 1 ] || { echo "ci/confirm.sh: the ab's verdicts could not be read (exit $status)" >&2; exit 3; }
+exit "$status"

@@ -124,26 +124,7 @@ for p in "${perturbations[@]}"; do
       echo "layout-selftest: ab $p --layout $layout failed (exit $ab_status); see $out.log" >&2
       exit 2
     fi
-    line=$(python3 - "$out.gate.json" "$p" "$layout" "$secs" <<'EOF'
-import json, sys
-gate = json.load(open(sys.argv[1]))
-name, layout, secs = sys.argv[2], sys.argv[3], sys.argv[4]
-rows = [b for b in gate["benchmarks"] if b["instrument"] == "time"]
-count = {}
-for b in rows:
-    count[b["verdict"]] = count.get(b["verdict"], 0) + 1
-decided = [b for b in rows if b["verdict"] in ("regression", "improvement")]
-def pct(v):
-    return "?" if v is None else "%+.1f" % (100 * v)
-for b in decided:
-    print("  %s %s %s %% [%s, %s] (slower +)" % (b["verdict"], b["name"], pct(b["slowdown"]),
-                                                pct(b["slowdown_low"]), pct(b["slowdown_high"])), file=sys.stderr)
-print("%s --layout %s: %d decided (%d regressions, %d improvements), %d unchanged, %d undecided of %d; %s s"
-      % (name, layout, len(decided), count.get("regression", 0), count.get("improvement", 0),
-         count.get("unchanged", 0), count.get("undecided", 0), len(rows), secs))
-sys.exit(1 if decided else 0)
-EOF
-)
+    line=$(/usr/bin/python3 ci/layout_selftest_count.py "$out.gate.json" "$p" "$layout" "$secs")
     decided_status=$?
     echo "layout-selftest: $line"
     summary+=("$line")

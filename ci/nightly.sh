@@ -61,11 +61,7 @@ fi
 [ -f "$run" ] || { echo "ci/nightly.sh: no run file written (status $run_status)" >&2; exit "$run_status"; }
 cp "$run" "$artifacts/"
 # The run file records whether the history write succeeded (pairbench.history_write).
-db_failure=$(/usr/bin/python3 -c '
-import json, re, sys
-write = json.load(open(sys.argv[1], encoding="utf-8")).get("pairbench", {}).get("history_write") or {}
-if write.get("status") == "failed":  # the password of a URL stays out of the log
-    print(re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", str(write.get("db", "?"))) + ": " + str(write.get("error", "?")))' "$run" 2>/dev/null)
+db_failure=$(/usr/bin/python3 ci/nightly_steps.py db-failure "$run" 2>/dev/null)
 if [ -n "$db_failure" ]; then
   db_failure_line="ci/nightly.sh: the database write failed ($db_failure); the run file is kept as an artifact: $artifacts/$(basename "$run") (replay it with: pairbench history import${PAIRBENCH_DB:+ --db <PAIRBENCH_DB>} $artifacts/$(basename "$run"))"
   echo "$db_failure_line" >&2
@@ -75,8 +71,7 @@ gate_status=0
 if [ "$gated_in_run" = 1 ]; then
   # run gated itself: its exit status puts a regression (1) before a failed process or write (3)
   # before undecided (4); the gate's own status is in gate.json.
-  gate_status=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["exit_status"])' \
-                "$artifacts/gate.json" 2>/dev/null) || gate_status=$run_status
+  gate_status=$(/usr/bin/python3 ci/nightly_steps.py gate-status "$artifacts/gate.json" 2>/dev/null) || gate_status=$run_status
   if [ "$run_status" = 1 ] || [ "$run_status" = 4 ] || [ "$run_status" = "$gate_status" ]; then run_status=0; fi
 else
   "$pb" gate --current "$run" "${db[@]}" "${gate_outputs[@]}" || gate_status=$?
@@ -95,8 +90,7 @@ if [ "${CONFIRM:-1}" != 0 ] && [ -f "$artifacts/gate.json" ] && [ "$gate_status"
   case "$confirm_status" in
     0)  # nothing confirmed: suspects cleared, or unresolved within the budget (said in the summary); a
         # benchmark that stopped working (broken) still fails the night
-        if /usr/bin/python3 -c 'import json, sys; sys.exit(0 if any(b["verdict"] == "broken" for b in json.load(open(sys.argv[1]))["benchmarks"]) else 1)' \
-             "$artifacts/gate.json"; then gate_status=1; else gate_status=0; fi ;;
+        if /usr/bin/python3 ci/nightly_steps.py has-broken "$artifacts/gate.json"; then gate_status=1; else gate_status=0; fi ;;
     1) gate_status=1 ;;
     *) ;;                # could not confirm: the gate's own verdicts stand
   esac
@@ -114,34 +108,8 @@ if [ -f "$artifacts/gate.json" ] && [ "$gate_status" != 2 ]; then
     || echo "ci/nightly.sh: pairbench regressions record failed (above); the night's verdict stands" >&2
 fi
 # Keep this build's bench binaries for the nights whose baseline it becomes (by git sha).
-/usr/bin/python3 - "$run" "${BUILD_DIR:-build}/bin" "${BUILDS_DIR:-results/builds}" "${KEEP_BUILDS:-3}" \
-  "$artifacts/gate.json" <<'EOF' || echo "ci/nightly.sh: could not keep this build's binaries" >&2
-import glob, json, os, shutil, sys
-run, bin_dir, builds, keep, gate = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-env = json.load(open(run, encoding="utf-8")).get("pairbench", {}).get("environment", {})
-if not env.get("git_sha"):
-    sys.exit(0)
-key = env["git_sha"] + ("-dirty" if env.get("git_dirty") else "")
-dest = os.path.join(builds, key)
-baseline = ""
-if os.path.isfile(gate):
-    baseline = json.load(open(gate, encoding="utf-8")).get("baseline_build", "")
-# The baseline's own build stays as it is: a night of the same commit with uncommitted changes (or
-# planted work) must not become what later nights are confirmed against.
-if not (key == baseline and os.path.isdir(dest)):
-    tmp = dest + ".tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(os.path.join(tmp, "bin"))
-    for f in glob.glob(os.path.join(bin_dir, "bench_*")) + [os.path.join(bin_dir, "pairbench")]:
-        shutil.copy2(f, os.path.join(tmp, "bin"))
-    shutil.rmtree(dest, ignore_errors=True)
-    os.replace(tmp, dest)
-kept = sorted((d for d in glob.glob(os.path.join(builds, "*")) if os.path.isdir(d) and not d.endswith(".tmp")),
-              key=os.path.getmtime, reverse=True)
-for d in kept[keep:]:
-    if os.path.basename(d) not in (baseline, key):
-        shutil.rmtree(d, ignore_errors=True)
-EOF
+/usr/bin/python3 ci/nightly_steps.py keep-build "$run" "${BUILD_DIR:-build}/bin" "${BUILDS_DIR:-results/builds}" \
+  "${KEEP_BUILDS:-3}" "$artifacts/gate.json" || echo "ci/nightly.sh: could not keep this build's binaries" >&2
 "$pb" history --last 60 "${db[@]}" > "$artifacts/history.txt" 2>&1 || true
 if [ -f plots/report.py ]; then
   if [ ${#db[@]} = 0 ]; then db_or_default=(--history results/history.sqlite); else db_or_default=("${db[@]}"); fi

@@ -24,6 +24,8 @@
 #include "harness/exec/catalogue.h"
 #include "harness/exec/interrupt.h"
 #include "harness/exec/process.h"
+#include "harness/gate/print.h"
+#include "harness/gate/read_json.h"
 #include "harness/gate/text.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/json_field.h"
@@ -430,55 +432,47 @@ Comparison Bisection::compare(int baseline, int candidate, double budget_s, cons
                     failed_cand = first_failure(c.dir + "/candidate.json");
   if (!failed_cand.empty()) return c.verdict = "failed_candidate", c.why = failed_cand, c;
   if (!failed_base.empty()) return c.verdict = "failed_baseline", c.why = failed_base, c;
-  nlohmann::json gate;
+  GateJson gate;
   try {
-    std::ifstream in(c.dir + "/gate.json");
-    gate = nlohmann::json::parse(in);
-  } catch (const std::exception&) {
-    throw BisectFailed("pairbench ab " + r.describe() + " without a comparison: " +
+    gate = read_gate_json(c.dir + "/gate.json");
+  } catch (const std::exception& e) {
+    throw BisectFailed("pairbench ab " + r.describe() + " without a comparison (" + e.what() + "): " +
                        quoted_for_message(last_line(r.output), 200) + " (log: " + c.dir + ".log)");
   }
   bool all_pass = true;
-  const nlohmann::json* worst = nullptr;
-  auto num = [](const nlohmann::json& row, const char* k) { return row.value(k, nlohmann::json()).is_number() ? row[k].get<double>() : 0.0; };
-  if (!gate.is_object() || !gate.contains("benchmarks") || !gate["benchmarks"].is_array()) {
-    throw BisectFailed("pairbench ab wrote no benchmarks to " + c.dir + "/gate.json (log: " + c.dir + ".log)");
-  }
-  for (const auto& row : gate["benchmarks"]) {  // `worst` points into it: a reference, not a copy
-    const std::string v = row.value("verdict", "");
+  const BenchmarkVerdict* worst = nullptr;
+  auto num = [](double x) { return std::isfinite(x) ? x : 0.0; };
+  for (const BenchmarkVerdict& row : gate.rows) {
     ++c.rows;
-    if (v == "regression" || v == "broken") {
+    if (fails_gate(row.verdict)) {
       ++c.regressed;
-      if (row.value("instrument", "time") == "time") c.regressed_names.push_back(row.value("name", ""));
-      if (!worst || worst->value("verdict", "") != "regression" || num(row, "slowdown") > num(*worst, "slowdown")) worst = &row;
-    } else if (v != "unchanged" && v != "improvement") {
+      if (row.instrument == Instrument::time) c.regressed_names.push_back(row.benchmark);
+      if (!worst || worst->verdict != Verdict::regression || num(row.slowdown) > num(worst->slowdown)) worst = &row;
+    } else if (row.verdict != Verdict::unchanged && row.verdict != Verdict::improvement) {
       all_pass = false;
-      if (!c.regressed && (!worst || num(row, "slowdown_high") > num(*worst, "slowdown_high"))) worst = &row;
-    } else if (all_pass && !c.regressed && (!worst || num(row, "slowdown_high") > num(*worst, "slowdown_high"))) {
+      if (!c.regressed && (!worst || num(row.slowdown_high) > num(worst->slowdown_high))) worst = &row;
+    } else if (all_pass && !c.regressed && (!worst || num(row.slowdown_high) > num(worst->slowdown_high))) {
       worst = &row;
     }
   }
   if (c.rows == 0) throw BisectFailed("pairbench ab compared no benchmark (log: " + c.dir + ".log)");
-  for (const auto& row : gate["benchmarks"]) {
-    if (row.value("verdict", "") != "regression") continue;
-    const auto diff = row.find("function_diff");
-    if (diff != row.end() && diff->is_array() && !diff->empty()) {
-      c.functions.push_back({{"benchmark", row.value("name", "")}, {"instrument", row.value("instrument", "")},
-                             {"total_change", row.value("function_diff_total_change", 0.0)}, {"functions", *diff}});
-    } else if (c.functions_note.empty() && row.value("function_diff_note", "").find("under its [instructions] row") ==
-                                                std::string::npos) {
-      c.functions_note = row.value("name", "") + ": " + row.value("function_diff_note", "no function diff");
+  for (const BenchmarkVerdict& row : gate.rows) {
+    if (row.verdict != Verdict::regression) continue;
+    if (!row.functions.empty()) {
+      c.functions.push_back({{"benchmark", row.benchmark}, {"instrument", to_string(row.instrument)},
+                             {"total_change", row.functions_total_change}, {"functions", function_diff_json(row.functions)}});
+    } else if (c.functions_note.empty() && row.functions_note.find("under its [instructions] row") == std::string::npos) {
+      c.functions_note = row.benchmark + ": " + (row.functions_note.empty() ? "no function diff" : row.functions_note);
     }
   }
   c.verdict = c.regressed ? "regression" : all_pass ? "pass" : "undecided";
-  c.interval_level = gate.value("interval_level", nlohmann::json()).is_number() ? gate["interval_level"].get<double>() : 0;
+  c.interval_level = gate.interval_level;
   if (worst) {
-    c.benchmark = worst->value("name", "");
-    const auto& w = *worst;
-    c.has_change = w.value("slowdown", nlohmann::json()).is_number();
-    c.change = num(w, "slowdown");
-    c.low = w.value("slowdown_low", nlohmann::json()).is_number() ? w["slowdown_low"].get<double>() : -INFINITY;
-    c.high = w.value("slowdown_high", nlohmann::json()).is_number() ? w["slowdown_high"].get<double>() : INFINITY;
+    c.benchmark = worst->benchmark;
+    c.has_change = std::isfinite(worst->slowdown);
+    c.change = num(worst->slowdown);
+    c.low = std::isfinite(worst->slowdown_low) ? worst->slowdown_low : -INFINITY;
+    c.high = std::isfinite(worst->slowdown_high) ? worst->slowdown_high : INFINITY;
   }
   return c;
 }

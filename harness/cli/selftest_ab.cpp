@@ -19,6 +19,11 @@
 namespace pairbench::harness {
 namespace fs = std::filesystem;
 
+namespace {
+// A JSON number, or null where not finite (an interval's open end).
+nlohmann::json finite_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
+}  // namespace
+
 int selftest_ab_aa(const AbAaArgs& args) {
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   const std::string dir = args.runs_dir.empty() ? "results/selftest-ab-aa" : args.runs_dir;
@@ -45,23 +50,21 @@ int selftest_ab_aa(const AbAaArgs& args) {
       std::fprintf(stderr, "pairbench: selftest --ab-aa: ab %d %s:\n%s\n", k, r.describe().c_str(), r.output.c_str());
       return 3;
     }
-    nlohmann::json gate;
+    GateJson gate;
     try {
-      std::ifstream in(out_dir + "/gate.json");
-      gate = nlohmann::json::parse(in);
+      gate = read_gate_json(out_dir + "/gate.json");
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "pairbench: selftest --ab-aa: %s/gate.json: %s\n", out_dir.c_str(), e.what());
+      std::fprintf(stderr, "pairbench: selftest --ab-aa: %s\n", e.what());
       return 3;
     }
     std::map<std::string, int> count;
     nlohmann::json changes = nlohmann::json::array();
-    for (const auto& b : gate["benchmarks"]) {
-      if (b.value("instrument", "") != "time") continue;
-      const std::string v = b.value("verdict", "");
-      ++count[v];
-      if (v == "regression" || v == "improvement") {
-        changes.push_back({{"name", b.value("name", "")}, {"verdict", v}, {"slowdown", b["slowdown"]},
-                           {"low", b["slowdown_low"]}, {"high", b["slowdown_high"]}});
+    for (const BenchmarkVerdict& b : gate.rows) {
+      if (b.instrument != Instrument::time) continue;
+      ++count[to_string(b.verdict)];
+      if (b.verdict == Verdict::regression || b.verdict == Verdict::improvement) {
+        changes.push_back({{"name", b.benchmark}, {"verdict", to_string(b.verdict)}, {"slowdown", finite_or_null(b.slowdown)},
+                           {"low", finite_or_null(b.slowdown_low)}, {"high", finite_or_null(b.slowdown_high)}});
       }
     }
     int n = 0;

@@ -18,5 +18,7 @@ std::string gate_markdown(const GateReport& report);
 std::string gate_junit(const GateReport& report);
 // Every field of the report; non-finite numbers as null.
 nlohmann::json gate_json(const GateReport& report);
+// A row's function diff as gate_json writes it (`function_diff`): what bisect passes on.
+nlohmann::json function_diff_json(const std::vector<FunctionChange>& functions);
 
 }  // namespace pairbench::harness

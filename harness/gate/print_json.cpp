@@ -57,18 +57,21 @@ nlohmann::json gate_json(const GateReport& r) {
                                {"suspect", is_suspect(v)}});
     // Regressions and improvements: the functions that added (removed) the most instructions per
     // iteration, else why there is no such diff.
-    nlohmann::json functions = nlohmann::json::array();
-    for (const FunctionChange& f : v.functions) {
-      functions.push_back({{"function", f.function}, {"baseline", f.baseline}, {"current", f.current},
-                           {"change", f.change()}, {"baseline_bound", f.baseline_bound},
-                           {"current_bound", f.current_bound}});
-    }
     auto& row = j["benchmarks"].back();
-    row["function_diff"] = functions;
+    row["function_diff"] = function_diff_json(v.functions);
     row["function_diff_total_change"] = v.functions_total_change;
     row["function_diff_note"] = v.functions_note;
   }
   return j;
+}
+
+nlohmann::json function_diff_json(const std::vector<FunctionChange>& functions) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const FunctionChange& f : functions) {
+    out.push_back({{"function", f.function}, {"baseline", f.baseline}, {"current", f.current}, {"change", f.change()},
+                   {"baseline_bound", f.baseline_bound}, {"current_bound", f.current_bound}});
+  }
+  return out;
 }
 
 }  // namespace pairbench::harness

@@ -58,6 +58,8 @@ GateJson read_gate_json(const std::string& path) {
   GateJson out;
   out.baseline_run = run_of(top, "baseline_run");
   out.current_run = run_of(top, "current_run");
+  out.headline = top.string_or("headline", "");
+  if (const auto level = top.find("interval_level"); level && !level->json().is_null()) out.interval_level = level->number();
   for (const JsonField& row : top["benchmarks"].elements()) {
     BenchmarkVerdict v;
     v.benchmark = row["name"].string();
@@ -93,6 +95,29 @@ GateJson read_gate_json(const std::string& path) {
       v.slowdown_high = number_or_nan(row, "slowdown_high");
     }
     v.note = row.string_or("note", "");
+    for (const auto& [key, field] : {std::pair{"threshold", &v.threshold}, {"resolution", &v.resolution}, {"gated_at", &v.gated_at}}) {
+      if (v.verdict == Verdict::regression && std::string(key) == "threshold") continue;  // read and checked above
+      const auto f = row.find(key);
+      if (f && !f->json().is_null()) *field = f->number();
+    }
+    bool suspect = false;
+    if (const auto f = row.find("suspect")) suspect = f->boolean();
+    out.suspect.push_back(suspect);
+    if (const auto diff = row.find("function_diff")) {
+      for (const JsonField& f : diff->elements()) {
+        FunctionChange c;
+        c.function = f["function"].string();
+        c.baseline = f["baseline"].number();
+        c.current = f["current"].number();
+        c.baseline_bound = f.find("baseline_bound") ? f["baseline_bound"].boolean() : false;
+        c.current_bound = f.find("current_bound") ? f["current_bound"].boolean() : false;
+        v.functions.push_back(std::move(c));
+      }
+    }
+    if (const auto total = row.find("function_diff_total_change"); total && !total->json().is_null()) {
+      v.functions_total_change = total->number();
+    }
+    v.functions_note = row.string_or("function_diff_note", "");
     for (const auto& [key, field] : {std::pair{"baseline_samples", &v.baseline_samples}, {"current_samples", &v.current_samples}}) {
       const auto f = row.find(key);
       if (!f) continue;

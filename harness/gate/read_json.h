@@ -1,6 +1,6 @@
 // The gate's JSON read back (what gate_json writes for `gate`, `compare`, `ab` and `run --baseline`
-// with --json): the input of `pairbench regressions record`. Every error is one line naming the
-// file and the field.
+// with --json): the one C++ reader of that file (`regressions record`, `bisect`, `selftest`'s
+// studies). Every error is one line naming the file and the field.
 #pragma once
 
 #include <string>
@@ -12,9 +12,13 @@ namespace pairbench::harness {
 
 struct GateJson {
   GateRun baseline_run, current_run;   // empty strings where the file was written before they were
-  // Every row: name, verdict, instrument, note, process counts and change with its interval (NaN
-  // where absent); a regression row with all that records it, checked.
+  std::string headline;                // "" where absent
+  double interval_level = 0;           // 0 where absent
+  // Every row: name, verdict, instrument, note, process counts, change with its interval (NaN
+  // where absent), threshold, resolution and gated_at (0 where absent), whether it is a suspect,
+  // and its function diff; a regression row with all that records it, checked.
   std::vector<BenchmarkVerdict> rows;
+  std::vector<bool> suspect;           // per row, as written (false where absent)
 };
 
 // Reads the gate JSON at `path` (a regular file of at most 1 GiB). Throws JsonFieldError

@@ -1,7 +1,9 @@
-"""The gate's decisions as the harness wrote them (`pairbench gate|compare|ab --json FILE`): the
-headline, and for every regression and improvement the functions that added (removed) the most
-instructions per iteration, or why there is no such diff. Nothing is decided here; a field of the
-wrong type is refused with one line naming it."""
+"""The gate's decisions as the harness wrote them (`pairbench gate|compare|ab --json FILE`): the one
+Python reader of that file (the report, and the nightly's confirmation in confirm.py). The
+headline, every row's verdict, change and suspicion (read_rows), and for every regression and
+improvement the functions that added (removed) the most instructions per iteration, or why there
+is no such diff (load_gate). Nothing is decided here; a field of the wrong type is refused with one
+line naming it."""
 import json
 import math
 
@@ -27,6 +29,38 @@ def _optional_number(path, where, value):
     return _want(path, where, value, (int, float), "a number or null")
 
 
+def _read_doc(path):
+    try:
+        doc = json.loads(read_bytes(path, MAX_BYTES, "the gate's JSON").decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise BadInput(f"{path}: not the gate's JSON (pairbench gate --json): {err}") from None
+    return _want(path, "(top level)", doc, dict, "an object")
+
+
+def read_rows(path):
+    """Every row of the gate's JSON, checked: name, instrument, experiment, verdict, note, suspect,
+    change with its interval and p-values (None where absent or null), and the two builds."""
+    doc = _read_doc(path)
+    out = {"headline": _want(path, "headline", doc.get("headline", ""), str, "a string"),
+           "baseline_build": _want(path, "baseline_build", doc.get("baseline_build") or "", str, "a string"),
+           "current_build": _want(path, "current_build", doc.get("current_build") or "", str, "a string"),
+           "exit_status": _want(path, "exit_status", doc.get("exit_status", 0), int, "an integer"),
+           "rows": []}
+    for i, row in enumerate(_want(path, "benchmarks", doc.get("benchmarks"), list, "an array")):
+        at = f"benchmarks[{i}]"
+        _want(path, at, row, dict, "an object")
+        out["rows"].append({
+            "name": _want(path, at + ".name", row.get("name"), str, "a string"),
+            "instrument": _want(path, at + ".instrument", row.get("instrument", "time"), str, "a string"),
+            "experiment": _want(path, at + ".experiment", row.get("experiment", ""), str, "a string"),
+            "verdict": _want(path, at + ".verdict", row.get("verdict"), str, "a string"),
+            "note": _want(path, at + ".note", row.get("note", ""), str, "a string"),
+            "suspect": _want(path, at + ".suspect", row.get("suspect", False), bool, "true or false"),
+            **{k: _optional_number(path, f"{at}.{k}", row.get(k))
+               for k in ("slowdown", "slowdown_low", "slowdown_high", "p_value", "p_adjusted")}})
+    return out
+
+
 def load_confirmation(path):
     """ci/confirm.sh's confirmed.json: every suspect as confirmed, cleared or unresolved, and why."""
     try:
@@ -50,11 +84,7 @@ def load_confirmation(path):
 def load_gate(path, confirmation=None):
     """The gate JSON's headline, outcome, its regression and improvement rows, what each time row was
     gated at (gates written before issue 24 have no `gated_at`), and the confirmation where given."""
-    try:
-        doc = json.loads(read_bytes(path, MAX_BYTES, "the gate's JSON").decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
-        raise BadInput(f"{path}: not the gate's JSON (pairbench gate --json): {err}") from None
-    _want(path, "(top level)", doc, dict, "an object")
+    doc = _read_doc(path)
     gate = {"path": path,
             "headline": _want(path, "headline", doc.get("headline"), str, "a string"),
             "outcome": _want(path, "outcome", doc.get("outcome"), str, "a string"),

@@ -283,3 +283,49 @@ class BisectScript(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# ---- issue 38: a CI script is shell; what it computes lives in a file of its own language -------
+
+EMBEDDED_LIMIT = 10
+
+
+def embedded_blocks(text):
+    """(first line number, lines) of each here-document body and each multi-line `-c '...'`
+    program in a shell script."""
+    lines = text.split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        heredoc = re.search(r"<<-?\s*'?\"?(\w+)'?\"?", line) if "<<<" not in line else None
+        if heredoc:
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == heredoc.group(1)), len(lines))
+            out.append((i + 1, end - i - 1))
+            i = end + 1
+            continue
+        program = re.search(r"\s-c\s+'([^']*)$", line)
+        if program:
+            end = next((j for j in range(i + 1, len(lines)) if "'" in lines[j]), len(lines))
+            out.append((i + 1, end - i + 1))
+            i = end + 1
+            continue
+        i += 1
+    return out
+
+
+class EmbeddedCode(unittest.TestCase):
+    def test_no_ci_script_embeds_more_than_ten_lines_of_another_language(self):
+        scripts = [os.path.join(REPO, ".ci", "run")]
+        for folder, _, files in os.walk(os.path.join(REPO, "ci")):
+            scripts += [os.path.join(folder, f) for f in files if f.endswith(".sh")]
+        self.assertGreater(len(scripts), 10)
+        for path in scripts:
+            with open(path, encoding="utf-8") as f:
+                for line, count in embedded_blocks(f.read()):
+                    self.assertLessEqual(count, EMBEDDED_LIMIT,
+                                         f"{os.path.relpath(path, REPO)}:{line}: {count} lines of another language "
+                                         "embedded: move them into a file of their own (ci/*.py, plots/pairbench_report/)")
+
+    def test_the_check_counts_here_documents_and_inline_programs(self):
+        text = "a\npython3 - <<'EOF'\n" + "x = 1\n" * 12 + "EOF\nb\npython3 -c '\nimport sys\nprint(1)'\ncat <<<\"$x\"\n"
+        self.assertEqual(embedded_blocks(text), [(2, 12), (17, 3)])
