@@ -267,18 +267,6 @@ std::string register_plan(const std::string& profile, const std::vector<PlannedB
   return "";
 }
 
-// Writes `text` to `path` through a temporary file and a rename: a reader finds the whole file or none.
-bool write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    out.close();
-    if (!out) return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
-}
-
 // Console output as usual, and a note of every arm that failed or was wrong. Under a plan, as each
 // benchmark ends: its Google Benchmark JSON (the library's own JSON reporter, for this one run)
 // and its timed-region record with the second of the process's life it ended at.
@@ -312,7 +300,7 @@ class FailureTrackingReporter : public benchmark::ConsoleReporter {
     reporter.ReportRuns(runs);
     reporter.Finalize();
     const double finished_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    if (!write_atomically(it->out, json.str()) || !write_timed_region_record(it->record, finished_s)) {
+    if (!write_file_atomically(it->out, json.str()) || !write_timed_region_record(it->record, finished_s)) {
       std::cerr << "cannot write " << it->out << " or " << it->record << "\n";
       write_failed_ = true;
     }

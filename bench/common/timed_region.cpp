@@ -288,15 +288,22 @@ bool write_timed_region_record(const std::string& path, double finished_s) {
                           {"throttling", kernels::cuda::throttling(c.slowdown_reasons)}};
     }
   }
-  const std::string tmp = path + ".partial";
-  std::ofstream file(tmp);
-  file << out.dump() << "\n";
-  file.close();
-  if (!file || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!write_file_atomically(path, out.dump() + "\n")) {
     std::cerr << "cannot write " << path << "\n";
     return false;
   }
   return true;
+}
+
+bool write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    out.close();
+    if (!out) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
 }  // namespace pairbench::bench

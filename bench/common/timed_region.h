@@ -52,6 +52,10 @@ void record_iteration(benchmark::State& state, double seconds);
 // Whether the self-test asked for injected work in this process (recorded in the output).
 bool work_injection_active();
 
+// Writes `text` to `path` through a temporary file and a rename: a reader (the harness, after a
+// crash) finds the whole file or none. False when it cannot be written.
+bool write_file_atomically(const std::string& path, const std::string& text);
+
 // Writes what the timed regions recorded (batches, instructions, injection) as JSON to `path`,
 // atomically (a temporary file renamed), with `finished_s` (the second of the process's life its
 // benchmark ended at, under --pairbench_plan) where >= 0. Returns false, with a message on

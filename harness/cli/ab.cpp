@@ -530,12 +530,7 @@ Command command_ab() {
                            "offsets; recorded in its row), so that layout is noise, not a constant of one build; "
                            "none: the plain binaries as built")
                 ->check(CLI::IsMember({"random", "none"}));
-            cmd.add_option("--process-sharing", a->process_sharing,
-                           "experiment (default): the benchmarks of one experiment and arm environment that allow it share "
-                           "a process, one sample each in an order drawn per process, so that a sample costs its work "
-                           "and not a process start (an experiment that measures the process's own heap or pages runs "
-                           "one benchmark per process; rows say shared_process); none: one benchmark per process")
-                ->check(CLI::IsMember({"experiment", "none"}));
+            add_process_sharing_option(cmd, a->process_sharing);
             cmd.add_option("--budget", a->budget_s,
                            "seconds of wall time for the whole ab: after the planned processes, rounds of more "
                            "processes for the benchmarks still undecided, cheapest first, decided by always-valid "

@@ -111,6 +111,15 @@ CLI::Validator history_path(std::vector<std::string> keywords) {
 
 // `db_default`: whether PAIRBENCH_DB names the history where --db is absent (gate yes; compare,
 // ab and selftest read a history only when one is named on their command line).
+void add_process_sharing_option(CLI::App& cmd, std::string& process_sharing) {
+  cmd.add_option("--process-sharing", process_sharing,
+                 "experiment (default): the benchmarks of one experiment and arm environment that allow it share "
+                 "a process, one sample each in an order drawn per process, so that a sample costs its work "
+                 "and not a process start (an experiment that measures the process's own heap or pages runs "
+                 "one benchmark per process; rows say shared_process); none: one benchmark per process")
+      ->check(CLI::IsMember({"experiment", "none"}));
+}
+
 void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default, bool db_option) {
   cmd->add_option("--threshold", gate.options.threshold, "relative slowdown that counts as a regression (0.05 = 5%)")
       ->check(finite_in(0.0001, 10.0));

@@ -45,6 +45,9 @@ struct GateArgs {
 // where the command has its own --db (run, whose history also gives the gate its noise).
 void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default = false, bool db_option = true);
 
+// --process-sharing experiment|none (run, ab): RunArgs::process_sharing.
+void add_process_sharing_option(CLI::App& cmd, std::string& process_sharing);
+
 // The directory of this pairbench executable, where the bench_* binaries are built beside it.
 std::string default_bench_dir();
 std::vector<std::string> split_csv(const std::string& s);

@@ -316,12 +316,7 @@ Command command_run() {
                     },
                     "FILE|auto|none"));
             cmd.add_flag("--recalibrate", a->recalibrate, "calibrate every benchmark again and rewrite the cache");
-            cmd.add_option("--process-sharing", a->process_sharing,
-                           "experiment (default): the benchmarks of one experiment and arm environment that allow it share "
-                           "a process, one sample each in an order drawn per process, so that a sample costs its work "
-                           "and not a process start (an experiment that measures the process's own heap or pages runs "
-                           "one benchmark per process; rows say shared_process); none: one benchmark per process")
-                ->check(CLI::IsMember({"experiment", "none"}));
+            add_process_sharing_option(cmd, a->process_sharing);
             cmd.add_option("--timeout", a->timeout_s, "seconds before a bench process is killed")
                 ->check(finite_in(1.0, 86400.0));
             cmd.add_option("--seed", a->seed, "seed of the randomised order (default: from the clock)")->check(unsigned_64());
