@@ -8,7 +8,8 @@
 #   lib/       the Debian shared libraries those binaries load, less libc, libstdc++ and CUDA's own
 #              (the host's driver and runtime are the ones to use)
 #   alloclib/  the allocators the alloc arms LD_PRELOAD (jemalloc, mimalloc, tcmalloc)
-# Run it there with ci/gpu-host-run.sh. Measured: about 30 MB packed, 90 MB unpacked.
+# Beside it OUT_DIR/pairbench-gpu-layouts.tar.xz, the layout variants (below). Run it there with
+# ci/gpu-host-run.sh. Measured: about 30 MB packed, 90 MB unpacked; the variants 4 MB more.
 #
 #   ci/gpu-bundle.sh [BUILD_DIR=build] [OUT_DIR=results/gpu-bundle]
 set -euo pipefail
@@ -37,5 +38,16 @@ for a in libjemalloc.so.2 libmimalloc.so.2 libtcmalloc_minimal.so.4; do
 done
 tar czf "$out/pairbench-gpu.tgz.partial" -C "$stage" fresh lib alloclib
 mv "$out/pairbench-gpu.tgz.partial" "$out/pairbench-gpu.tgz"
+# The layout variants (bench_<area>.layout<k>, relinks of the same code: `run` and `ab` draw one per
+# process by default) beside it, in xz with a dictionary larger than all of them together: they
+# differ in placement only, so they pack to about 4 MB of about 100 MB (gzip's 32 KiB window
+# cannot see that). LAYOUT_VARIANTS=0 leaves them out (then every process runs the plain binary).
+rm -f "$out/pairbench-gpu-layouts.tar.xz"
+mapfile -t variants < <(cd "$build/bin" && ls | grep -E '^bench_[a-z_]+\.layout[0-9]+$' || true)
+if [ "${LAYOUT_VARIANTS:-1}" != 0 ] && [ ${#variants[@]} -gt 0 ]; then
+  tar cf - -C "$build/bin" "${variants[@]}" | xz -T0 -6 --lzma2=dict=192MiB >"$out/pairbench-gpu-layouts.tar.xz.partial"
+  mv "$out/pairbench-gpu-layouts.tar.xz.partial" "$out/pairbench-gpu-layouts.tar.xz"
+  echo "ci/gpu-bundle.sh: wrote $out/pairbench-gpu-layouts.tar.xz ($(du -h "$out/pairbench-gpu-layouts.tar.xz" | cut -f1); ${#variants[@]} layout variants)"
+fi
 echo "ci/gpu-bundle.sh: wrote $out/pairbench-gpu.tgz ($(du -h "$out/pairbench-gpu.tgz" | cut -f1); ${#bins[@]} binaries, ${#tests[@]} device tests, $(ls "$stage/lib" | wc -l) libraries)"
 echo "on the GPU host: bash ci/gpu-host-run.sh DIR_WITH_THE_TGZ bash ci/gpu-check.sh build/bin build/tests OUT_DIR"

@@ -19,6 +19,12 @@ fi
 bundle=$(cd "$1" 2>/dev/null && pwd) || { echo "ci/gpu-host-run.sh: $1: no such folder" >&2; exit 2; }
 shift
 tar xzf "$bundle/pairbench-gpu.tgz" -C "$bundle" || { echo "ci/gpu-host-run.sh: cannot unpack $bundle/pairbench-gpu.tgz" >&2; exit 2; }
+if [ -e "$bundle/pairbench-gpu-layouts.tar.xz" ]; then  # xz, else Python's lzma (hosts without xz-utils)
+  { command -v xz >/dev/null && tar xJf "$bundle/pairbench-gpu-layouts.tar.xz" -C "$bundle/fresh/build/bin"; } ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+      "$bundle/pairbench-gpu-layouts.tar.xz" "$bundle/fresh/build/bin" ||
+    echo "ci/gpu-host-run.sh: note: cannot unpack the layout variants; every process runs the plain binaries" >&2
+fi
 cache="$bundle/fresh/build/CMakeCache.txt"
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$cache")
 if [ -n "$src" ] && [ "$src" != "$bundle/fresh" ]; then

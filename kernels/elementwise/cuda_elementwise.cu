@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "kernels/elementwise/cuda_elementwise.h"
 
@@ -42,6 +43,21 @@ __global__ void axpb_kernel(const T* __restrict__ x, T* __restrict__ y, std::siz
     reinterpret_cast<uint4*>(y)[v] = raw;
   }
   for (std::size_t i = nvec * kVec + first; i < n; i += stride) y[i] = from_f<T>(a * to_f(x[i]) + b);
+#if defined(PAIRBENCH_PLANTED_SLOWDOWN_PERCENT)
+  // The GPU gate's planted change (CMake PAIRBENCH_PLANTED_SLOWDOWN, never in a real build): fp32
+  // only, the last block's first thread spins after its share, so the kernel ends that much later.
+  // n / 2100 cycles is 10 % at 16M elements on an H200 (axpb moves 8 bytes per element at 3.3 TB/s:
+  // 41 us; 8000 cycles at 1.98 GHz: 4 us); rereading data instead was mostly served by the L2 and
+  // measured +3 % there (2026-11-28). Outputs are unchanged, so the arm still verifies.
+  if constexpr (std::is_same_v<T, float>) {
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
+      const long long until =
+          clock64() + static_cast<long long>(n / 21000) * PAIRBENCH_PLANTED_SLOWDOWN_PERCENT;
+      while (clock64() < until) {
+      }
+    }
+  }
+#endif
 }
 
 __device__ __forceinline__ float warp_sum(float v) {

@@ -1,10 +1,13 @@
 """ci/gpu-bundle.sh and ci/gpu-host-run.sh, the build-here-run-on-a-GPU-host recipe, on this
 machine (no GPU needed: what is checked is the packing and the start, not a device):
-- the bundle holds pairbench and the bench binaries without layout variants, the device test
-  binaries, the build's CMakeCache.txt, the Debian libraries they load but never libc, libstdc++
-  or CUDA's own, and the allocators the alloc arms preload;
-- unpacked by ci/gpu-host-run.sh into another folder, the bundled pairbench runs there with its
-  bundled bench binaries (`list`) and the command's exit status comes back;
+- the bundle holds pairbench and the bench binaries, the device test binaries, the build's
+  CMakeCache.txt, the Debian libraries they load but never libc, libstdc++ or CUDA's own, and the
+  allocators the alloc arms preload; the layout variants go beside it in their own xz archive;
+- unpacked by ci/gpu-host-run.sh into another folder (variants included), the bundled pairbench
+  runs there with its bundled bench binaries (`list`) and the command's exit status comes back;
+- ci/gpu-reference.sh runs there: without a device its steps say skipped or find no GPU benchmark,
+  a packed candidate (.tar.xz of bench binaries) is laid over a copy of build/bin, each step's wall
+  time lands in steps.tsv and ARCHIVE is written; an unknown step is refused with exit 2;
 - a missing build or bundle is one line and exit 2."""
 import os
 import subprocess
@@ -38,7 +41,10 @@ class GpuBundle(unittest.TestCase):
         self.assertIn("fresh/build/CMakeCache.txt", names)
         self.assertIn("fresh/ci/gpu-check.sh", names)
         self.assertTrue(any(n.startswith("fresh/build/bin/bench_") for n in names), names[:20])
-        self.assertFalse([n for n in names if ".layout" in n], "layout variants are not shipped")
+        self.assertFalse([n for n in names if ".layout" in n], "layout variants go in their own archive")
+        with tarfile.open(os.path.join(self.out, "pairbench-gpu-layouts.tar.xz")) as t:
+            variants = t.getnames()
+        self.assertIn("bench_precision.layout1", variants)
         self.assertFalse([n for n in names if n.startswith("fresh/results/reference/")])
         libs = [os.path.basename(n) for n in names if n.startswith("lib/") and n != "lib/"]
         self.assertTrue(any(n.startswith("libopenblas") for n in libs), libs)
@@ -57,6 +63,35 @@ class GpuBundle(unittest.TestCase):
         self.assertIn("precision.gpu_gemm", out)
         rc, _, _ = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "sh", "-c", "exit 5"], timeout=120)
         self.assertEqual(rc, 5, "the command's exit status comes back")
+
+    def test_the_reference_script_runs_its_steps_there_and_archives_them(self):
+        self.assertEqual(self.packed[0], 0, self.packed[1] + self.packed[2])
+        host = tempfile.mkdtemp(prefix="pairbench-gpu-host-")
+        self.addCleanup(shutil.rmtree, host, True)
+        for f in ("pairbench-gpu.tgz", "pairbench-gpu-layouts.tar.xz"):
+            shutil.copy2(os.path.join(self.out, f), host)
+        # A packed candidate as ci/gpu-planted-build.sh writes it (here: this build's own binary).
+        candidate = os.path.join(host, "candidate.tar.xz")
+        with tarfile.open(candidate, "w:xz") as t:
+            t.add(os.path.join(BUILD, "bin", "bench_precision"), arcname="bench_precision")
+        out_dir, archive = os.path.join(host, "out"), os.path.join(host, "gpu.tgz")
+        env = {"STEPS": "tests torch planted", "ARCHIVE": archive}
+        rc, out, err = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "bash",
+                                   "ci/gpu-reference.sh", out_dir, candidate], timeout=240, env=env)
+        self.assertEqual(rc, 0, out + err)
+        self.assertTrue(os.path.exists(os.path.join(host, "fresh", "build", "bin", "bench_precision.layout1")),
+                        "gpu-host-run.sh unpacks the layout variants")
+        with open(os.path.join(out_dir, "steps.tsv")) as f:
+            steps = [line.split("\t")[:2] for line in f.read().splitlines()[1:]]
+        self.assertEqual(steps, [["tests", "0"], ["torch", "0"], ["planted", "0"]], out)
+        self.assertIn("ab-planted", open(os.path.join(out_dir, "planted.log")).read())
+        with tarfile.open(archive) as t:
+            self.assertIn("out/steps.tsv", t.getnames())
+        env["STEPS"] = "tests nonsense"
+        rc, out, err = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "bash",
+                                   "ci/gpu-reference.sh", out_dir], timeout=120, env=env)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("unknown step 'nonsense'", err)
 
     def test_a_missing_build_or_bundle_is_one_line_and_exit_2(self):
         empty = tempfile.mkdtemp(prefix="pairbench-gpu-empty-")
