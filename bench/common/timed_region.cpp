@@ -61,7 +61,10 @@ struct Record {
   std::int64_t recorded = 0;
   double measured_s = 0;
   bool started = false;
-  Clock::time_point first_begin{}, last_record{};
+  // The benchmark's own span, part by part (the record's setup_s and after_s): from its start
+  // (reset_timed_regions) to its first timed region, and from its last timed iteration to the
+  // record's writing (verification after timing, clean-up, the reporter).
+  Clock::time_point benchmark_begin = Clock::now(), first_begin{}, last_record{};
   // Instruction counting.
   bool instrumenting = false;  // callgrind instrumentation switched on
   bool collecting = false;     // inside a counted region
@@ -170,6 +173,7 @@ void reset_timed_regions(std::int64_t max_iterations) {
   r.recorded = 0;
   r.measured_s = 0;
   r.started = false;
+  r.benchmark_begin = Clock::now();
   r.regions_begun = 0;
   r.regions_counted = 0;
   if (r.perf_fd >= 0) ioctl(r.perf_fd, PERF_EVENT_IOC_RESET, 0);
@@ -250,10 +254,13 @@ void record_iteration(benchmark::State& state, double seconds) {
 
 bool write_timed_region_record(const std::string& path, double finished_s) {
   const Record& r = record();
+  const Clock::time_point now = Clock::now();
   nlohmann::json out = {{"max_iterations", r.max_iterations},
                         {"iterations_recorded", r.recorded},
                         {"measured_s", r.measured_s},
                         {"loop_wall_s", r.started ? std::chrono::duration<double>(r.last_record - r.first_begin).count() : 0.0},
+                        {"setup_s", std::chrono::duration<double>((r.started ? r.first_begin : now) - r.benchmark_begin).count()},
+                        {"after_s", r.started ? std::chrono::duration<double>(now - r.last_record).count() : 0.0},
                         {"batch_iterations", r.batch_iterations},
                         {"batch_seconds", r.batch_seconds}};
   if (r.counter != InstructionCounter::kNone) out["counted_regions"] = r.regions_counted;

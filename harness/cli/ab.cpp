@@ -23,6 +23,7 @@
 #include "harness/exec/interrupt.h"
 #include "harness/exec/process.h"
 #include "harness/gate/sequential.h"
+#include "harness/sampling/paired.h"
 #include "harness/stats/stats.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/run_file.h"
@@ -213,208 +214,6 @@ void recheck_regime(AbResult& r, const std::vector<Side>& sides, const std::vect
   replace_processes(r, alone, again);
 }
 
-// ---- Sampling until decided (docs/gate.md) ---------------------------------------------------
-
-// Adds one round's pairs (a duet pair, else the two sides' processes of the same repetition) to
-// each benchmark's sequential state, oriented by its experiment's direction (+ = worse).
-void add_round(std::map<std::string, SequentialState>& states, const nlohmann::json& base, const nlohmann::json& cand,
-               const GateOptions& options) {
-  std::map<std::string, std::pair<bool, double>> direction;  // experiment -> lower is better, threshold
-  for (const auto& e : cand["pairbench"]["experiments"]) {
-    const double threshold = e.value("gate_threshold", 0.0);
-    direction[e.value("name", "")] = {e.value("better", "lower") != "higher", threshold > 0 ? threshold : options.threshold};
-  }
-  std::map<std::string, std::string> experiment_of;  // benchmark -> experiment
-  for (const auto& c : cand["benchmarks"]) experiment_of[c["name"]] = c.value("experiment", "");
-  auto key = [](const nlohmann::json& b) {
-    return b.contains("duet_pair") ? "p" + std::to_string(b["duet_pair"].get<int>())
-                                   : "r" + std::to_string(b.value("repetition_index", 0));
-  };
-  std::map<std::string, std::map<std::string, const nlohmann::json*>> baseline_rows;
-  for (const auto& b : base["benchmarks"]) baseline_rows[b["name"]][key(b)] = &b;
-  // Per benchmark, its pairs by crossover block (repetitions 2j and 2j + 1 ran back to back with
-  // the sides exchanged: runner.cpp, timed_units), each block one observation, their mean.
-  std::map<std::string, std::map<int, std::vector<std::pair<double, double>>>> blocks;
-  // Per benchmark and block, each duet pair's log change with whether the candidate was launched
-  // first (runner.cpp: exchanged between the block's two pairs), for the order-effect guard.
-  struct Lead {
-    double log_change;
-    bool candidate_first;
-    bool lead_on_lower_cpu;  // the process launched first had the lower-numbered of the pair's CPUs
-  };
-  std::map<std::string, std::map<int, std::vector<Lead>>> leads;
-  for (const auto& c : cand["benchmarks"]) {
-    const auto rows = baseline_rows.find(c["name"]);
-    if (rows == baseline_rows.end()) continue;
-    const auto b = rows->second.find(key(c));
-    if (b == rows->second.end()) continue;
-    SequentialState& s = states[c["name"]];
-    s.benchmark = c["name"];
-    s.threshold = direction[c.value("experiment", "")].second;
-    const int block = c.value("repetition_index", 0) / 2;
-    blocks[c["name"]][block].emplace_back(process_value(*b->second), process_value(c));
-    if (c.contains("duet_lead") && b->second->contains("duet_lead") &&
-        c["duet_lead"].get<bool>() != (*b->second)["duet_lead"].get<bool>()) {
-      const bool candidate_first = c["duet_lead"].get<bool>();
-      const int candidate_cpu = c.value("cpu", -1), baseline_cpu = b->second->value("cpu", -1);
-      leads[c["name"]][block].push_back({std::log(process_value(c) / process_value(*b->second)), candidate_first,
-                                         candidate_first == (candidate_cpu < baseline_cpu)});
-    }
-    s.seconds += b->second->value("process_wall_s", 0.0) + c.value("process_wall_s", 0.0);
-  }
-  for (const auto& [name, by_block] : blocks) {
-    SequentialState& s = states[name];
-    const bool lower_is_better = direction[experiment_of.at(name)].first;
-    for (const auto& [block, values] : by_block) {
-      s.add_block(values, lower_is_better);
-      const auto& pairs = leads[name][block];
-      if (pairs.size() == 2 && pairs[0].candidate_first != pairs[1].candidate_first) {
-        const Lead& cand = pairs[0].candidate_first ? pairs[0] : pairs[1];
-        const Lead& base = pairs[0].candidate_first ? pairs[1] : pairs[0];
-        const double e = (cand.log_change - base.log_change) / 2;
-        s.order_effects.push_back(lower_is_better ? e : -e);
-        // The same in both pairs of a block (the order goes with the cores), else unknown.
-        s.order_strata.push_back(cand.lead_on_lower_cpu == base.lead_on_lower_cpu ? (cand.lead_on_lower_cpu ? 1 : -1) : 0);
-      }
-    }
-  }
-}
-
-// Each benchmark's wall seconds per pair so far (duet: both sides' processes at once, half each).
-std::vector<double> seconds_per_pair(const std::vector<SequentialState>& states, bool duet) {
-  std::vector<double> out;
-  for (const SequentialState& s : states) {
-    out.push_back(s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.processes_per_side()) * (duet ? 0.5 : 1.0));
-  }
-  return out;
-}
-
-// The benchmarks to sample next, cheapest to decide first, as many as the remaining budget buys
-// at `step` more pairs each (a pair's cost: its benchmark's mean so far; a duet pair runs both
-// sides at once, so about half of both processes' wall time).
-std::set<std::string> next_round(const SequentialDecision& d, const std::vector<SequentialState>& states, int step,
-                                 double remaining_s, bool duet, int max_pairs) {
-  // Every undecided benchmark below the cap is eligible. The budget goes first to those it can
-  // carry to their estimate of the pairs they need, cheapest to decide first; where it can carry
-  // none, a few more pairs to every affordable one (at a few pairs the always-valid interval is
-  // wide and the estimate pessimistic, and more pairs are what narrows both).
-  std::vector<bool> eligible;
-  for (std::size_t i = 0; i < d.rows.size(); ++i) {
-    // (Only where `step` more stay within the cap: the cap is a maximum, never passed.)
-    eligible.push_back(d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs + step <= max_pairs);
-  }
-  const std::vector<double> per_pair = seconds_per_pair(states, duet);
-  // The budget goes where it can finish a decision (decidable_first), not a little to everyone.
-  std::set<std::string> chosen;
-  for (const std::size_t i : decidable_first(d.rows, eligible, per_pair, remaining_s, step, max_pairs)) {
-    chosen.insert(states[i].benchmark);
-  }
-  return chosen;
-}
-
-// The verdicts of the sampled benchmarks' time rows replaced by the sequential decision's (valid
-// however often it looked); every other row (instructions, broken, missing, new) as compare_runs has it.
-// `stage_level`: the interval level of each stage (TwoStage: half the miss rate each, 95 % where the
-// gate's is 90 %), which the notes state, since the table's header gives the gate's.
-void apply_sequential(GateReport& report, const SequentialDecision& d, double stage_level) {
-  char level[16];
-  std::snprintf(level, sizeof level, "%g %%", 100 * stage_level);
-  std::map<std::string, const SequentialRow*> by_name;
-  for (const auto& row : d.rows) by_name[row.benchmark] = &row;
-  for (BenchmarkVerdict& v : report.rows) {
-    const auto it = by_name.find(v.benchmark);
-    if (v.instrument != Instrument::time || it == by_name.end()) continue;
-    if (v.verdict == Verdict::broken || v.verdict == Verdict::missing || v.verdict == Verdict::new_) continue;
-    const SequentialRow& s = *it->second;
-    v.verdict = s.verdict;
-    v.slowdown = s.change, v.slowdown_low = s.low, v.slowdown_high = s.high;
-    v.p_adjusted = s.p_adjusted;
-    v.processes_needed = s.pairs_needed;
-    if (s.first_look) {
-      v.note = "decided at the planned look (" + std::to_string(s.pairs) +
-               " processes per side; fixed-sample test at half of alpha, " + level + " interval)";
-      continue;
-    }
-    v.note = "sampled until decided, always-valid " + std::string(level) + " interval: " +
-             (s.verdict == Verdict::undecided ? resolution_text(s, stage_level)
-                                              : std::to_string(s.pairs) + " processes per side");
-  }
-}
-
-// After the planned processes: rounds of `step` more pairs for the benchmarks still undecided,
-// cheapest first, until each is decided, reaches the cap, or the budget is spent. Returns the
-// last look's decision (empty where sampling is off).
-SequentialDecision sample_until_decided(const AbArgs& args, const std::vector<Side>& sides,
-                                        const std::vector<Environment>& envs, RunOptions options, AbResult& r,
-                                        const std::string& command_line, std::chrono::steady_clock::time_point start) {
-  GateOptions gate = args.gate.options;
-  std::map<std::string, SequentialState> by_name;
-  add_round(by_name, r.baseline, r.candidate, gate);
-  const SequentialDesign design{1.0, args.max_repetitions};
-  // Stage 1 (sequential.h, TwoStage): the planned processes decided by the fixed-sample gate at
-  // half of alpha, once; stage 2: the always-valid sequence at the other half on every later look.
-  const TwoStage stages = split_two_stage(gate);
-  GateOptions first_options = stages.first_look;
-  first_options.force = true;  // two builds differ by design
-  const GateReport first_look = compare_runs(r.baseline, r.candidate, first_options, "baseline", "candidate");
-  auto look = [&] {
-    std::vector<SequentialState> states;
-    for (const auto& [name, s] : by_name) states.push_back(s);
-    SequentialDecision d = decide_sequential(states, stages.sequence, design);
-    merge_first_look(d, first_look);
-    return std::pair{states, d};
-  };
-  auto [states, decision] = look();
-  const bool duet = r.baseline["pairbench"]["sampling"].value("pairing", "") == "duet";
-  for (int round = 1; args.budget_s > 0 && !interrupt_signal(); ++round) {
-    const double remaining = args.budget_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::set<std::string> chosen = next_round(decision, states, args.step, remaining, duet, args.max_repetitions);
-    if (chosen.empty()) break;
-    std::cerr << "ab: round " << round << ": " << decision.count(Verdict::undecided) << " undecided, sampling "
-              << chosen.size() << " (cheapest first), " << args.step << " more processes per side; "
-              << static_cast<int>(args.budget_s - remaining) << " s of " << static_cast<int>(args.budget_s) << " s\n";
-    options.repetitions = args.step;
-    options.instruction_processes = 0;  // time only: the counts were decided by the planned processes
-    options.seed = options.seed ? options.seed + static_cast<std::uint64_t>(round) : 0;
-    const AbResult more = run_ab(only(sides, chosen), envs, options, command_line);
-    if (interrupt_signal()) break;  // a cut-short round is not looked at
-    add_round(by_name, more.baseline, more.candidate, gate);
-    append_round(r.baseline, more.baseline);
-    append_round(r.candidate, more.candidate);
-    std::tie(states, decision) = look();
-  }
-  // The launch order's own effect (duet blocks): what the pairing's arrangement did to a side,
-  // cancelled in every block's mean; a row whose change was no larger is held (decide_sequential).
-  const SequentialRow* largest = nullptr;
-  int held = 0;
-  for (const SequentialRow& row : decision.rows) {
-    if (row.note.rfind("held: launching", 0) == 0) ++held;
-    if (row.order_effect != 0 && (!largest || std::fabs(row.order_effect) > std::fabs(largest->order_effect))) largest = &row;
-  }
-  if (largest) {
-    char line[400];
-    std::snprintf(line, sizeof line, "ab: launch order (duet blocks, cancelled in their means): largest effect %+.1f %% (%s)%s\n",
-                  100 * largest->order_effect, largest->benchmark.c_str(),
-                  held ? (", " + std::to_string(held) + " change(s) no larger held undecided").c_str() : "");
-    std::cerr << line;
-  }
-  // What the budget left undecided would cost to decide, so that the user knows whether to pass a
-  // larger --budget or compare fewer experiments (an estimate at each benchmark's present noise).
-  const BudgetProjection p = project_budget(decision.rows, seconds_per_pair(states, duet), args.max_repetitions);
-  if (p.undecided > 0) {
-    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    char line[400];
-    std::snprintf(line, sizeof line,
-                  "ab: %d undecided: %d of them within --max-repetitions %d would need about %lld more processes per "
-                  "side, about %.0f s more at their measured costs (--budget %.0f); %d not within the cap at their "
-                  "noise (estimates)\n",
-                  p.undecided, p.within_cap, args.max_repetitions, p.more_pairs, p.seconds, spent + p.seconds,
-                  p.undecided - p.within_cap);
-    std::cerr << line;
-  }
-  return decision;
-}
-
 int cmd_ab(const AbArgs& args, const std::string& command_line) {
   RunArgs run_args;
   run_args.profile = args.profile;
@@ -461,8 +260,21 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   AbResult r = run_ab(sides, envs, counted, command_line);
   if (args.pairing == "duet" && args.probe) recheck_regime(r, sides, envs, counted, command_line);
   report_regime(r, sides);
+  // Sampling until decided (harness/sampling/paired.h): each round's processes appended to the
+  // whole ab's run files as they come.
+  RunOptions round_options = counted;
+  round_options.repetitions = args.step;
+  round_options.instruction_processes = 0;  // time only: the counts were decided by the planned processes
+  const RunPairedRound run_round = [&](const std::set<std::string>& chosen, int round) {
+    round_options.seed = round_options.seed ? round_options.seed + static_cast<std::uint64_t>(round) : 0;
+    AbResult more = run_ab(only(sides, chosen), envs, round_options, command_line);
+    const bool interrupted = interrupt_signal() != 0;  // a cut-short round is kept out of the run files
+    if (!interrupted) append_round(r.baseline, more.baseline), append_round(r.candidate, more.candidate);
+    return PairedRound{std::move(more.baseline), std::move(more.candidate), interrupted};
+  };
+  const PairedPlan plan{args.budget_s, args.step, args.max_repetitions, args.gate.options};
   const SequentialDecision decision =
-      args.budget_s > 0 ? sample_until_decided(args, sides, envs, counted, r, command_line, start) : SequentialDecision{};
+      args.budget_s > 0 ? sample_pairs(plan, r.baseline, r.candidate, run_round, start) : SequentialDecision{};
   write_json_atomically(out_dir + "/baseline.json", r.baseline);
   write_json_atomically(out_dir + "/candidate.json", r.candidate);
   std::cout << "wrote " << out_dir << "/baseline.json and candidate.json\n";

@@ -3,7 +3,7 @@
 // a run file that cannot go where asked goes to the current or the temporary directory, and a
 // history row that cannot be written is retried, then named in the run file for `history import`.
 // With --baseline it is also gated against that run, and with --budget it first samples the
-// benchmarks still undecided until decided (run_until_decided.h).
+// benchmarks still undecided until decided (harness/sampling/unpaired.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,7 +21,7 @@
 #include "harness/cli/history_access.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_record.h"
-#include "harness/cli/run_until_decided.h"
+#include "harness/sampling/unpaired.h"
 #include "harness/exec/interrupt.h"
 #include "harness/gate/sequential.h"  // hold_changes_ranks_cannot_show
 #include "harness/store/file_checks.h"
@@ -179,7 +179,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
     const auto look = [&](const RunOutcome& so_far) {
       return build_run_doc(experiments, so_far.samples, options, so_far, env, started, command_line);
     };
-    sampled = sample_until_decided(plan, experiments, options, outcome, look, start);
+    sampled = sample_against_baseline(plan, experiments, options, outcome, look, start);
   }
   RunDocument built = build_run_document(experiments, outcome.samples, options, outcome, env, started, command_line);
   nlohmann::json& doc = built.doc;

@@ -180,6 +180,8 @@ std::string calibration_min_time(const Context& ctx) {
 void take_record(Sample& s, const nlohmann::json& record) {
   s.measured_s = record.value("measured_s", 0.0);
   s.loop_wall_s = record.value("loop_wall_s", 0.0);
+  s.setup_s = record.value("setup_s", 0.0);
+  s.after_s = record.value("after_s", 0.0);
   s.iterations = record.value("iterations_recorded", std::int64_t{0});
   if (const auto clock = record.find("gpu_clock"); clock != record.end() && clock->is_object()) {
     s.gpu_sm_mhz = clock->value("sm_mhz", 0u);
@@ -940,7 +942,7 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, c
 // 262144-element axpb ran 1.6x faster than the next in a quarter of processes, and two duet sides
 // of one binary differed by 26 % (SD of the log ratio) where two processes back to back on one core
 // differed by 5 %); a block's two pairs see the same modes with the sides exchanged, so their mean
-// cancels them, and the sampling decides on block means (ab.cpp add_round). `pool`: the CPUs duet
+// cancels them, and the sampling decides on block means (harness/sampling/paired.cpp add_round). `pool`: the CPUs duet
 // pairs are placed on.
 std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, const std::vector<Side>& sides,
                                           const RunOptions& options, const Calibrated& cal, const std::vector<int>& pool,
@@ -1171,6 +1173,35 @@ void name_throttled(const std::vector<Sample>& samples) {
   std::cerr << "); each row's gpu_clock names it\n";
 }
 
+// Where the processes' wall time went, part by part (issue 36: a sample should cost its work):
+// inside the timed loops, before them (set-up and the check before timing), after them, and the
+// rest (process start and exit, shared equally among a shared process's benchmarks). With the
+// experiments that spend most outside their timed loops, which is what a cheaper sample must cut.
+void name_where_wall_went(const std::vector<Sample>& samples) {
+  double wall = 0, loop = 0, measured = 0, setup = 0, after = 0;
+  std::map<std::string, double> outside_by_experiment;
+  int n = 0;
+  for (const Sample& s : samples) {
+    if (s.instrument != Instrument::time || !(s.process_wall_s > 0) || !(s.loop_wall_s > 0)) continue;
+    ++n;
+    wall += s.process_wall_s, loop += s.loop_wall_s, measured += s.measured_s, setup += s.setup_s, after += s.after_s;
+    outside_by_experiment[s.experiment] += s.process_wall_s - s.loop_wall_s;
+  }
+  if (n == 0 || !(wall > 0)) return;
+  const auto pct = [&](double v) { return fmt_g(std::round(1000 * v / wall) / 10) + " %"; };
+  std::cerr << "pairbench: " << n << " samples, " << fmt_g(std::round(wall * 10) / 10) << " s of process wall: timed loops "
+            << pct(loop) << " (inside the timed regions " << pct(measured) << "), before them " << pct(setup)
+            << ", after them " << pct(after) << ", process start and exit " << pct(std::max(0.0, wall - loop - setup - after))
+            << "; most outside the timed loops:";
+  std::vector<std::pair<double, std::string>> top;
+  for (const auto& [experiment, seconds] : outside_by_experiment) top.emplace_back(seconds, experiment);
+  std::sort(top.rbegin(), top.rend());
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, top.size()); ++i) {
+    std::cerr << (i ? ", " : " ") << top[i].second << " " << fmt_g(std::round(top[i].first * 10) / 10) << " s";
+  }
+  std::cerr << " (rows: sample_wall)\n";
+}
+
 // A benchmark 100x off its calibration has it refused (forgotten: calibrated again next run). One
 // now 3x faster or slower than its calibration keeps its iteration count (a new
 // count would change the work measured, and with it the baseline comparison) and is named.
@@ -1274,6 +1305,7 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   add_instruction_units(units, runnable, ctx, options, cal, cache, outcome);
   launch_units(ctx, units, outcome);
   name_throttled(outcome.samples);
+  name_where_wall_went(outcome.samples);
   learn_walls(cache, outcome.samples, sides, ctx.counter.name);
   note_drift(cache, outcome);
   outcome.calibration_ratios = calibration_ratios(cache, outcome.samples);

@@ -90,10 +90,10 @@ BenchmarkVerdict baseline_row(Instrument instrument, const std::string& name, co
   const ExperimentInfo e = found != info.end() ? found->second : ExperimentInfo{};
   if (instrument == Instrument::time) {
     v.metric = e.metric, v.unit = e.unit, v.better = e.better;
-    v.threshold = e.threshold > 0 ? e.threshold : options.threshold;
+    v.threshold = threshold_for(e.threshold, options.threshold);
   } else {
     v.metric = "instructions_per_iteration", v.unit = "instructions", v.better = "lower";
-    v.threshold = e.instructions_threshold > 0 ? e.instructions_threshold : options.instructions_threshold;
+    v.threshold = threshold_for(e.instructions_threshold, options.instructions_threshold);
   }
   v.baseline_samples = static_cast<int>(b.values.size());
   v.baseline_median = stats::median(b.values);
@@ -187,6 +187,20 @@ int GateReport::exit_status() const {
     case GateOutcome::pass: break;
   }
   return 0;
+}
+
+double threshold_for(double declared, double gate_threshold) { return declared > 0 ? declared : gate_threshold; }
+
+std::map<std::string, ExperimentDirection> experiment_directions(const std::vector<const nlohmann::json*>& run_files,
+                                                                 double gate_threshold) {
+  std::map<std::string, ExperimentDirection> out;
+  for (const nlohmann::json* doc : run_files) {
+    for (const auto& e : (*doc)["pairbench"]["experiments"]) {
+      out[e.value("name", "")] = {e.value("better", "lower") != "higher",
+                                  threshold_for(e.value("gate_threshold", 0.0), gate_threshold)};
+    }
+  }
+  return out;
 }
 
 GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,

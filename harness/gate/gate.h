@@ -178,6 +178,20 @@ bool is_suspect(const BenchmarkVerdict& v);
 // `run --budget`'s sampling until decided).
 void attach_function_diffs(GateReport& report, const nlohmann::json& baseline, const nlohmann::json& current);
 
+// A benchmark's relative threshold: its experiment's declared one (gate_threshold,
+// instructions_gate_threshold; 0 = none declared), else the gate's. The one place this rule lives:
+// the gate's rows and both until-decided samplings (harness/sampling/) take it from here.
+double threshold_for(double declared, double gate_threshold);
+
+// Per experiment declared in these run files (a later file's declaration wins): whether lower is
+// better, and its time threshold by threshold_for.
+struct ExperimentDirection {
+  bool lower_is_better = true;
+  double threshold = 0.05;
+};
+std::map<std::string, ExperimentDirection> experiment_directions(const std::vector<const nlohmann::json*>& run_files,
+                                                                 double gate_threshold);
+
 // Throws std::invalid_argument (exit 2) when fingerprints differ and !options.force, and for a
 // metric value that is not finite and > 0 (naming the benchmark).
 GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,

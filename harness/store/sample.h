@@ -57,7 +57,11 @@ struct Sample {
   // turned into the metric through its time relation. Empty where the metric does not follow time.
   std::vector<double> batches;
   double measured_s = 0;  // time inside the timed regions
-  double loop_wall_s = 0;  // the timed loop's wall time, untimed parts inside it included (not in the run file)
+  double loop_wall_s = 0;  // the timed loop's wall time, untimed parts inside it included
+  // The rest of the benchmark's own span: before its first timed region (inputs, buffers, handles,
+  // tuning, the check before timing) and after its last timed iteration (the check after timing,
+  // clean-up). process_wall_s less the three is the process's start and exit (its share of them).
+  double setup_s = 0, after_s = 0;
   int pair = -1;          // duet: the pair this process ran in, beside the other side's process
   bool duet_lead = false;        // duet: launched first of its pair
   bool duet_start_gate = false;  // duet: both processes of its pair started timing together (start gate)

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <chrono>
 #include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unistd.h>
@@ -141,6 +143,32 @@ TEST(Exec, OwnsTheLoopAndDerivesRatesFromTheRecordedTime) {
   EXPECT_EQ(record["batch_iterations"].size(), 3u);
   EXPECT_EQ(in_batches, kIterations);
   EXPECT_NEAR(batch_s / seconds, 1.0, 1e-9);
+}
+
+// The record splits the benchmark's span into before, inside and after its timed loop: a set-up
+// that sleeps 30 ms and a check after timing that sleeps 20 ms land in setup_s and after_s (at
+// least those sleeps: the bounds are ordering, never the machine's speed).
+TEST(Exec, TheRecordSplitsTheBenchmarksSpanIntoSetUpLoopAndAfter) {
+  configure_timed_regions(InstructionCounter::kNone, /*batches=*/1);
+  std::chrono::steady_clock::time_point began;
+  benchmark::RegisterBenchmark("exec_test/parts", [&](benchmark::State& state) {
+    began = std::chrono::steady_clock::now();
+    forget_declared_timing();
+    reset_timed_regions(state.max_iterations);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the set-up
+    exec(state, Work{.ops = 1}, [] { benchmark::DoNotOptimize(injected_work_loop(1000)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the check after timing
+  })->UseManualTime()->Iterations(3);
+  const auto runs = run_one("exec_test/parts");
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_FALSE(runs[0].error_occurred) << runs[0].error_message;
+  const nlohmann::json record = timed_region_record();
+  const double span = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  const double setup = record["setup_s"], loop = record["loop_wall_s"], after = record["after_s"];
+  EXPECT_GE(setup, 0.030);
+  EXPECT_GE(after, 0.020);
+  EXPECT_GE(loop, record["measured_s"].get<double>() * (1 - 1e-9));
+  EXPECT_LE(setup + loop + after, span) << "the parts lie inside the span";
 }
 
 TEST(Exec, RefusesAClockTheExperimentDoesNotDeclare) {

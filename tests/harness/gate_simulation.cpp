@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "harness/gate/gate.h"
-#include "harness/cli/run_until_decided.h"
+#include "harness/sampling/unpaired.h"
 #include "harness/gate/sequential.h"
 #include "harness/store/sample.h"
 #include "harness/gate/sequential_unpaired.h"

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/cli/run_until_decided.h"
+#include "harness/sampling/unpaired.h"
 #include "harness/exec/process.h"
 #include "tests/harness/sim_build.h"
 #include "kernels/common/scratch.h"

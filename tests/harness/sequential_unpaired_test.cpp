@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/cli/run_until_decided.h"
+#include "harness/sampling/unpaired.h"
 #include "harness/gate/sequential_unpaired.h"
 
 namespace pairbench::harness {

@@ -1,7 +1,8 @@
-// `pairbench run --baseline F --budget S`: after the planned processes, rounds of more processes of
-// this build for the time benchmarks still undecided against the baseline, cheapest first, within
-// the budget and the cap, each look decided by always-valid intervals (gate/sequential_unpaired.h);
-// then the gate's table with those verdicts.
+// The unpaired state of the until-decided loop (until_decided.h), for `pairbench run --baseline F
+// --budget S`: after the planned processes, rounds of more processes of this build for the time
+// benchmarks still undecided against the fixed baseline, cheapest first, within the budget and the
+// cap, each look decided by always-valid intervals (gate/sequential_unpaired.h); then the gate's
+// table with those verdicts.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "harness/exec/runner.h"
 #include "harness/gate/gate.h"
 #include "harness/gate/sequential_unpaired.h"
+#include "harness/sampling/until_decided.h"
 
 namespace pairbench::harness {
 
@@ -42,10 +44,10 @@ std::vector<std::string> next_round(const SequentialDecision& d, const std::vect
 // `experiments` with only the benchmarks named.
 std::vector<ExperimentEntry> only(const std::vector<ExperimentEntry>& experiments, const std::vector<std::string>& names);
 
-// The sampling loop: `look(outcome)` builds the current run file from the outcome so far; rounds
-// run with `options` (step processes each, no instruction processes) until every benchmark is
-// decided, at the cap, or the budget since `start` is spent; a round cut short by a signal is kept
-// in the outcome but not looked at. Returns the last look's decision and the rounds run.
+// The sampling against the baseline: `look(outcome)` builds the current run file from the outcome
+// so far; the loop's rounds run with `options` (step processes each, fewer where the cap is near,
+// no instruction processes), each kept in `outcome`. Returns the last look's decision and the
+// rounds run.
 struct Sampled {
   SequentialDecision decision;
   std::vector<UnpairedState> states;
@@ -53,7 +55,7 @@ struct Sampled {
   int added_processes = 0;
   double stage_level = 0.95;  // each stage's interval level (TwoStage): what the notes state
 };
-Sampled sample_until_decided(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments, RunOptions options,
+Sampled sample_against_baseline(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments, RunOptions options,
                              RunOutcome& outcome, const std::function<nlohmann::json(const RunOutcome&)>& look,
                              std::chrono::steady_clock::time_point start);
 

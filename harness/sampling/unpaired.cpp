@@ -1,8 +1,9 @@
-// `run --baseline --budget`: rounds of more processes against a fixed baseline (run_until_decided.h).
-#include "harness/cli/run_until_decided.h"
+// `run --baseline --budget`: rounds of more processes against a fixed baseline (unpaired.h).
+#include "harness/sampling/unpaired.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <set>
@@ -15,14 +16,8 @@ namespace pairbench::harness {
 
 std::vector<UnpairedState> unpaired_states(const nlohmann::json& baseline, const nlohmann::json& current,
                                            const GateOptions& options) {
-  // experiment -> lower is better, threshold: the current run's declarations over the baseline's.
-  std::map<std::string, std::pair<bool, double>> direction;
-  for (const auto* doc : {&baseline, &current}) {
-    for (const auto& e : (*doc)["pairbench"]["experiments"]) {
-      const double threshold = e.value("gate_threshold", 0.0);
-      direction[e.value("name", "")] = {e.value("better", "lower") != "higher", threshold > 0 ? threshold : options.threshold};
-    }
-  }
+  // The current run's declarations over the baseline's.
+  const auto direction = experiment_directions({&baseline, &current}, options.threshold);
   std::map<std::string, std::vector<const nlohmann::json*>> base_rows, cur_rows;
   for (const auto& b : baseline["benchmarks"]) base_rows[b["name"]].push_back(&b);
   for (const auto& c : current["benchmarks"]) cur_rows[c["name"]].push_back(&c);
@@ -34,10 +29,12 @@ std::vector<UnpairedState> unpaired_states(const nlohmann::json& baseline, const
     std::stable_sort(rows.begin(), rows.end(), [](const nlohmann::json* a, const nlohmann::json* b) {
       return a->value("repetition_index", 0) < b->value("repetition_index", 0);
     });
-    const auto& [lower_is_better, threshold] = direction[rows.front()->value("experiment", "")];
+    const auto found = direction.find(rows.front()->value("experiment", ""));
+    const ExperimentDirection d = found != direction.end() ? found->second : ExperimentDirection{true, options.threshold};
+    const bool lower_is_better = d.lower_is_better;
     UnpairedState s;
     s.benchmark = name;
-    s.threshold = threshold;
+    s.threshold = d.threshold;
     for (const auto* b : base->second) s.add_baseline(process_value(*b), lower_is_better);
     for (const auto* c : rows) {
       s.add_current(process_value(*c), lower_is_better);
@@ -111,62 +108,88 @@ std::vector<ExperimentEntry> only(const std::vector<ExperimentEntry>& experiment
   return out;
 }
 
-Sampled sample_until_decided(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments, RunOptions options,
-                             RunOutcome& outcome, const std::function<nlohmann::json(const RunOutcome&)>& look,
-                             std::chrono::steady_clock::time_point start) {
-  UnpairedDesign design;
-  design.max_processes = plan.max_repetitions;
-  Sampled out;
-  // Two stages (sequential.h, TwoStage), as `ab` spends alpha: the planned processes decided once by
-  // the fixed gate (run-to-run noise as configured) at half of alpha and of the interval's miss
-  // rate; the always-valid sequence at the other half on every later look. A benchmark decided at
-  // the planned look gets no more processes. Both stages call "unchanged" only inside +-threshold
-  // (resolution off): a wide "unchanged at +-R" would stop the sampling that could narrow it.
-  const TwoStage stages = split_two_stage(plan.options);
-  const nlohmann::json planned = look(outcome);
-  const GateReport first_look = compare_runs(*plan.baseline, planned, stages.first_look, "baseline", "this run");
-  out.stage_level = stages.sequence.interval_level;
-  auto decide = [&](const nlohmann::json& current) {
-    out.states = unpaired_states(*plan.baseline, current, stages.sequence);
-    out.decision = decide_sequential_unpaired(out.states, stages.sequence, design);
-    merge_first_look(out.decision, first_look);
-  };
-  decide(planned);
-  options.instruction_processes = 0;  // time only: instruction counts are decided by their few processes
-  options.process_budget_s = options.instruction_budget_s = 0;  // each round runs exactly its count
-  options.recalibrate = false;        // the planned processes' iteration counts, kept for every round
-  const std::uint64_t seed = outcome.seed;
-  while (plan.budget_s > 0 && !interrupt_signal()) {
-    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::vector<std::string> chosen =
-        next_round(out.decision, out.states, plan.step, plan.budget_s - spent, plan.max_repetitions);
-    if (chosen.empty()) break;
-    ++out.rounds;
+namespace {
+
+// The unpaired state: this run's processes so far against the fixed baseline's, one look at a time.
+class UnpairedRounds final : public Rounds {
+ public:
+  UnpairedRounds(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments, RunOptions options,
+                 RunOutcome& outcome, const std::function<nlohmann::json(const RunOutcome&)>& look_at, Sampled& out)
+      : plan_(plan), experiments_(experiments), options_(std::move(options)), outcome_(outcome), look_at_(look_at),
+        stages_(split_two_stage(plan.options)), out_(out) {
+    // Two stages (sequential.h, TwoStage), as `ab` spends alpha: the planned processes decided once
+    // by the fixed gate (run-to-run noise as configured) at half of alpha and of the interval's miss
+    // rate; the always-valid sequence at the other half on every later look. A benchmark decided at
+    // the planned look gets no more processes. Both stages call "unchanged" only inside +-threshold
+    // (resolution off): a wide "unchanged at +-R" would stop the sampling that could narrow it.
+    const nlohmann::json planned = look_at_(outcome_);
+    first_look_ = compare_runs(*plan_.baseline, planned, stages_.first_look, "baseline", "this run");
+    out_.stage_level = stages_.sequence.interval_level;
+    decide(planned);
+    options_.instruction_processes = 0;  // time only: instruction counts are decided by their few processes
+    options_.process_budget_s = options_.instruction_budget_s = 0;  // each round runs exactly its count
+    options_.recalibrate = false;  // the planned processes' iteration counts, kept for every round
+  }
+
+  std::vector<std::string> choose(double remaining_s) const override {
+    return next_round(out_.decision, out_.states, plan_.step, remaining_s, plan_.max_repetitions);
+  }
+
+  bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) override {
+    out_.rounds = round;
     char line[200];
     std::snprintf(line, sizeof line,
                   "run: round %d: %d undecided against the baseline, sampling %zu (cheapest first), up to %d more processes "
                   "each; %.0f s of %.0f s\n",
-                  out.rounds, out.decision.count(Verdict::undecided), chosen.size(), plan.step, spent, plan.budget_s);
+                  round, out_.decision.count(Verdict::undecided), chosen.size(), plan_.step, spent_s, budget_s);
     std::cerr << line;
-    options.seed = seed + static_cast<std::uint64_t>(out.rounds);  // a fresh order each round, recorded seed + round
+    options_.seed = outcome_.seed + static_cast<std::uint64_t>(round);  // a fresh order each round, recorded seed + round
     // `step` more each, fewer where that would pass the cap: one run per count.
     std::map<int, std::vector<std::string>> by_count;
-    for (const UnpairedState& s : out.states) {
+    for (const UnpairedState& s : out_.states) {
       if (std::find(chosen.begin(), chosen.end(), s.benchmark) == chosen.end()) continue;
-      by_count[std::min(plan.step, plan.max_repetitions - static_cast<int>(s.current.size()))].push_back(s.benchmark);
+      by_count[std::min(plan_.step, plan_.max_repetitions - static_cast<int>(s.current.size()))].push_back(s.benchmark);
     }
-    bool cut_short = false;
     for (const auto& [count, names] : by_count) {
-      options.repetitions = count;
-      const RunOutcome round = run_experiments(only(experiments, names), options);
-      merge_round(outcome, round);
-      out.added_processes += static_cast<int>(round.completed_processes);
-      cut_short = round.interrupted_by || interrupt_signal();
-      if (cut_short) break;
+      options_.repetitions = count;
+      const RunOutcome more = run_experiments(only(experiments_, names), options_);
+      merge_round(outcome_, more);
+      out_.added_processes += static_cast<int>(more.completed_processes);
+      if (more.interrupted_by || interrupt_signal()) return false;  // kept, not looked at
     }
-    if (cut_short) break;  // a cut-short round is kept, not looked at
-    decide(look(outcome));
+    return true;
   }
+
+  void look() override { decide(look_at_(outcome_)); }
+  const SequentialDecision& decision() const override { return out_.decision; }
+
+ private:
+  void decide(const nlohmann::json& current) {
+    out_.states = unpaired_states(*plan_.baseline, current, stages_.sequence);
+    UnpairedDesign design;
+    design.max_processes = plan_.max_repetitions;
+    out_.decision = decide_sequential_unpaired(out_.states, stages_.sequence, design);
+    merge_first_look(out_.decision, first_look_);
+  }
+
+  const UntilDecided& plan_;
+  const std::vector<ExperimentEntry>& experiments_;
+  RunOptions options_;
+  RunOutcome& outcome_;
+  const std::function<nlohmann::json(const RunOutcome&)>& look_at_;
+  const TwoStage stages_;
+  GateReport first_look_;
+  Sampled& out_;
+};
+
+}  // namespace
+
+Sampled sample_against_baseline(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments, RunOptions options,
+                                RunOutcome& outcome, const std::function<nlohmann::json(const RunOutcome&)>& look,
+                                std::chrono::steady_clock::time_point start) {
+  Sampled out;
+  UnpairedRounds rounds(plan, experiments, std::move(options), outcome, look, out);
+  sample_until_decided(rounds, plan.budget_s, start);
   return out;
 }
 

@@ -1,0 +1,224 @@
+// `ab`'s sampling until decided (paired.h).
+#include "harness/sampling/paired.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <vector>
+
+#include "harness/store/sample.h"
+
+namespace pairbench::harness {
+namespace {
+
+// Adds one round's pairs (a duet pair, else the two sides' processes of the same repetition) to
+// each benchmark's sequential state, oriented by its experiment's direction (+ = worse).
+void add_round(std::map<std::string, SequentialState>& states, const nlohmann::json& base, const nlohmann::json& cand,
+               const GateOptions& options) {
+  auto direction = experiment_directions({&cand}, options.threshold);  // experiment -> lower is better, threshold
+  std::map<std::string, std::string> experiment_of;  // benchmark -> experiment
+  for (const auto& c : cand["benchmarks"]) experiment_of[c["name"]] = c.value("experiment", "");
+  auto key = [](const nlohmann::json& b) {
+    return b.contains("duet_pair") ? "p" + std::to_string(b["duet_pair"].get<int>())
+                                   : "r" + std::to_string(b.value("repetition_index", 0));
+  };
+  std::map<std::string, std::map<std::string, const nlohmann::json*>> baseline_rows;
+  for (const auto& b : base["benchmarks"]) baseline_rows[b["name"]][key(b)] = &b;
+  // Per benchmark, its pairs by crossover block (repetitions 2j and 2j + 1 ran back to back with
+  // the sides exchanged: runner.cpp, timed_units), each block one observation, their mean.
+  std::map<std::string, std::map<int, std::vector<std::pair<double, double>>>> blocks;
+  // Per benchmark and block, each duet pair's log change with whether the candidate was launched
+  // first (runner.cpp: exchanged between the block's two pairs), for the order-effect guard.
+  struct Lead {
+    double log_change;
+    bool candidate_first;
+    bool lead_on_lower_cpu;  // the process launched first had the lower-numbered of the pair's CPUs
+  };
+  std::map<std::string, std::map<int, std::vector<Lead>>> leads;
+  for (const auto& c : cand["benchmarks"]) {
+    const auto rows = baseline_rows.find(c["name"]);
+    if (rows == baseline_rows.end()) continue;
+    const auto b = rows->second.find(key(c));
+    if (b == rows->second.end()) continue;
+    SequentialState& s = states[c["name"]];
+    s.benchmark = c["name"];
+    s.threshold = direction[c.value("experiment", "")].threshold;
+    const int block = c.value("repetition_index", 0) / 2;
+    blocks[c["name"]][block].emplace_back(process_value(*b->second), process_value(c));
+    if (c.contains("duet_lead") && b->second->contains("duet_lead") &&
+        c["duet_lead"].get<bool>() != (*b->second)["duet_lead"].get<bool>()) {
+      const bool candidate_first = c["duet_lead"].get<bool>();
+      const int candidate_cpu = c.value("cpu", -1), baseline_cpu = b->second->value("cpu", -1);
+      leads[c["name"]][block].push_back({std::log(process_value(c) / process_value(*b->second)), candidate_first,
+                                         candidate_first == (candidate_cpu < baseline_cpu)});
+    }
+    s.seconds += b->second->value("process_wall_s", 0.0) + c.value("process_wall_s", 0.0);
+  }
+  for (const auto& [name, by_block] : blocks) {
+    SequentialState& s = states[name];
+    const bool lower_is_better = direction[experiment_of.at(name)].lower_is_better;
+    for (const auto& [block, values] : by_block) {
+      s.add_block(values, lower_is_better);
+      const auto& pairs = leads[name][block];
+      if (pairs.size() == 2 && pairs[0].candidate_first != pairs[1].candidate_first) {
+        const Lead& cand = pairs[0].candidate_first ? pairs[0] : pairs[1];
+        const Lead& base = pairs[0].candidate_first ? pairs[1] : pairs[0];
+        const double e = (cand.log_change - base.log_change) / 2;
+        s.order_effects.push_back(lower_is_better ? e : -e);
+        // The same in both pairs of a block (the order goes with the cores), else unknown.
+        s.order_strata.push_back(cand.lead_on_lower_cpu == base.lead_on_lower_cpu ? (cand.lead_on_lower_cpu ? 1 : -1) : 0);
+      }
+    }
+  }
+}
+
+// Each benchmark's wall seconds per pair so far (duet: both sides' processes at once, half each).
+std::vector<double> seconds_per_pair(const std::vector<SequentialState>& states, bool duet) {
+  std::vector<double> out;
+  for (const SequentialState& s : states) {
+    out.push_back(s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.processes_per_side()) * (duet ? 0.5 : 1.0));
+  }
+  return out;
+}
+
+// The paired state: both sides' processes so far, block by block.
+class PairedRounds final : public Rounds {
+ public:
+  PairedRounds(const PairedPlan& plan, const nlohmann::json& baseline, const nlohmann::json& candidate,
+               const RunPairedRound& run_round)
+      : plan_(plan), run_round_(run_round), stages_(split_two_stage(plan.gate)),
+        duet_(baseline["pairbench"]["sampling"].value("pairing", "") == "duet") {
+    add_round(by_name_, baseline, candidate, plan_.gate);
+    // Stage 1 (sequential.h, TwoStage): the planned processes decided by the fixed-sample gate at
+    // half of alpha, once; stage 2: the always-valid sequence at the other half on every later look.
+    GateOptions first_options = stages_.first_look;
+    first_options.force = true;  // two builds differ by design
+    first_look_ = compare_runs(baseline, candidate, first_options, "baseline", "candidate");
+    look();
+  }
+
+  // The benchmarks to sample next, cheapest to decide first, as many as the remaining budget buys
+  // at `step` more pairs each (a pair's cost: its benchmark's mean so far; a duet pair runs both
+  // sides at once, so about half of both processes' wall time).
+  std::vector<std::string> choose(double remaining_s) const override {
+    const SequentialDecision& d = decision_;
+    const std::vector<SequentialState>& states = states_;
+    const int step = plan_.step, max_pairs = plan_.max_repetitions;
+    const bool duet = duet_;
+  // Every undecided benchmark below the cap is eligible. The budget goes first to those it can
+  // carry to their estimate of the pairs they need, cheapest to decide first; where it can carry
+  // none, a few more pairs to every affordable one (at a few pairs the always-valid interval is
+  // wide and the estimate pessimistic, and more pairs are what narrows both).
+  std::vector<bool> eligible;
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    // (Only where `step` more stay within the cap: the cap is a maximum, never passed.)
+    eligible.push_back(d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs + step <= max_pairs);
+  }
+  const std::vector<double> per_pair = seconds_per_pair(states, duet);
+  // The budget goes where it can finish a decision (decidable_first), not a little to everyone.
+  std::vector<std::string> chosen;
+  for (const std::size_t i : decidable_first(d.rows, eligible, per_pair, remaining_s, step, max_pairs)) {
+    chosen.push_back(states[i].benchmark);
+  }
+    return chosen;
+  }
+
+  bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) override {
+    std::cerr << "ab: round " << round << ": " << decision_.count(Verdict::undecided) << " undecided, sampling "
+              << chosen.size() << " (cheapest first), " << plan_.step << " more processes per side; "
+              << static_cast<int>(spent_s) << " s of " << static_cast<int>(budget_s) << " s\n";
+    const PairedRound more = run_round_(std::set<std::string>(chosen.begin(), chosen.end()), round);
+    if (!more.interrupted) add_round(by_name_, more.baseline, more.candidate, plan_.gate);
+    return !more.interrupted;  // a cut-short round is not looked at
+  }
+
+  void look() override {
+    states_.clear();
+    for (const auto& [name, s] : by_name_) states_.push_back(s);
+    decision_ = decide_sequential(states_, stages_.sequence, SequentialDesign{1.0, plan_.max_repetitions});
+    merge_first_look(decision_, first_look_);
+  }
+
+  const SequentialDecision& decision() const override { return decision_; }
+
+  // The launch order's own effect (duet blocks): what the pairing's arrangement did to a side,
+  // cancelled in every block's mean; a row whose change was no larger is held (decide_sequential).
+  // Then what the budget left undecided would cost to decide, so that the user knows whether to
+  // pass a larger --budget or compare fewer experiments (an estimate at each benchmark's present noise).
+  void report_end(std::chrono::steady_clock::time_point start) const {
+    const SequentialRow* largest = nullptr;
+    int held = 0;
+    for (const SequentialRow& row : decision_.rows) {
+      if (row.note.rfind("held: launching", 0) == 0) ++held;
+      if (row.order_effect != 0 && (!largest || std::fabs(row.order_effect) > std::fabs(largest->order_effect))) largest = &row;
+    }
+    if (largest) {
+      char line[400];
+      std::snprintf(line, sizeof line, "ab: launch order (duet blocks, cancelled in their means): largest effect %+.1f %% (%s)%s\n",
+                    100 * largest->order_effect, largest->benchmark.c_str(),
+                    held ? (", " + std::to_string(held) + " change(s) no larger held undecided").c_str() : "");
+      std::cerr << line;
+    }
+    const BudgetProjection p = project_budget(decision_.rows, seconds_per_pair(states_, duet_), plan_.max_repetitions);
+    if (p.undecided > 0) {
+      const double spent = seconds_since(start);
+      char line[400];
+      std::snprintf(line, sizeof line,
+                    "ab: %d undecided: %d of them within --max-repetitions %d would need about %lld more processes per "
+                    "side, about %.0f s more at their measured costs (--budget %.0f); %d not within the cap at their "
+                    "noise (estimates)\n",
+                    p.undecided, p.within_cap, plan_.max_repetitions, p.more_pairs, p.seconds, spent + p.seconds,
+                    p.undecided - p.within_cap);
+      std::cerr << line;
+    }
+  }
+
+ private:
+  const PairedPlan& plan_;
+  const RunPairedRound& run_round_;
+  const TwoStage stages_;
+  const bool duet_;
+  GateReport first_look_;
+  std::map<std::string, SequentialState> by_name_;
+  std::vector<SequentialState> states_;
+  SequentialDecision decision_;
+};
+
+}  // namespace
+
+SequentialDecision sample_pairs(const PairedPlan& plan, const nlohmann::json& baseline, const nlohmann::json& candidate,
+                                const RunPairedRound& run_round, std::chrono::steady_clock::time_point start) {
+  PairedRounds rounds(plan, baseline, candidate, run_round);
+  sample_until_decided(rounds, plan.budget_s, start);
+  rounds.report_end(start);
+  return rounds.decision();
+}
+
+void apply_sequential(GateReport& report, const SequentialDecision& d, double stage_level) {
+  char level[16];
+  std::snprintf(level, sizeof level, "%g %%", 100 * stage_level);
+  std::map<std::string, const SequentialRow*> by_name;
+  for (const auto& row : d.rows) by_name[row.benchmark] = &row;
+  for (BenchmarkVerdict& v : report.rows) {
+    const auto it = by_name.find(v.benchmark);
+    if (v.instrument != Instrument::time || it == by_name.end()) continue;
+    if (v.verdict == Verdict::broken || v.verdict == Verdict::missing || v.verdict == Verdict::new_) continue;
+    const SequentialRow& s = *it->second;
+    v.verdict = s.verdict;
+    v.slowdown = s.change, v.slowdown_low = s.low, v.slowdown_high = s.high;
+    v.p_adjusted = s.p_adjusted;
+    v.processes_needed = s.pairs_needed;
+    if (s.first_look) {
+      v.note = "decided at the planned look (" + std::to_string(s.pairs) +
+               " processes per side; fixed-sample test at half of alpha, " + level + " interval)";
+      continue;
+    }
+    v.note = "sampled until decided, always-valid " + std::string(level) + " interval: " +
+             (s.verdict == Verdict::undecided ? resolution_text(s, stage_level)
+                                              : std::to_string(s.pairs) + " processes per side");
+  }
+}
+
+
+}  // namespace pairbench::harness

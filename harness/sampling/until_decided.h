@@ -1,0 +1,36 @@
+// The one until-decided loop (docs/gate.md, "Sampling until decided"), for `ab` (paired: two
+// builds, A B B A blocks; paired.h) and `run --baseline` (unpaired: this build against a fixed
+// baseline; unpaired.h). After the planned processes, rounds of more processes for the benchmarks
+// still undecided, cheapest to decide first, until each is decided or at its cap, the budget is
+// spent or a signal came. A round cut short by a signal is kept and not looked at.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "harness/gate/sequential.h"
+
+namespace pairbench::harness {
+
+// What differs between the paired and the unpaired sampling: how a round is chosen, run and looked at.
+class Rounds {
+ public:
+  virtual ~Rounds() = default;
+  // The benchmarks the next round samples within `remaining_s` (empty: nothing left to do).
+  virtual std::vector<std::string> choose(double remaining_s) const = 0;
+  // Runs round `round` (from 1) over `chosen`, `spent_s` of `budget_s` gone; false when a signal
+  // cut it short.
+  virtual bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) = 0;
+  // Decides again on everything measured so far (every look valid: always-valid intervals).
+  virtual void look() = 0;
+  virtual const SequentialDecision& decision() const = 0;
+};
+
+// Seconds since `start`: the budget counts the planned processes too.
+double seconds_since(std::chrono::steady_clock::time_point start);
+
+// Runs rounds until one of the stops above; returns how many rounds ran.
+int sample_until_decided(Rounds& rounds, double budget_s, std::chrono::steady_clock::time_point start);
+
+}  // namespace pairbench::harness
