@@ -9,10 +9,9 @@
 #   ci/bisect.sh GOOD BAD REGEX [pairbench bisect options, e.g. --budget 3600]
 #   ci/bisect.sh --confirmed ARTIFACTS_DIR [options]   the nightly's confirmed regressions
 #
-# --confirmed: GOOD, BAD and REGEX from a night's artifacts: REGEX matches exactly the benchmarks
-# of confirmed.json's `regressions` array (each an object with `benchmark`); BAD is the commit of
-# the night's run file (run-*.json, pairbench.environment.git_sha), GOOD the baseline's (its
-# `baseline_git_sha` where confirmed.json has one, else the run file gate.json names as baseline).
+# --confirmed: GOOD, BAD and REGEX from a night's artifacts (`pairbench confirm bisect-args`): REGEX
+# matches exactly the benchmarks of confirmed.json's `regressions` array; GOOD and BAD are its
+# `baseline_git_sha` and `current_git_sha`, else the git shas of the two runs gate.json compared.
 # Exits 0 without bisecting when there is no confirmed regression.
 # Environment: PROFILE (quick; the nightly's regressions are named by the nightly grid: nightly),
 # ARTIFACTS_DIR (where bisect.json and bisect.txt go; default results/artifacts/bisect-<time>).
@@ -21,15 +20,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+confirmed_from=
 if [ "${1:-}" = --confirmed ]; then
   [ $# -ge 2 ] || { echo "ci/bisect.sh: --confirmed needs the artifacts directory" >&2; exit 2; }
-  from="$2"
+  confirmed_from="$2"
   shift 2
-  # The confirmation's own module reads its confirmed.json (plots/pairbench_report/confirm.py).
-  args=$(PYTHONPATH="$PWD/plots" /usr/bin/python3 -m pairbench_report.confirm bisect-args "$from" 2>&1) ||
-    { echo "ci/bisect.sh: ${args#pairbench_report.confirm: }" >&2; exit 2; }
-  if [ "$args" = none ]; then echo "ci/bisect.sh: $from/confirmed.json: no confirmed regression, nothing to bisect"; exit 0; fi
-  read -r good bad regex <<<"$args"
 else
   [ $# -ge 3 ] || { echo "usage: ci/bisect.sh GOOD BAD REGEX [bisect options] | --confirmed ARTIFACTS_DIR" >&2; exit 2; }
   good="$1" bad="$2" regex="$3"
@@ -41,6 +36,16 @@ if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
 fi
 if [ "${SKIP_BUILD:-0}" != 1 ]; then BUILD_TYPE=Release ./ci/build.sh || exit 3; fi
 pb="${BUILD_DIR:-build}/bin/pairbench"
+
+if [ -n "$confirmed_from" ]; then
+  # The confirmation's own command reads its confirmed.json (and the gate's runs for their shas).
+  gate_arg=()
+  [ -f "$confirmed_from/gate.json" ] && gate_arg=(--gate "$confirmed_from/gate.json")
+  args=$("$pb" confirm bisect-args --confirmed "$confirmed_from/confirmed.json" "${gate_arg[@]}" 2>&1) ||
+    { echo "ci/bisect.sh: ${args#pairbench: }" >&2; exit 2; }
+  if [ "$args" = none ]; then echo "ci/bisect.sh: $confirmed_from/confirmed.json: no confirmed regression, nothing to bisect"; exit 0; fi
+  read -r good bad regex <<<"$args"
+fi
 artifacts="${ARTIFACTS_DIR:-results/artifacts/bisect-$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$artifacts"
 "$pb" bisect --good "$good" --bad "$bad" --benchmarks "$regex" --profile "${PROFILE:-quick}" \

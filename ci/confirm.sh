@@ -29,18 +29,17 @@ pb="${BUILD_DIR:-build}/bin/pairbench"
 builds="${BUILDS_DIR:-results/builds}"
 summary="$artifacts/confirmation.md"
 
-# The policy (which suspects, what the ab's verdicts make of them) is one Python module, tested on
-# its own: plots/pairbench_report/confirm.py.
-policy() { PYTHONPATH="$PWD/plots" /usr/bin/python3 -m pairbench_report.confirm "$@"; }
-
+# The policy (which suspects, what the ab's verdicts make of them) is pairbench's own, tested on its
+# own: `pairbench confirm` (harness/sampling/confirmation.h).
 # Suspects, the baseline's build and tonight's, and an anchored expression naming the suspects.
-read -r count base_build cur_build regex < <(policy select "$artifacts/gate.json" "${CONFIRM_MAX_SUSPECTS:-40}") ||
-  { echo "ci/confirm.sh: $artifacts/gate.json: unreadable" >&2; exit 3; }
+read -r count base_build cur_build regex < <("$pb" confirm select --gate "$artifacts/gate.json" \
+  --max-suspects "${CONFIRM_MAX_SUSPECTS:-40}") || { echo "ci/confirm.sh: $artifacts/gate.json: unreadable" >&2; exit 3; }
+[ -n "${count:-}" ] || { echo "ci/confirm.sh: $artifacts/gate.json: unreadable" >&2; exit 3; }
 
 if [ "$count" = 0 ]; then
   echo "### Same-runner confirmation" > "$summary"
   echo "No suspect: nothing to confirm." >> "$summary"
-  policy none "$artifacts/gate.json" "$artifacts/confirmed.json"
+  "$pb" confirm none --gate "$artifacts/gate.json" --out "$artifacts/confirmed.json"
   echo "ci/confirm.sh: no suspect in the gate; nothing to confirm"
   exit 0
 fi
@@ -81,7 +80,8 @@ if [ "$ab_status" = 2 ] || [ ! -f "$artifacts/confirm.json" ]; then
   cannot "pairbench ab did not compare them (exit $ab_status; $artifacts/confirm.txt)"
 fi
 
-policy classify "$artifacts" "$count" "$wall"
+"$pb" confirm classify --gate "$artifacts/gate.json" --ab "$artifacts/confirm.json" --out "$artifacts/confirmed.json" \
+  --summary "$summary" --count "$count" --seconds "$wall"
 status=$?
 [ "$status" -le 1 ] || { echo "ci/confirm.sh: the ab's verdicts could not be read (exit $status)" >&2; exit 3; }
 exit "$status"

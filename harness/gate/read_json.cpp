@@ -59,6 +59,9 @@ GateJson read_gate_json(const std::string& path) {
   out.baseline_run = run_of(top, "baseline_run");
   out.current_run = run_of(top, "current_run");
   out.headline = top.string_or("headline", "");
+  for (const auto& [key, field] : {std::pair{"baseline_build", &out.baseline_build}, {"current_build", &out.current_build}}) {
+    if (const auto f = top.find(key); f && !f->json().is_null()) *field = f->string();
+  }
   if (const auto level = top.find("interval_level"); level && !level->json().is_null()) out.interval_level = level->number();
   for (const JsonField& row : top["benchmarks"].elements()) {
     BenchmarkVerdict v;
@@ -95,6 +98,9 @@ GateJson read_gate_json(const std::string& path) {
       v.slowdown_high = number_or_nan(row, "slowdown_high");
     }
     v.note = row.string_or("note", "");
+    if (v.experiment.empty()) v.experiment = row.string_or("experiment", "");
+    v.p_value = number_or_nan(row, "p_value");
+    v.p_adjusted = number_or_nan(row, "p_adjusted");
     for (const auto& [key, field] : {std::pair{"threshold", &v.threshold}, {"resolution", &v.resolution}, {"gated_at", &v.gated_at}}) {
       if (v.verdict == Verdict::regression && std::string(key) == "threshold") continue;  // read and checked above
       const auto f = row.find(key);

@@ -1,5 +1,5 @@
 """The gate's decisions as the harness wrote them (`pairbench gate|compare|ab --json FILE`): the one
-Python reader of that file (the report, and the nightly's confirmation in confirm.py). The
+Python reader of that file (the report). The
 headline, every row's verdict, change and suspicion (read_rows), and for every regression and
 improvement the functions that added (removed) the most instructions per iteration, or why there
 is no such diff (load_gate). Nothing is decided here; a field of the wrong type is refused with one
@@ -62,11 +62,11 @@ def read_rows(path):
 
 
 def load_confirmation(path):
-    """ci/confirm.sh's confirmed.json: every suspect as confirmed, cleared or unresolved, and why."""
+    """`pairbench confirm classify`'s confirmed.json: every suspect as confirmed, cleared or unresolved, and why."""
     try:
         doc = json.loads(read_bytes(path, MAX_BYTES, "a confirmation").decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
-        raise BadInput(f"{path}: not ci/confirm.sh's confirmed.json: {err}") from None
+        raise BadInput(f"{path}: not pairbench confirm's confirmed.json: {err}") from None
     _want(path, "(top level)", doc, dict, "an object")
     out = {"seconds": _optional_number(path, "seconds", doc.get("seconds")),
            "baseline_build": _want(path, "baseline_build", doc.get("baseline_build", ""), str, "a string")}

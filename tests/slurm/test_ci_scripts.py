@@ -11,7 +11,7 @@ import unittest
 
 import yaml
 
-from ci_helpers import REPO, run_script, scratch_checkout
+from ci_helpers import PAIRBENCH, REPO, run_script, scratch_checkout
 
 SUBMIT = os.path.join(REPO, "ci", "slurm", "submit.sh")
 KINDS = """# kind partition constraint gres time_limit
@@ -209,7 +209,8 @@ class Workflows(unittest.TestCase):
 
 
 class BisectScript(unittest.TestCase):
-    """ci/bisect.sh --confirmed with a stand-in pairbench that records its command line."""
+    """ci/bisect.sh --confirmed with a stand-in pairbench that records its command line (and passes
+    `confirm`, the confirmation's own command, to the real pairbench)."""
 
     def setUp(self):
         self.root = scratch_checkout(self)
@@ -217,7 +218,8 @@ class BisectScript(unittest.TestCase):
         os.makedirs(os.path.join(self.build, "bin"))
         self.log = os.path.join(self.build, "calls.txt")
         with open(os.path.join(self.build, "bin", "pairbench"), "w", encoding="utf-8") as f:
-            f.write(f'#!/bin/bash\nprintf "%q " "$@" >> {shlex.quote(self.log)}\necho >> {shlex.quote(self.log)}\n')
+            f.write(f'#!/bin/bash\n[ "$1" = confirm ] && exec {shlex.quote(PAIRBENCH)} "$@"\n'
+                    f'printf "%q " "$@" >> {shlex.quote(self.log)}\necho >> {shlex.quote(self.log)}\n')
         os.chmod(os.path.join(self.build, "bin", "pairbench"), 0o755)
         self.artifacts = os.path.join(self.root, "artifacts")
         os.makedirs(self.artifacts)
@@ -242,9 +244,10 @@ class BisectScript(unittest.TestCase):
 
     def test_confirmed_regressions_become_one_bisection_between_the_baseline_and_the_night(self):
         sha = lambda c: c * 40
-        baseline = self.write("baseline.json", {"pairbench": {"environment": {"git_sha": sha("a")}}})
-        self.write("run-20260101T020000Z-nightly.json", {"pairbench": {"environment": {"git_sha": sha("b")}}})
-        self.write("gate.json", {"baseline": baseline})
+        # The gate's JSON as `gate --json` writes it: the two runs' git shas (no suspect rows needed).
+        self.write("gate.json", {"headline": "", "benchmarks": [],
+                                 "baseline_run": {"run_id": "1", "machine_key": "m", "git_sha": sha("a"), "started_at": ""},
+                                 "current_run": {"run_id": "2", "machine_key": "m", "git_sha": sha("b"), "started_at": ""}})
         self.write("confirmed.json", {"regressions": [{"benchmark": "data.gather/indexed/size:1048576"},
                                                       {"benchmark": "ops.a+b/x(2)"}]})
         rc, out, err = self.bisect("--budget", "99")
@@ -260,8 +263,7 @@ class BisectScript(unittest.TestCase):
         self.assertFalse(re.search(regex, "data.gather/indexed/size:10485760"))
 
     def test_a_baseline_without_a_git_sha_is_refused(self):
-        self.write("run-20260101T020000Z-nightly.json", {"pairbench": {"environment": {"git_sha": "b" * 40}}})
-        self.write("confirmed.json", {"regressions": [{"benchmark": "data.gather/x"}]})
+        self.write("confirmed.json", {"regressions": [{"benchmark": "data.gather/x"}], "current_git_sha": "b" * 40})
         rc, out, err = self.bisect()
         self.assertEqual(rc, 2, out + err)
         self.assertIn("no git sha for the baseline", err)

@@ -96,8 +96,12 @@ class NightlyConfirmation(unittest.TestCase):
         artifacts = os.path.join(self.root, "results", "gone")
         os.makedirs(artifacts)
         gate = {"baseline_build": "0123456789abcdef0123456789abcdef01234567-dirty", "current_build": "abc",
+                # A regression row as the gate writes one (pairbench confirm reads it through the gate's
+                # typed reader, which requires what a regression row records).
                 "benchmarks": [{"name": EXPERIMENT + "/x", "instrument": "time", "verdict": "regression",
-                                "suspect": True}]}
+                                "suspect": True, "metric": "ns_per_op", "unit": "ns", "better": "lower",
+                                "baseline_median": 100.0, "current_median": 130.0, "slowdown": 0.3,
+                                "slowdown_low": 0.2, "slowdown_high": 0.4, "threshold": 0.05}]}
         with open(os.path.join(artifacts, "gate.json"), "w", encoding="utf-8") as f:
             json.dump(gate, f)
         rc, out, err = run_script([os.path.join(self.root, "ci", "confirm.sh"), artifacts, "quick"],
