@@ -73,15 +73,6 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
   }
 }
 
-// Each benchmark's wall seconds per pair so far (duet: both sides' processes at once, half each).
-std::vector<double> seconds_per_pair(const std::vector<SequentialState>& states, bool duet) {
-  std::vector<double> out;
-  for (const SequentialState& s : states) {
-    out.push_back(s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.processes_per_side()) * (duet ? 0.5 : 1.0));
-  }
-  return out;
-}
-
 // The paired state: both sides' processes so far, block by block.
 class PairedRounds final : public Rounds {
  public:
@@ -99,28 +90,20 @@ class PairedRounds final : public Rounds {
   }
 
   // The benchmarks to sample next, cheapest to decide first, as many as the remaining budget buys
-  // at `step` more pairs each (a pair's cost: its benchmark's mean so far; a duet pair runs both
-  // sides at once, so about half of both processes' wall time).
+  // at `step` more pairs each. Every undecided benchmark below the cap is eligible (only where
+  // `step` more stay within it: the cap is a maximum, never passed). The budget goes first to those
+  // it can carry to their estimate of the pairs they need, cheapest to decide first (decidable_first);
+  // where it can carry none, a few more pairs to every affordable one (at a few pairs the
+  // always-valid interval is wide and the estimate pessimistic, and more pairs narrow both).
   std::vector<std::string> choose(double remaining_s) const override {
-    const SequentialDecision& d = decision_;
-    const std::vector<SequentialState>& states = states_;
-    const int step = plan_.step, max_pairs = plan_.max_repetitions;
-    const bool duet = duet_;
-  // Every undecided benchmark below the cap is eligible. The budget goes first to those it can
-  // carry to their estimate of the pairs they need, cheapest to decide first; where it can carry
-  // none, a few more pairs to every affordable one (at a few pairs the always-valid interval is
-  // wide and the estimate pessimistic, and more pairs are what narrows both).
-  std::vector<bool> eligible;
-  for (std::size_t i = 0; i < d.rows.size(); ++i) {
-    // (Only where `step` more stay within the cap: the cap is a maximum, never passed.)
-    eligible.push_back(d.rows[i].verdict == Verdict::undecided && d.rows[i].pairs + step <= max_pairs);
-  }
-  const std::vector<double> per_pair = seconds_per_pair(states, duet);
-  // The budget goes where it can finish a decision (decidable_first), not a little to everyone.
-  std::vector<std::string> chosen;
-  for (const std::size_t i : decidable_first(d.rows, eligible, per_pair, remaining_s, step, max_pairs)) {
-    chosen.push_back(states[i].benchmark);
-  }
+    std::vector<bool> eligible;
+    for (const SequentialRow& row : decision_.rows) {
+      eligible.push_back(row.verdict == Verdict::undecided && row.pairs + plan_.step <= plan_.max_repetitions);
+    }
+    std::vector<std::string> chosen;
+    for (const std::size_t i : decidable_first(decision_.rows, eligible, per_pair_, remaining_s, plan_.step, plan_.max_repetitions)) {
+      chosen.push_back(states_[i].benchmark);
+    }
     return chosen;
   }
 
@@ -135,7 +118,12 @@ class PairedRounds final : public Rounds {
 
   void look() override {
     states_.clear();
-    for (const auto& [name, s] : by_name_) states_.push_back(s);
+    per_pair_.clear();
+    for (const auto& [name, s] : by_name_) {
+      states_.push_back(s);
+      // Its wall seconds per pair so far (a duet pair runs both sides at once: half of both processes).
+      per_pair_.push_back(s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.processes_per_side()) * (duet_ ? 0.5 : 1.0));
+    }
     decision_ = decide_sequential(states_, stages_.sequence, SequentialDesign{1.0, plan_.max_repetitions});
     merge_first_look(decision_, first_look_);
   }
@@ -160,9 +148,9 @@ class PairedRounds final : public Rounds {
                     held ? (", " + std::to_string(held) + " change(s) no larger held undecided").c_str() : "");
       std::cerr << line;
     }
-    const BudgetProjection p = project_budget(decision_.rows, seconds_per_pair(states_, duet_), plan_.max_repetitions);
+    const BudgetProjection p = project_budget(decision_.rows, per_pair_, plan_.max_repetitions);
     if (p.undecided > 0) {
-      const double spent = seconds_since(start);
+      const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       char line[400];
       std::snprintf(line, sizeof line,
                     "ab: %d undecided: %d of them within --max-repetitions %d would need about %lld more processes per "
@@ -182,6 +170,7 @@ class PairedRounds final : public Rounds {
   GateReport first_look_;
   std::map<std::string, SequentialState> by_name_;
   std::vector<SequentialState> states_;
+  std::vector<double> per_pair_;  // per state: its wall seconds per pair so far
   SequentialDecision decision_;
 };
 

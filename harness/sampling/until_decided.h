@@ -27,10 +27,8 @@ class Rounds {
   virtual const SequentialDecision& decision() const = 0;
 };
 
-// Seconds since `start`: the budget counts the planned processes too.
-double seconds_since(std::chrono::steady_clock::time_point start);
-
-// Runs rounds until one of the stops above; returns how many rounds ran.
+// Runs rounds until one of the stops above (the budget counts from `start`: the planned processes
+// are in it); returns how many rounds ran.
 int sample_until_decided(Rounds& rounds, double budget_s, std::chrono::steady_clock::time_point start);
 
 }  // namespace pairbench::harness
