@@ -22,6 +22,7 @@
 #include "harness/cli/run_record.h"
 #include "harness/exec/interrupt.h"
 #include "harness/exec/process.h"
+#include "harness/exec/say.h"
 #include "harness/gate/sequential.h"
 #include "harness/sampling/paired.h"
 #include "harness/stats/stats.h"
@@ -81,7 +82,7 @@ void report_regime(const AbResult& r, const std::vector<Side>& sides) {
     for (const auto& q : r.sequential_in_duet) ++by_reason[q.reason];
     std::string why;
     for (const auto& [reason, n] : by_reason) why += (why.empty() ? "" : "; ") + reason + " (" + std::to_string(n) + ")";
-    std::cerr << "pairbench: " << r.sequential_in_duet.size() << " benchmark"
+    say() << "pairbench: " << r.sequential_in_duet.size() << " benchmark"
               << (r.sequential_in_duet.size() == 1 ? "" : "s")
               << " ran their two sides one after the other, not in duet pairs: " << why
               << " (sampling.sequential_in_duet in the run files)\n";
@@ -89,12 +90,12 @@ void report_regime(const AbResult& r, const std::vector<Side>& sides) {
   for (std::size_t side = 0; side < r.against_calibration.size(); ++side) {
     const RunRecord::CalibrationCheck& check = r.against_calibration[side];
     for (const auto& c : check.over) {
-      std::fprintf(stderr, "pairbench: %s (%s) ran %.2fx its %s (limit %.1fx%s)\n", c.name.c_str(),
+      sayf(Verbosity::normal, "pairbench: %s (%s) ran %.2fx its %s (limit %.1fx%s)\n", c.name.c_str(),
                    sides[side].name.c_str(), c.ratio, reference_text(c.against_run), check.limit,
                    c.run_spread > check.limit ? (", its own runs here up to " + fixed2(c.run_spread) + "x").c_str() : "");
     }
     if (check.max) {
-      std::fprintf(stderr,
+      sayf(Verbosity::normal,
                    "pairbench: %s: %zu benchmark%s above %.1fx their time per iteration in run (else calibrated) and "
                    "above their own runs' spread; highest ratio %.2fx (%s, against its %s%s)\n",
                    sides[side].name.c_str(), check.over.size(), check.over.size() == 1 ? "" : "s", check.limit,
@@ -174,14 +175,14 @@ std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& al
   options.repetitions = 1;
   options.instruction_processes = 0;  // the probe times; its processes are thrown away
   options.seed = options.seed ? options.seed ^ 0x70726f6265ULL : 0;
-  std::cerr << "ab: duet regime probe: one pair of each of the " << pairable.size()
+  say() << "ab: duet regime probe: one pair of each of the " << pairable.size()
             << " benchmarks a duet pairs, not counted\n";
   const AbResult probe = run_ab(sides, envs, options, command_line);
   for (const RunRecord::CalibrationCheck& check : probe.against_calibration) {
     for (const auto& c : check.over) {
       char why[160];
       std::snprintf(why, sizeof why, "a duet probe ran it above %.1fx its %s", check.limit, reference_text(c.against_run));
-      std::fprintf(stderr, "ab: duet regime probe: %s ran %.2fx its %s beside the other side: its sides run one at a "
+      sayf(Verbosity::normal, "ab: duet regime probe: %s ran %.2fx its %s beside the other side: its sides run one at a "
                            "time\n", c.name.c_str(), c.ratio, reference_text(c.against_run));
       out.emplace(c.name, why);
     }
@@ -202,7 +203,7 @@ void recheck_regime(AbResult& r, const std::vector<Side>& sides, const std::vect
   if (again.empty() || interrupt_signal()) return;
   for (const std::string& name : again) {
     counted.one_side_at_a_time[name] = "its planned duet processes ran above 1.5x its time per iteration in run";
-    std::fprintf(stderr, "ab: regime: %s ran above %.1fx its time per iteration in run over its planned duet pairs: "
+    sayf(Verbosity::normal, "ab: regime: %s ran above %.1fx its time per iteration in run over its planned duet pairs: "
                          "measured again one side at a time, its duet processes dropped\n",
                  name.c_str(), kAbCalibrationLimit);
   }
@@ -294,7 +295,7 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   } else if (const int held = hold_changes_ranks_cannot_show(report); held > 0) {
     // The fixed design (--budget 0) decides as the planned look does: no change on processes
     // too few for their ranks (under ctest's load 4 and 4 once made identical builds +4.8 %).
-    std::fprintf(stderr, "ab: %d change%s held undecided: too few processes per side to decide a change "
+    sayf(Verbosity::normal, "ab: %d change%s held undecided: too few processes per side to decide a change "
                          "(--repetitions, or --budget > 0 to sample until decided)\n",
                  held, held == 1 ? "" : "s");
   }

@@ -24,6 +24,7 @@
 #include "harness/exec/catalogue.h"
 #include "harness/exec/interrupt.h"
 #include "harness/exec/process.h"
+#include "harness/exec/say.h"
 #include "harness/gate/print.h"
 #include "harness/gate/read_json.h"
 #include "harness/gate/text.h"
@@ -313,7 +314,7 @@ std::string Bisection::build(int i, double* seconds) {
     text << in.rdbuf();
     if (in && text.str() == key && fs::is_directory(dest)) return done("");
   }
-  std::cerr << "bisect: building " << c.short_sha() << " " << quoted_for_message(c.subject, 60) << "\n";
+  say() << "bisect: building " << c.short_sha() << " " << quoted_for_message(c.subject, 60) << "\n";
   std::error_code ec;
   fs::remove_all(bench_dir(i), ec);
   const std::string wt = work_ + "/worktree", build_dir = work_ + "/build";
@@ -419,7 +420,7 @@ Comparison Bisection::compare(int baseline, int candidate, double budget_s, cons
   // The re-check also counts instructions (callgrind where there is no PMU), where the experiments
   // declare counts meaningful: its regressions then carry the functions that added the most.
   if (count_instructions) argv.insert(argv.end(), {"--instruction-processes", "2"});
-  std::cerr << "bisect: pairbench ab " << commits_[baseline].short_sha() << " (baseline) vs "
+  say() << "bisect: pairbench ab " << commits_[baseline].short_sha() << " (baseline) vs "
             << commits_[candidate].short_sha() << ", budget " << format("%.0f", std::max(1.0, budget_s)) << " s (log: " << c.dir << ".log)\n";
   // ab's planned processes and probe may run past its budget; a hung one is stopped well after.
   const double limit = std::max(remaining(), 0.0) + 300;
@@ -581,7 +582,7 @@ int Bisection::finish(const std::string& outcome, int first_bad, int exit_status
   try {
     write_json_atomically(args_.json, j);
   } catch (const std::exception& e) {
-    std::cerr << "pairbench: " << e.what() << "\n";
+    say(Verbosity::quiet) << "pairbench: " << e.what() << "\n";
     return exit_status == kExitOk ? kExitBenchmarkFailed : exit_status;
   }
   return exit_status;
@@ -811,7 +812,7 @@ int cmd_bisect(const BisectArgs& args) {
     std::cout << "first_bad: none: interrupted by " << signal_name(interrupt_signal()) << "\n";
     return interrupted_exit_status();
   } catch (const BisectFailed& e) {
-    std::cerr << "pairbench: bisect: " << e.what() << "\n";
+    say(Verbosity::quiet) << "pairbench: bisect: " << e.what() << "\n";
     return kExitBenchmarkFailed;
   }
 }

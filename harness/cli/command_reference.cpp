@@ -35,7 +35,9 @@ std::string command_reference_markdown(const std::vector<Command>& commands) {
       << "     table (harness/cli/commands.def): each command's --help as it prints it. Do not edit by hand;\n"
       << "     the test docs.commands_current fails when this file is stale. -->\n\n"
       << "Every command of `build/bin/pairbench`, in the order `pairbench --help` lists them. Exit statuses\n"
-      << "common to all: 0 ok; 2 bad input or usage; 130 / 143 interrupted by SIGINT / SIGTERM.\n\n";
+      << "common to all: 0 ok; 2 bad input or usage; 130 / 143 interrupted by SIGINT / SIGTERM. Every command\n"
+      << "also takes `--quiet` (progress and notes left out: only warnings, failures and results) or\n"
+      << "`--verbose` (also each benchmark process as it is launched), before or after its name.\n\n";
   for (const Command& c : commands) out << "- [`" << c.name << "`](#pairbench-" << c.name << "): " << c.summary << "\n";
   out << "\n";
   for (const Command& c : commands) append_help(out, *app.get_subcommand(c.name), "pairbench");

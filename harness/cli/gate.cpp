@@ -12,6 +12,7 @@
 #include "harness/cli/gate_inputs.h"
 #include "harness/cli/history_access.h"
 #include "harness/cli/options.h"
+#include "harness/exec/say.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/history.h"
 #include "harness/store/run_file.h"
@@ -31,7 +32,7 @@ int cmd_gate(const std::string& baseline_arg, const std::string& current_arg, co
   // decided: the fixed test over it is the naive procedure of docs/gate.md, not valid as it stands.
   const auto sampling = cur.at("pairbench").find("sampling");
   if (sampling != cur.at("pairbench").end() && sampling->is_object() && sampling->contains("until_decided")) {
-    std::cerr << "pairbench: warning: " << current
+    say(Verbosity::quiet) << "pairbench: warning: " << current
               << " was sampled until decided (run --baseline --budget): the fixed test over it does not hold its "
                  "false-regression level; its own gate is the one `run` printed\n";
   }

@@ -5,8 +5,9 @@
 
 #include "harness/cli/command.h"
 #include "harness/cli/history_access.h"
-#include "harness/store/history.h"
 #include "harness/exec/interrupt.h"
+#include "harness/exec/say.h"
+#include "harness/store/history.h"
 #include "harness/store/run_file.h"
 
 namespace pairbench::harness {
@@ -37,12 +38,12 @@ int cmd_history_import(const std::vector<std::string>& run_files, const std::str
       std::cout << run_files[i] << ": already in " << db << " as run " << result["history_run_id"]
                 << "; not stored again\n";
     } else {
-      std::cerr << "pairbench: " << run_files[i] << ": not stored in " << db << ": "
+      say(Verbosity::quiet) << "pairbench: " << run_files[i] << ": not stored in " << db << ": "
                 << result["error"].get<std::string>() << "\n";
       ++failed;
     }
     if (interrupt_signal()) {
-      std::cerr << "pairbench: interrupted by " << signal_name(interrupt_signal()) << " after " << i + 1 << " of "
+      say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(interrupt_signal()) << " after " << i + 1 << " of "
                 << docs.size() << " run files\n";
       return interrupted_exit_status();
     }

@@ -13,6 +13,7 @@
 #include "harness/cli/command.h"
 #include "harness/cli/gate_inputs.h"
 #include "harness/cli/history_access.h"
+#include "harness/exec/say.h"
 #include "harness/store/history.h"
 #include "harness/store/run_file.h"
 
@@ -121,10 +122,10 @@ int cmd_history_speed(const std::string& db_arg, int runs, int benchmarks, int s
       if (!dir.empty()) fs::remove_all(dir, ec);
     }
   } cleanup{tmpdir};
-  std::cerr << "history speed: filling " << redact_db(db) << " with " << runs << " runs x " << benchmarks
+  say() << "history speed: filling " << redact_db(db) << " with " << runs << " runs x " << benchmarks
             << " benchmarks x " << samples << " samples\n";
   const nlohmann::json r = measure_history_speed(db, runs, benchmarks, samples, [&](int done) {
-    std::cerr << "history speed: " << done << " of " << runs << " runs stored\n";
+    say() << "history speed: " << done << " of " << runs << " runs stored\n";
   });
   std::printf("history speed on %s: %d runs x %d benchmarks (%d samples each), filled in %.1f s\n"
               "  history (every benchmark's %d per-run medians, change points found and stored): %.2f s\n"

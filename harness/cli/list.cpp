@@ -9,6 +9,7 @@
 #include "harness/cli/command.h"
 #include "harness/cli/options.h"
 #include "harness/exec/catalogue.h"
+#include "harness/exec/say.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/run_file.h"
 
@@ -58,7 +59,7 @@ int cmd_list(const std::string& bench_dir, const std::string& profile, const std
                                 (profile == "quick" ? std::string() : " --profile " + profile) + " --update " + file;
     if (!check_file.empty()) {
       if (refreshed == current) return kExitOk;
-      std::cerr << "pairbench: " << file << ": the experiment table is stale (the bench binaries list other "
+      say(Verbosity::quiet) << "pairbench: " << file << ": the experiment table is stale (the bench binaries list other "
                 << "experiments, arms or grids); refresh it with: " << command << "\n";
       return kExitRegression;
     }

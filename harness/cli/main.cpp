@@ -10,6 +10,7 @@
 
 #include "harness/cli/command.h"
 #include "harness/exec/interrupt.h"
+#include "harness/exec/say.h"
 #include "harness/store/history.h"
 #include "harness/store/json_field.h"
 
@@ -48,6 +49,12 @@ int run_action(const CommandAction& action, const std::string& command_line, con
 int main(int argc, char** argv) {
   CLI::App app{"pairbench: matched performance experiments (baseline vs treatment arms)"};
   app.require_subcommand(1);
+  // Before or after the command's name: the commands fall through to these (harness/exec/say.h).
+  bool quiet = false, verbose = false;
+  auto* quiet_flag = app.add_flag("--quiet", quiet, "progress and notes left out: only warnings, failures and results");
+  app.add_flag("--verbose", verbose, "also each benchmark process as it is launched (command line, environment set)")
+      ->excludes(quiet_flag);
+  app.fallthrough();
   const std::vector<Command> commands = all_commands();
   std::vector<std::pair<CLI::App*, CommandAction>> parsed;
   for (const Command& c : commands) {
@@ -71,6 +78,7 @@ int main(int argc, char** argv) {
   // Every command ends at once on SIGINT/SIGTERM, no child left running, unless its action asks
   // to finish up (finish_up_on_interrupt: those that measure or wait on a child).
   install_interrupt_handlers(OnInterrupt::kExit);
+  set_verbosity(quiet ? Verbosity::quiet : verbose ? Verbosity::verbose : Verbosity::normal);
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   for (std::size_t i = 0; i < commands.size(); ++i) {

@@ -16,6 +16,7 @@
 #include "harness/cli/run_record.h"
 #include "harness/exec/interrupt.h"
 #include "harness/exec/process.h"
+#include "harness/exec/say.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/run_file.h"
 #include "pairbench/build_info.h"
@@ -85,12 +86,12 @@ int cmd_report(const std::string& run, const std::string& history, const std::st
   const ProcessResult r = run_process(argv, {{"MPLBACKEND", "Agg"}}, std::chrono::duration<double>(timeout_s));
   std::cout << r.output;
   if (r.status == ProcessResult::Status::kInterrupted) {
-    std::cerr << "pairbench: report: interrupted by " << signal_name(r.signal)
+    say(Verbosity::quiet) << "pairbench: report: interrupted by " << signal_name(r.signal)
               << ": plots/report.py and its process group were killed; " << out_dir << " may be incomplete\n";
     return interrupted_exit_status();
   }
   if (r.status == ProcessResult::Status::kTimedOut) {
-    std::cerr << "pairbench: report: plots/report.py " << r.describe() << " (--timeout " << timeout_s
+    say(Verbosity::quiet) << "pairbench: report: plots/report.py " << r.describe() << " (--timeout " << timeout_s
               << "): killed with its process group; " << out_dir << " may be incomplete\n";
     return kExitBenchmarkFailed;
   }

@@ -21,9 +21,10 @@
 #include "harness/cli/history_access.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_record.h"
-#include "harness/sampling/unpaired.h"
 #include "harness/exec/interrupt.h"
+#include "harness/exec/say.h"
 #include "harness/gate/sequential.h"  // hold_changes_ranks_cannot_show
+#include "harness/sampling/unpaired.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/history.h"
 #include "harness/store/run_file.h"
@@ -165,7 +166,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
   if (!args.history.empty()) history_retry_s();  // a bad PAIRBENCH_HISTORY_RETRY_S fails now, not after the run
   const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
                                               args.experiments, args.arms);
-  for (const auto& w : env.warnings) std::cerr << "pairbench: warning: " << w << "\n";
+  for (const auto& w : env.warnings) say(Verbosity::quiet) << "pairbench: warning: " << w << "\n";
   apply_wall_budget(args, experiments, options);
 
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
@@ -195,7 +196,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
   }
   std::string written = write_run_file(out, doc, /*to_stdout=*/partial || args.history.empty());
   if (partial) {
-    std::cerr << "pairbench: interrupted by " << signal_name(outcome.interrupted_by) << " after "
+    say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(outcome.interrupted_by) << " after "
               << outcome.completed_processes << " of " << outcome.planned_processes << " processes: kept "
               << doc["benchmarks"].size() << " samples in " << (written == "-" ? "the run file on stdout" : written)
               << " (marked interrupted; not recorded in the history)\n";
@@ -233,25 +234,25 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
     } else if (const int held = hold_changes_ranks_cannot_show(report); held > 0) {
       // The fixed gate decides as ab's does: no change on processes too few for their ranks
       // (under ctest's load, 4 and 4 processes of one build run twice were once a regression).
-      std::cerr << "pairbench: " << held << (held == 1 ? " change" : " changes")
+      say() << "pairbench: " << held << (held == 1 ? " change" : " changes")
                 << " held undecided: too few processes per side to decide a change (--repetitions, or --budget)\n";
     }
     std::cout << "\n";
     gate_status = finish_gate(report, gate);
   }
   if (history_failed) {
-    std::cerr << "pairbench: not recorded in history " << redact_db(args.history) << ": "
+    say(Verbosity::quiet) << "pairbench: not recorded in history " << redact_db(args.history) << ": "
               << pb["history_write"]["error"].get<std::string>() << "; kept the run file " << written
               << ", which names the failed write; store it later with: pairbench history import " << written
               << " --db " << redact_db(args.history) << "\n";
   }
   if (interrupt_signal()) {
-    std::cerr << "pairbench: interrupted by " << signal_name(interrupt_signal())
+    say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(interrupt_signal())
               << " after every process had finished: the run file " << written << " is complete\n";
     return interrupted_exit_status();
   }
   if (outcome.failed_processes > 0) {
-    std::cerr << "pairbench: " << outcome.failed_processes
+    say(Verbosity::quiet) << "pairbench: " << outcome.failed_processes
               << " benchmark process(es) failed, crashed, hung or were incorrect; see 'verification' above\n";
   }
   // A regression first; then not where asked (the message above said where), or not in the

@@ -1,5 +1,6 @@
 // The profile's sampling, a run file from one side's samples, and claims for old run files.
 #include "harness/cli/run_record.h"
+#include "harness/exec/say.h"
 
 #include <unistd.h>
 
@@ -266,7 +267,7 @@ bool ensure_claims(nlohmann::json& doc, const std::string& source, const std::st
     try {
       catalogue = load_catalogue(find_bench_binaries(bench_dir), "quick");
     } catch (const std::exception& ex) {
-      std::cerr << "pairbench: warning: " << ex.what()
+      say(Verbosity::quiet) << "pairbench: warning: " << ex.what()
                 << ": experiments of this run file that carry no checks are judged by the default check\n";
     }
     for (const auto& entry : catalogue) declared[entry.name] = &entry;

@@ -26,9 +26,10 @@
 #include "harness/cli/gate_inputs.h"
 #include "harness/cli/history_access.h"
 #include "harness/cli/options.h"
-#include "harness/cli/selftest_ab.h"
 #include "harness/cli/run_record.h"
+#include "harness/cli/selftest_ab.h"
 #include "harness/exec/interrupt.h"
+#include "harness/exec/say.h"
 #include "harness/stats/stats.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/history.h"
@@ -234,7 +235,7 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
           for (const auto& b : e.benchmarks) sides[1].benchmark_env[b.name]["PAIRBENCH_INJECT_SLOWDOWN_PCT"] = "5";
         }
       }
-      std::cerr << "selftest: ab " << pairing << (planted ? ", 5 % planted" : ", A/A") << "\n";
+      say() << "selftest: ab " << pairing << (planted ? ", 5 % planted" : ", A/A") << "\n";
       const auto t0 = Clock::now();
       const AbResult r = run_ab(sides, {env, env}, o, "selftest --pairing-study");
       if (interrupt_signal()) break;  // a cut-short pair of runs says nothing; what is done is written below
@@ -284,7 +285,7 @@ int measure_selftest_runs(const SelftestArgs& args, const std::vector<Experiment
   o.pairing = "sequential";
   nlohmann::json first;
   for (int k = 1; k <= args.baseline_runs; ++k) {
-    std::cerr << "selftest: run A" << k << " of " << args.baseline_runs << ", " << o.repetitions
+    say() << "selftest: run A" << k << " of " << args.baseline_runs << ", " << o.repetitions
               << " processes per benchmark\n";
     const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
     const RunOutcome r = run_sides({Side{"A", experiments, {}, {}, {}}}, o);
@@ -309,7 +310,7 @@ int measure_selftest_runs(const SelftestArgs& args, const std::vector<Experiment
     }
     sides.push_back(std::move(side));
   }
-  std::cerr << "selftest: run Y, " << o.repetitions << " processes per benchmark and side: A' and planted 5/10/20 %\n";
+  say() << "selftest: run Y, " << o.repetitions << " processes per benchmark and side: A' and planted 5/10/20 %\n";
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
   const RunOutcome y = run_sides(sides, o);
   for (std::size_t side = 0; side < sides.size(); ++side) {
@@ -602,7 +603,7 @@ int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>
     RunOptions o = profile;
     o.progress_tty = false;
     for (int k = 1; k <= args.nights; ++k) {
-      std::cerr << "selftest: night " << k << " of " << args.nights << " (" << args.profile << " profile, "
+      say() << "selftest: night " << k << " of " << args.nights << " (" << args.profile << " profile, "
                 << o.repetitions << " processes per benchmark within its budget)\n";
       o.seed = args.seed + static_cast<std::uint64_t>(k);  // a fresh order each night
       const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");

@@ -1,5 +1,6 @@
 // `pairbench selftest --ab-aa N` (selftest_ab.h): the A/A evidence for `ab` at its defaults.
 #include "harness/cli/selftest_ab.h"
+#include "harness/exec/say.h"
 
 #include <algorithm>
 #include <chrono>
@@ -47,14 +48,14 @@ int selftest_ab_aa(const AbAaArgs& args) {
     const ProcessResult r = run_process(argv, {}, std::chrono::hours(2));
     if (r.status == ProcessResult::Status::kInterrupted) break;
     if (r.status != ProcessResult::Status::kExited || (r.exit_code != 0 && r.exit_code != 1)) {
-      std::fprintf(stderr, "pairbench: selftest --ab-aa: ab %d %s:\n%s\n", k, r.describe().c_str(), r.output.c_str());
+      sayf(Verbosity::quiet, "pairbench: selftest --ab-aa: ab %d %s:\n%s\n", k, r.describe().c_str(), r.output.c_str());
       return 3;
     }
     GateJson gate;
     try {
       gate = read_gate_json(out_dir + "/gate.json");
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "pairbench: selftest --ab-aa: %s\n", e.what());
+      sayf(Verbosity::quiet, "pairbench: selftest --ab-aa: %s\n", e.what());
       return 3;
     }
     std::map<std::string, int> count;
@@ -173,7 +174,7 @@ int selftest_ab_deep(const AbDeepArgs& args) {
     const ProcessResult r = run_process(argv, {}, std::chrono::hours(2));
     if (r.status == ProcessResult::Status::kInterrupted) break;
     if (r.status != ProcessResult::Status::kExited || (r.exit_code != 0 && r.exit_code != 1)) {
-      std::fprintf(stderr, "pairbench: selftest --ab-deep: ab of %s (%s) %s:\n%s\n", name.c_str(), a.name,
+      sayf(Verbosity::quiet, "pairbench: selftest --ab-deep: ab of %s (%s) %s:\n%s\n", name.c_str(), a.name,
                    r.describe().c_str(), r.output.c_str());
       return 3;
     }
@@ -181,7 +182,7 @@ int selftest_ab_deep(const AbDeepArgs& args) {
     try {
       gate = read_gate_json(out_dir + "/gate.json");
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "pairbench: selftest --ab-deep: %s\n", e.what());
+      sayf(Verbosity::quiet, "pairbench: selftest --ab-deep: %s\n", e.what());
       return 3;
     }
     for (const BenchmarkVerdict& v : gate.rows) {

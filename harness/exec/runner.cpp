@@ -28,9 +28,10 @@
 #include "harness/exec/interrupt.h"
 #include "harness/exec/layout.h"
 #include "harness/exec/process.h"
+#include "harness/exec/say.h"
 #include "harness/exec/start_gate.h"
-#include "harness/store/run_file.h"
 #include "harness/stats/stats.h"
+#include "harness/store/run_file.h"
 #include "kernels/common/cpus.h"
 #include "kernels/common/scratch.h"
 
@@ -190,6 +191,19 @@ void take_record(Sample& s, const nlohmann::json& record) {
   }
 }
 
+// --verbose: each process as it is launched, its command line and what the harness set in its
+// environment (layout padding, preloads, the start gate, its TMPDIR).
+template <typename Env>
+void say_launch(const std::vector<std::string>& argv, const Env& env) {
+  if (!speaks(Verbosity::verbose)) return;
+  std::string line = "pairbench: launch";
+  for (const std::string& a : argv) line += " " + a;
+  for (const auto& [key, value] : env) {
+    line += " " + key + "=" + (value.size() > 40 ? std::to_string(value.size()) + " bytes" : value);
+  }
+  say(Verbosity::verbose) << line << "\n";
+}
+
 // Runs one process and turns what it left behind into a sample (also for calibration, whose
 // sample carries the record in `gbench["pairbench_record"]` and is not kept). Nothing when
 // pairbench was interrupted while it ran (or before it started): that process measured nothing.
@@ -234,6 +248,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
     env["PAIRBENCH_START_GATE"] = gate->env_value(gate_side);
     gate_fds = gate->child_fds(gate_side);
   }
+  say_launch(argv, env);
   const ProcessResult pr =
       run_process(argv, env, std::chrono::duration<double>(limit), job.cpus, 64u << 10, gate_fds);
   const auto gbench = read_json(out_path);
@@ -425,6 +440,7 @@ std::vector<std::optional<Sample>> run_shared(Context& ctx, const std::vector<Jo
     for (const auto& [k, v] : layout_env(first.layout)) env[k] = v;
     env["TMPDIR"] = process_tmp;
     const double limit = ctx.options.timeout_s * static_cast<double>(jobs.size() - from);
+    say_launch(argv, env);
     const ProcessResult pr = run_process(argv, env, std::chrono::duration<double>(limit), std::vector<int>{});
     std::vector<std::optional<nlohmann::json>> gbench, record;
     for (std::size_t k = from; k < jobs.size(); ++k) {
@@ -600,7 +616,7 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
     const Sample& s = *result;
     ++done;
     if (ctx.options.progress_tty) {
-      std::cerr << "\r\033[Kcalibrating " << done << "/" << missing.size() << " " << c.benchmark->name << std::flush;
+      say() << "\r\033[Kcalibrating " << done << "/" << missing.size() << " " << c.benchmark->name << std::flush;
     }
     // Not supported here, or wrong: the timed processes report it (and it is no calibration matter).
     if (s.verification == Verification::not_supported || s.verification == Verification::incorrect) continue;
@@ -614,8 +630,8 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
     cache.put(c.benchmark->name, {measured / n, (n > 1 ? wall / (n - 1) : wall / n), utc_stamp("%Y-%m-%dT%H:%M:%SZ")});
     ++out.calibrated;
   }
-  if (ctx.options.progress_tty && !missing.empty()) std::cerr << "\r\033[K";
-  if (!missing.empty()) {
+  if (ctx.options.progress_tty && !missing.empty()) say() << "\r\033[K";
+  if (!missing.empty() && speaks(Verbosity::normal)) {
     std::cerr << "pairbench: calibrated " << out.calibrated << " of " << missing.size() << " benchmarks ("
               << std::fixed;
     std::cerr.precision(1);
@@ -626,7 +642,7 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
   for (const auto& [name, job] : first) {
     const Calibration* c = cache.find(name);
     if (const auto* f = cache.failure(name)) {
-      std::cerr << "pairbench: " << name << " is not calibrated (" << f->reason << (f->at.empty() ? "" : ", " + f->at)
+      say(Verbosity::quiet) << "pairbench: " << name << " is not calibrated (" << f->reason << (f->at.empty() ? "" : ", " + f->at)
                 << "): it runs " << planned_iterations(kUncalibrated, ctx.options.plan)
                 << " iterations per process; --recalibrate tries again\n";
     }
@@ -1087,11 +1103,11 @@ void report_progress(const Sample& s, const Job& job, const std::vector<Side>& s
   if (job.kind == Kind::kInstructions) what = "instructions " + what;
   if (sides.size() > 1) what = sides[static_cast<std::size_t>(job.side)].name + " " + what;
   if (options.progress_tty) {
-    if (bad) std::cerr << "\r\033[K" << job.benchmark->name << " rep " << job.repetition << ": " << what << "\n";
+    if (bad) say(Verbosity::quiet) << "\r\033[K" << job.benchmark->name << " rep " << job.repetition << ": " << what << "\n";
     std::string line = std::string(head) + " " + job.benchmark->name;
     if (line.size() > 90) line = line.substr(0, 87) + "...";
-    std::cerr << "\r\033[K" << line << "  ETA " << format_duration(eta) << std::flush;
-  } else {
+    say() << "\r\033[K" << line << "  ETA " << format_duration(eta) << std::flush;
+  } else if (speaks(bad ? Verbosity::quiet : Verbosity::normal)) {  // a failed process is said even when quiet
     std::cerr << head << " " << job.benchmark->name << " rep " << job.repetition << ": " << what << " (" << std::fixed;
     std::cerr.precision(2);
     std::cerr << s.process_wall_s << " s) ETA " << format_duration(eta) << "\n";
@@ -1151,7 +1167,7 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
     }
     ++sequence;
   }
-  if (ctx.options.progress_tty) std::cerr << "\r\033[K";
+  if (ctx.options.progress_tty) say() << "\r\033[K";
   outcome.completed_processes = done_processes;
   outcome.planned_processes = total_processes;
   if (done_processes < total_processes) outcome.interrupted_by = interrupt_signal();
@@ -1166,7 +1182,7 @@ void name_throttled(const std::vector<Sample>& samples) {
     ++throttled;
     ++by_reason[s.gpu_throttling];
   }
-  if (throttled == 0) return;
+  if (throttled == 0 || !speaks(Verbosity::normal)) return;
   std::cerr << "pairbench: " << throttled << " GPU sample(s) ran while the GPU slowed its clock (";
   bool first = true;
   for (const auto& [reason, n] : by_reason) std::cerr << (first ? "" : "; ") << reason << ": " << n, first = false;
@@ -1187,7 +1203,7 @@ void name_where_wall_went(const std::vector<Sample>& samples) {
     wall += s.process_wall_s, loop += s.loop_wall_s, measured += s.measured_s, setup += s.setup_s, after += s.after_s;
     outside_by_experiment[s.experiment] += s.process_wall_s - s.loop_wall_s;
   }
-  if (n == 0 || !(wall > 0)) return;
+  if (n == 0 || !(wall > 0) || !speaks(Verbosity::normal)) return;
   const auto pct = [&](double v) { return fmt_g(std::round(1000 * v / wall) / 10) + " %"; };
   std::cerr << "pairbench: " << n << " samples, " << fmt_g(std::round(wall * 10) / 10) << " s of process wall: timed loops "
             << pct(loop) << " (inside the timed regions " << pct(measured) << "), before them " << pct(setup)
@@ -1219,13 +1235,14 @@ void note_drift(CalibrationCache& cache, RunOutcome& outcome) {
       char why[200];
       std::snprintf(why, sizeof why, "calibration refused: %.3g s per iteration, its processes took %.3g",
                     c->measured_s_per_iteration, stats::median(values));
-      std::cerr << "pairbench: " << name << ": " << why << "; calibrated again in the next run\n";
+      say() << "pairbench: " << name << ": " << why << "; calibrated again in the next run\n";
       outcome.drifted.push_back(name);
       cache.forget(name);
       continue;
     }
     if (c && calibration_drifted(*c, stats::median(values))) {
       outcome.drifted.push_back(name);
+      if (!speaks(Verbosity::normal)) continue;
       std::cerr << "pairbench: " << name << " runs " << std::fixed;
       std::cerr.precision(1);
       std::cerr << stats::median(values) / c->measured_s_per_iteration
@@ -1286,7 +1303,7 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
 
   const auto start = Clock::now();
   CalibrationCache cache(options.calibration_path);
-  if (!cache.load_problem().empty()) std::cerr << "pairbench: warning: " << cache.load_problem() << "\n";
+  if (!cache.load_problem().empty()) say(Verbosity::quiet) << "pairbench: warning: " << cache.load_problem() << "\n";
   const Calibrated cal = calibrate(ctx, runnable, cache);
   outcome.calibrated = cal.calibrated;
   outcome.calibration_wall_s = cal.wall_s;
@@ -1297,7 +1314,7 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   const std::vector<int> cpus = options.duet_cpu_pool.empty() ? kernels::usable_cpu_list() : options.duet_cpu_pool;
   outcome.pairing = options.pairing == "duet" && sides.size() == 2 && cpus.size() >= 2 ? "duet" : "sequential";
   if (options.pairing == "duet" && sides.size() == 2 && outcome.pairing != "duet") {
-    std::cerr << "pairbench: warning: duet pairing needs two sides and two usable CPUs; running sequentially\n";
+    say(Verbosity::quiet) << "pairbench: warning: duet pairing needs two sides and two usable CPUs; running sequentially\n";
   }
   if (outcome.pairing == "duet") outcome.duet_cpus = {cpus[0], cpus[1]};
 
@@ -1310,7 +1327,7 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   note_drift(cache, outcome);
   outcome.calibration_ratios = calibration_ratios(cache, outcome.samples);
   if (const std::string problem = cache.save(); !problem.empty()) {
-    std::cerr << "pairbench: warning: calibration cache not saved: " << problem << "\n";
+    say(Verbosity::quiet) << "pairbench: warning: calibration cache not saved: " << problem << "\n";
   }
   outcome.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return outcome;
@@ -1327,7 +1344,7 @@ RunPlan plan_run(const std::vector<ExperimentEntry>& experiments, const RunOptio
   const std::vector<Side> sides = {Side{"", experiments, {}, {}, {}}};  // the jobs point into it
   const std::vector<Job> runnable = runnable_jobs(sides, unused);
   const CalibrationCache cache(options.calibration_path);
-  if (!cache.load_problem().empty()) std::cerr << "pairbench: warning: " << cache.load_problem() << "\n";
+  if (!cache.load_problem().empty()) say(Verbosity::quiet) << "pairbench: warning: " << cache.load_problem() << "\n";
   // As run_sides sizes them, without calibrating: a benchmark not in the cache has no count yet.
   std::map<std::string, std::int64_t> iterations;
   for (const Job& j : runnable) {

@@ -1,6 +1,7 @@
 // `ab`'s sampling until decided (paired.h).
 #include "harness/sampling/paired.h"
 
+#include "harness/exec/say.h"
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -108,7 +109,7 @@ class PairedRounds final : public Rounds {
   }
 
   bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) override {
-    std::cerr << "ab: round " << round << ": " << decision_.count(Verdict::undecided) << " undecided, sampling "
+    say() << "ab: round " << round << ": " << decision_.count(Verdict::undecided) << " undecided, sampling "
               << chosen.size() << " (cheapest first), " << plan_.step << " more processes per side; "
               << static_cast<int>(spent_s) << " s of " << static_cast<int>(budget_s) << " s\n";
     const PairedRound more = run_round_(std::set<std::string>(chosen.begin(), chosen.end()), round);
@@ -146,7 +147,7 @@ class PairedRounds final : public Rounds {
       std::snprintf(line, sizeof line, "ab: launch order (duet blocks, cancelled in their means): largest effect %+.1f %% (%s)%s\n",
                     100 * largest->order_effect, largest->benchmark.c_str(),
                     held ? (", " + std::to_string(held) + " change(s) no larger held undecided").c_str() : "");
-      std::cerr << line;
+      say() << line;
     }
     const BudgetProjection p = project_budget(decision_.rows, per_pair_, plan_.max_repetitions);
     if (p.undecided > 0) {
@@ -158,7 +159,7 @@ class PairedRounds final : public Rounds {
                     "noise (estimates)\n",
                     p.undecided, p.within_cap, plan_.max_repetitions, p.more_pairs, p.seconds, spent + p.seconds,
                     p.undecided - p.within_cap);
-      std::cerr << line;
+      say() << line;
     }
   }
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "harness/exec/interrupt.h"
+#include "harness/exec/say.h"
 #include "harness/gate/sequential.h"
 #include "harness/store/sample.h"
 
@@ -142,7 +143,7 @@ class UnpairedRounds final : public Rounds {
                   "run: round %d: %d undecided against the baseline, sampling %zu (cheapest first), up to %d more processes "
                   "each; %.0f s of %.0f s\n",
                   round, out_.decision.count(Verdict::undecided), chosen.size(), plan_.step, spent_s, budget_s);
-    std::cerr << line;
+    say() << line;
     options_.seed = outcome_.seed + static_cast<std::uint64_t>(round);  // a fresh order each round, recorded seed + round
     // `step` more each, fewer where that would pass the cap: one run per count.
     std::map<int, std::vector<std::string>> by_count;
