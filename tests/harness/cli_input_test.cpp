@@ -228,6 +228,11 @@ TEST(CliInput, FiltersThatSelectNothingAreRefused) {
 // --- 2: machine keys that name files ------------------------------------------------------------
 
 TEST(CliInput, BaselineUpdateNeverWritesOutsideTheResultsDirectory) {
+  // The key "/tmp/x" would name /tmp/x.json: it must not be written (nor made, where something
+  // else on this machine left one there: then it must be left as it was).
+  std::error_code ec;
+  const bool tmp_x_existed = fs::exists("/tmp/x.json");
+  const auto tmp_x_time = tmp_x_existed ? fs::last_write_time("/tmp/x.json", ec) : fs::file_time_type{};
   for (const std::string& key : std::vector<std::string>{"../../x", "../x", "/tmp/x", "a/b", ".hidden", "..", "",
                                                         "x\ny", std::string(65, 'k')}) {
     SCOPED_TRACE(quoted_for_message(key));
@@ -244,7 +249,8 @@ TEST(CliInput, BaselineUpdateNeverWritesOutsideTheResultsDirectory) {
     expect_refused({"gate", "--current", run, "--results-dir", results, "--history", "none"},
                    "pairbench.environment.machine_key");
     EXPECT_EQ(tree(tmp.path), before);
-    EXPECT_FALSE(fs::exists("/tmp/x.json"));
+    EXPECT_EQ(fs::exists("/tmp/x.json"), tmp_x_existed);
+    if (tmp_x_existed) EXPECT_EQ(fs::last_write_time("/tmp/x.json", ec), tmp_x_time);
   }
   // A well-formed key is stored where it belongs.
   TempDir tmp;
