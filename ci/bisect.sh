@@ -31,21 +31,25 @@ else
   shift 3
 fi
 
-if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
-  git fetch --quiet --unshallow || { echo "ci/bisect.sh: could not fetch the history of this shallow clone" >&2; exit 3; }
-fi
-if [ "${SKIP_BUILD:-0}" != 1 ]; then BUILD_TYPE=Release ./ci/build.sh || exit 3; fi
 pb="${BUILD_DIR:-build}/bin/pairbench"
-
-if [ -n "$confirmed_from" ]; then
-  # The confirmation's own command reads its confirmed.json (and the gate's runs for their shas).
-  gate_arg=()
+# --confirmed: GOOD BAD REGEX from the confirmation's own command (confirmed.json, and the gate's
+# runs for their shas); "none" ends here. Asked before fetching and building where a pairbench is
+# already built, so that a night with nothing confirmed costs neither.
+confirmed_args() {
+  local gate_arg=()
   [ -f "$confirmed_from/gate.json" ] && gate_arg=(--gate "$confirmed_from/gate.json")
   args=$("$pb" confirm bisect-args --confirmed "$confirmed_from/confirmed.json" "${gate_arg[@]}" 2>&1) ||
     { echo "ci/bisect.sh: ${args#pairbench: }" >&2; exit 2; }
   if [ "$args" = none ]; then echo "ci/bisect.sh: $confirmed_from/confirmed.json: no confirmed regression, nothing to bisect"; exit 0; fi
   read -r good bad regex <<<"$args"
+}
+[ -n "$confirmed_from" ] && [ -x "$pb" ] && confirmed_args
+
+if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+  git fetch --quiet --unshallow || { echo "ci/bisect.sh: could not fetch the history of this shallow clone" >&2; exit 3; }
 fi
+if [ "${SKIP_BUILD:-0}" != 1 ]; then BUILD_TYPE=Release ./ci/build.sh || exit 3; fi
+[ -n "$confirmed_from" ] && confirmed_args  # again with this build: the one that bisects
 artifacts="${ARTIFACTS_DIR:-results/artifacts/bisect-$(date -u +%Y%m%dT%H%M%SZ)}"
 mkdir -p "$artifacts"
 "$pb" bisect --good "$good" --bad "$bad" --benchmarks "$regex" --profile "${PROFILE:-quick}" \

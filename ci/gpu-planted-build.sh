@@ -13,8 +13,13 @@ out=${2:-$root/results/gpu-bundle}
 percent=${3:-10}
 command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] ||
   { echo "ci/gpu-planted-build.sh: no nvcc: the plant is CUDA code" >&2; exit 2; }
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPAIRBENCH_BUILD_TESTS=OFF \
-  -DPAIRBENCH_PLANTED_SLOWDOWN="$percent" >/dev/null
+# The bundle's layout variants come from the main build: the same count here, so that every variant
+# the candidate draws is planted (LAYOUT_VARIANTS, default the CMake default of 8).
+configured=$(cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPAIRBENCH_BUILD_TESTS=OFF \
+  -DPAIRBENCH_LAYOUT_VARIANTS="${LAYOUT_VARIANTS:-8}" -DPAIRBENCH_PLANTED_SLOWDOWN="$percent") ||
+  { echo "ci/gpu-planted-build.sh: cmake failed" >&2; exit 3; }
+grep -q "pairbench: CUDA kernels ON" <<<"$configured" ||
+  { echo "ci/gpu-planted-build.sh: CUDA is off in $build: the plant would compile out" >&2; exit 2; }
 targets=(bench_precision)
 variants=$(sed -n 's/^PAIRBENCH_LAYOUT_VARIANTS:STRING=//p' "$build/CMakeCache.txt")
 for ((k = 1; k < ${variants:-1}; ++k)); do targets+=("bench_precision.layout$k"); done

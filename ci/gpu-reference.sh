@@ -22,9 +22,13 @@ if [ $# -lt 1 ]; then
 fi
 out=$(mkdir -p "$1" && cd "$1" && pwd) || { echo "ci/gpu-reference.sh: $1: cannot create" >&2; exit 2; }
 candidate=${2:-}
+# Absolute: gpu-host-run.sh runs this from the unpacked source root, not where it was called from.
+[ -z "$candidate" ] || [ ! -e "$candidate" ] || candidate=$(cd "$(dirname "$candidate")" && pwd)/$(basename "$candidate")
 if [[ "$candidate" == *.tar.xz ]]; then  # bench binaries to lay over a copy of this build's bin/
   [ -f "$candidate" ] || { echo "ci/gpu-reference.sh: $candidate: no such file" >&2; exit 2; }
-  overlay=$(mktemp -d)/candidate-build  # not under OUT_DIR: ARCHIVE packs that
+  overlay_root=$(mktemp -d)  # not under OUT_DIR: ARCHIVE packs that
+  trap 'rm -rf "$overlay_root"' EXIT
+  overlay=$overlay_root/candidate-build
   mkdir -p "$overlay/bin" && cp -a build/bin/. "$overlay/bin/" &&
     python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$candidate" "$overlay/bin" ||
     { echo "ci/gpu-reference.sh: $candidate: cannot unpack" >&2; exit 2; }

@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "harness/cli/command.h"
 #include "harness/exec/interrupt.h"
@@ -49,24 +51,38 @@ int run_action(const CommandAction& action, const std::string& command_line, con
 int main(int argc, char** argv) {
   CLI::App app{"pairbench: matched performance experiments (baseline vs treatment arms)"};
   app.require_subcommand(1);
-  // Before or after the command's name: the commands fall through to these (harness/exec/say.h).
-  bool quiet = false, verbose = false;
-  auto* quiet_flag = app.add_flag("--quiet", quiet, "progress and notes left out: only warnings, failures and results");
-  app.add_flag("--verbose", verbose, "also each benchmark process as it is launched (command line, environment set)")
-      ->excludes(quiet_flag);
-  app.fallthrough();
+  // The output level (harness/exec/say.h), before or after the command's name: taken out of the
+  // arguments here, so that no command's own parsing falls through to its parent's options (a
+  // nested command such as `history export` must still refuse what it does not know). Declared on
+  // the app for its --help.
+  bool quiet = false, verbose = false, help_only = false;
+  app.add_flag("--quiet", help_only, "progress and notes left out: only warnings, failures and results");
+  app.add_flag("--verbose", help_only, "also each benchmark process as it is launched (command line, environment set)");
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i > 0 && (a == "--quiet" || a == "--verbose")) {
+      (a == "--quiet" ? quiet : verbose) = true;
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
+  if (quiet && verbose) {
+    std::cerr << "pairbench: --quiet excludes --verbose (see --help)\n";
+    return kExitUsage;
+  }
   const std::vector<Command> commands = all_commands();
   std::vector<std::pair<CLI::App*, CommandAction>> parsed;
   for (const Command& c : commands) {
     CommandAction action = add_command(app, c);
     parsed.emplace_back(app.get_subcommand(c.name), std::move(action));
   }
-  if (argc > 1 && argv[1][0] != '-' &&
-      std::none_of(commands.begin(), commands.end(), [&](const Command& c) { return c.name == argv[1]; })) {
-    return unknown_command(argv[1], commands);
+  if (args.size() > 1 && args[1][0] != '-' &&
+      std::none_of(commands.begin(), commands.end(), [&](const Command& c) { return c.name == args[1]; })) {
+    return unknown_command(args[1], commands);
   }
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -634,10 +634,11 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
   if (!missing.empty() && speaks(Verbosity::normal)) {
     std::cerr << "pairbench: calibrated " << out.calibrated << " of " << missing.size() << " benchmarks ("
               << std::fixed;
-    std::cerr.precision(1);
+    const auto precision = std::cerr.precision(1);
     std::cerr << std::chrono::duration<double>(Clock::now() - start).count() << " s); cache "
               << (cache.path().empty() ? "in memory" : cache.path()) << "\n";
     std::cerr.unsetf(std::ios::fixed);
+    std::cerr.precision(precision);
   }
   for (const auto& [name, job] : first) {
     const Calibration* c = cache.find(name);
@@ -1109,9 +1110,10 @@ void report_progress(const Sample& s, const Job& job, const std::vector<Side>& s
     say() << "\r\033[K" << line << "  ETA " << format_duration(eta) << std::flush;
   } else if (speaks(bad ? Verbosity::quiet : Verbosity::normal)) {  // a failed process is said even when quiet
     std::cerr << head << " " << job.benchmark->name << " rep " << job.repetition << ": " << what << " (" << std::fixed;
-    std::cerr.precision(2);
+    const auto precision = std::cerr.precision(2);
     std::cerr << s.process_wall_s << " s) ETA " << format_duration(eta) << "\n";
     std::cerr.unsetf(std::ios::fixed);
+    std::cerr.precision(precision);
   }
 }
 
@@ -1182,7 +1184,7 @@ void name_throttled(const std::vector<Sample>& samples) {
     ++throttled;
     ++by_reason[s.gpu_throttling];
   }
-  if (throttled == 0 || !speaks(Verbosity::normal)) return;
+  if (throttled == 0) return;  // said even when quiet: it bears on whether the figures can be trusted
   std::cerr << "pairbench: " << throttled << " GPU sample(s) ran while the GPU slowed its clock (";
   bool first = true;
   for (const auto& [reason, n] : by_reason) std::cerr << (first ? "" : "; ") << reason << ": " << n, first = false;
@@ -1235,7 +1237,7 @@ void note_drift(CalibrationCache& cache, RunOutcome& outcome) {
       char why[200];
       std::snprintf(why, sizeof why, "calibration refused: %.3g s per iteration, its processes took %.3g",
                     c->measured_s_per_iteration, stats::median(values));
-      say() << "pairbench: " << name << ": " << why << "; calibrated again in the next run\n";
+      say(Verbosity::quiet) << "pairbench: " << name << ": " << why << "; calibrated again in the next run\n";
       outcome.drifted.push_back(name);
       cache.forget(name);
       continue;
@@ -1244,10 +1246,11 @@ void note_drift(CalibrationCache& cache, RunOutcome& outcome) {
       outcome.drifted.push_back(name);
       if (!speaks(Verbosity::normal)) continue;
       std::cerr << "pairbench: " << name << " runs " << std::fixed;
-      std::cerr.precision(1);
+      const auto precision = std::cerr.precision(1);
       std::cerr << stats::median(values) / c->measured_s_per_iteration
                 << "x its calibrated time per iteration; its iteration count stays (--recalibrate to renew it)\n";
       std::cerr.unsetf(std::ios::fixed);
+      std::cerr.precision(precision);
     }
   }
 }

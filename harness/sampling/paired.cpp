@@ -17,7 +17,7 @@ namespace {
 // each benchmark's sequential state, oriented by its experiment's direction (+ = worse).
 void add_round(std::map<std::string, SequentialState>& states, const nlohmann::json& base, const nlohmann::json& cand,
                const GateOptions& options) {
-  auto direction = experiment_directions({&cand}, options.threshold);  // experiment -> lower is better, threshold
+  const auto direction = experiment_directions({&cand}, options.threshold);  // experiment -> lower is better, threshold
   std::map<std::string, std::string> experiment_of;  // benchmark -> experiment
   for (const auto& c : cand["benchmarks"]) experiment_of[c["name"]] = c.value("experiment", "");
   auto key = [](const nlohmann::json& b) {
@@ -44,7 +44,8 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
     if (b == rows->second.end()) continue;
     SequentialState& s = states[c["name"]];
     s.benchmark = c["name"];
-    s.threshold = direction[c.value("experiment", "")].threshold;
+    const auto declared = direction.find(c.value("experiment", ""));
+    s.threshold = declared != direction.end() ? declared->second.threshold : options.threshold;
     const int block = c.value("repetition_index", 0) / 2;
     blocks[c["name"]][block].emplace_back(process_value(*b->second), process_value(c));
     if (c.contains("duet_lead") && b->second->contains("duet_lead") &&
@@ -58,7 +59,8 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
   }
   for (const auto& [name, by_block] : blocks) {
     SequentialState& s = states[name];
-    const bool lower_is_better = direction[experiment_of.at(name)].lower_is_better;
+    const auto declared = direction.find(experiment_of.at(name));
+    const bool lower_is_better = declared == direction.end() || declared->second.lower_is_better;
     for (const auto& [block, values] : by_block) {
       s.add_block(values, lower_is_better);
       const auto& pairs = leads[name][block];

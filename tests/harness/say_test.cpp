@@ -49,6 +49,13 @@ TEST(Say, QuietLeavesProgressOutVerboseAddsLaunches) {
   const ProcessResult both = run_with({"--quiet", "--verbose"}, out);
   EXPECT_EQ(both.exit_code, 2) << both.output;
   EXPECT_TRUE(has(both.output, "--quiet excludes --verbose")) << both.output;
+
+  // The levels are taken out before parsing: a nested command still refuses what it does not know
+  // (no fall-through to its parent's options).
+  const ProcessResult stray = run_process({PAIRBENCH_EXE, "--quiet", "history", "export", "stray", "--out", out + ".x"},
+                                          {}, std::chrono::seconds(60));
+  EXPECT_EQ(stray.exit_code, 2) << stray.output;
+  EXPECT_TRUE(has(stray.output, "not expected: stray")) << stray.output;
 }
 
 TEST(Say, ALineIsSaidOnlyAtOrBelowTheSessionsLevel) {
