@@ -47,13 +47,20 @@ def main():
     dev = torch.device("cuda")
     torch.manual_seed(1)
 
-    def timed(fn, calls, repeats=15, warmups=3):
-        """Median seconds per call over `repeats` event-timed batches of `calls` calls."""
+    def timed(fn, calls, host_clock=False, repeats=15, warmups=3):
+        """Median seconds per call over `repeats` batches after `warmups` calls of fn. A batch is
+        `calls` calls of fn between two CUDA events; with host_clock, one call of fn (which makes
+        `calls` calls itself) on the host's clock, for loops whose cost is the host's (launch, wait)."""
         for _ in range(warmups):
             fn()
         torch.cuda.synchronize()
         per_call = []
         for _ in range(repeats):
+            if host_clock:
+                t0 = time.perf_counter()
+                fn()
+                per_call.append((time.perf_counter() - t0) / calls)
+                continue
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             for _ in range(calls):
@@ -61,18 +68,6 @@ def main():
             stop.record()
             stop.synchronize()
             per_call.append(start.elapsed_time(stop) / 1e3 / calls)
-        return statistics.median(per_call)
-
-    def host_timed(fn, calls, repeats=15, warmups=3):
-        """The same with the host's clock, for loops whose cost is the host's (launch, wait)."""
-        for _ in range(warmups):
-            fn()
-        torch.cuda.synchronize()
-        per_call = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            per_call.append((time.perf_counter() - t0) / calls)
         return statistics.median(per_call)
 
     rows = []  # (what, pairbench benchmark, unit, scale, torch value in base units)
@@ -132,9 +127,9 @@ def main():
             tiny.add_(1)
             torch.cuda.synchronize()
 
-    s = host_timed(launch_async, ops)
+    s = timed(launch_async, ops, host_clock=True)
     rows.append(("tiny kernel x1000, one wait (eager)", "dispatch.sync_vs_async/async/device:cuda/ops:1000", "us/op", 1e-6, s))
-    s = host_timed(launch_sync, ops)
+    s = timed(launch_sync, ops, host_clock=True)
     rows.append(("tiny kernel x1000, wait after each (eager)", "dispatch.sync_vs_async/sync/device:cuda/ops:1000", "us/op",
                  1e-6, s))
 
