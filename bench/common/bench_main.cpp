@@ -34,6 +34,7 @@
 #include "bench/common/timed_region.h"
 #include "bench/common/work.h"
 #include "kernels/common/layout.h"
+#include "kernels/common/pages.h"
 
 namespace pairbench::bench {
 namespace {
@@ -253,16 +254,21 @@ std::string read_plan(const std::string& path, std::vector<PlannedBenchmark>& pl
 }
 
 // Registers the plan's benchmarks in its order (Google Benchmark runs them in registration order);
-// "" or the first name the profile does not have.
-std::string register_plan(const std::string& profile, const std::vector<PlannedBenchmark>& plan) {
+// "" or the first name the profile does not have. `shares_memory`: whether every planned
+// benchmark's experiment may share a process (none measures the process's own heap or pages).
+std::string register_plan(const std::string& profile, const std::vector<PlannedBenchmark>& plan, bool& shares_memory) {
   std::map<std::string, std::function<void(std::int64_t)>> registrars;
+  std::map<std::string, bool> own_process;
   for_each_benchmark(profile, [&](const Experiment& e, const Arm& arm, const Point& p, const std::string& name) {
     registrars[name] = [e, arm, p, name](std::int64_t iterations) { register_one(e, arm, p, name, iterations); };
+    own_process[name] = e.own_process;
   });
+  shares_memory = true;
   for (const PlannedBenchmark& b : plan) {
     const auto it = registrars.find(b.name);
     if (it == registrars.end()) return b.name;
     it->second(b.iterations);
+    shares_memory = shares_memory && !own_process[b.name];
   }
   return "";
 }
@@ -406,10 +412,14 @@ int main(int argc, char** argv) {
       std::cerr << argv[0] << ": --pairbench_plan: " << why << "\n";
       return 2;
     }
-    if (const std::string unknown = register_plan(profile, plan); !unknown.empty()) {
+    bool shares_memory = false;
+    if (const std::string unknown = register_plan(profile, plan, shares_memory); !unknown.empty()) {
       std::cerr << argv[0] << ": --pairbench_plan: no benchmark named '" << unknown << "'\n";
       return 2;
     }
+    // Benchmarks after the first reuse the set-up buffers earlier ones freed instead of fresh
+    // pages: that part of set-up is paid once per process, not per benchmark (kernels/common/pages.h).
+    if (shares_memory && plan.size() > 1) pairbench::kernels::reuse_page_buffers();
   } else if (register_benchmarks(profile, only, iterations) == 0 && !only.empty()) {
     std::cerr << argv[0] << ": --pairbench_only: no benchmark named '" << only << "'\n";
     return 2;

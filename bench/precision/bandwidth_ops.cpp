@@ -2,12 +2,14 @@
 // storage vs bf16 / fp16 storage and fp32 math, on one CPU core and on the GPU, with their error.
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench/common/devices.h"
 #include "bench/common/exec.h"
 #include "bench/common/experiment.h"
+#include "bench/common/process_inputs.h"
 #include "kernels/elementwise/bandwidth_ops.h"
 #include "kernels/elementwise/cuda_elementwise.h"
 #include "kernels/gemm/gemm_reference.h"
@@ -29,10 +31,13 @@ ElementwiseOp op_of(const Point& p) {
 
 // Inputs: uniform [-1, 1), fresh in every process. (A large per-row mean would make 16-bit storage
 // lose the deviations layer-norm keeps: a real effect, but not the one this experiment measures.)
-std::vector<float> fresh_input(std::size_t n) {
-  std::vector<float> x(n);
-  kernels::gemm::fill_random(x, kernels::gemm::fresh_seed());
-  return x;
+// x, drawn once per process and size and shared by the process's benchmarks (process_inputs.h).
+std::shared_ptr<const std::vector<float>> fresh_input(std::size_t n) {
+  return process_input<std::vector<float>>("precision.bandwidth_ops/x/" + std::to_string(n), n * sizeof(float), [n] {
+    std::vector<float> x(n);
+    kernels::gemm::fill_random(x, kernels::gemm::fresh_seed());
+    return x;
+  });
 }
 
 std::vector<double> reference(const ElementwiseOp& op, const std::vector<float>& x) {
@@ -89,7 +94,8 @@ double chunked_rel_error(const ElementwiseOp& op, const std::vector<float>& x, c
 void run_cpu(benchmark::State& state, const Point& p, ew::Storage storage) {
   const ElementwiseOp op = op_of(p);
   const auto n = static_cast<std::size_t>(p.get_int("elements"));
-  const std::vector<float> x = fresh_input(n);
+  const auto input = fresh_input(n);
+  const std::vector<float>& x = *input;
   ew::HostArray hx(storage, n), hy(storage, n);
   hx.store(x);
   hy.poison();  // also first-touches y's pages, so page faults stay out of the timing
@@ -108,7 +114,8 @@ void run_cpu(benchmark::State& state, const Point& p, ew::Storage storage) {
 void run_cuda(benchmark::State& state, const Point& p, ew::Storage storage) {
   const ElementwiseOp op = op_of(p);
   const auto n = static_cast<std::size_t>(p.get_int("elements"));
-  const std::vector<float> x = fresh_input(n);
+  const auto input = fresh_input(n);
+  const std::vector<float>& x = *input;
   kernels::cuda::DeviceBandwidthOps dev(storage, static_cast<std::int64_t>(n));
   dev.upload(x);
   dev.poison_output();

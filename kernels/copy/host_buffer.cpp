@@ -1,6 +1,8 @@
 // Anonymous mappings in a chosen page state; host-memory limits reported as NotSupported.
 #include "kernels/copy/host_buffer.h"
 
+#include "kernels/common/pages.h"
+
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,6 +19,14 @@ namespace pairbench::kernels::copy {
 
 HostBuffer::HostBuffer(std::size_t bytes, PageState state, PageSize pages) {
   if (bytes == 0) return;
+  poolable_ = state == PageState::kPrefaulted && pages == PageSize::kDefault;
+  if (poolable_) {
+    if (void* m = take_kept_mapping(bytes)) {  // a shared process's earlier buffer, still backed
+      data_ = static_cast<std::byte*>(m);
+      size_ = bytes;
+      return;
+    }
+  }
   require_host_memory(bytes, "a host buffer");
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
@@ -28,9 +38,7 @@ HostBuffer::HostBuffer(std::size_t bytes, PageState state, PageSize pages) {
   // Advisory: where THP is disabled already this changes nothing, so its result is not checked.
   if (pages == PageSize::kBase4KiB) madvise(p, bytes, MADV_NOHUGEPAGE);
   if (state == PageState::kUntouched) return;
-  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  // One write per page is enough to fault it in; volatile keeps the compiler from dropping it.
-  for (std::size_t off = 0; off < bytes; off += page) static_cast<volatile std::byte*>(p)[off] = std::byte{0};
+  populate_pages(p, bytes);  // backed and writable, as one write per page would leave it
   if (state == PageState::kLocked) {
     if (mlock(p, bytes) != 0) {
       const int err = errno;
@@ -46,7 +54,8 @@ HostBuffer::~HostBuffer() { release(); }
 HostBuffer::HostBuffer(HostBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      locked_(std::exchange(other.locked_, false)) {}
+      locked_(std::exchange(other.locked_, false)),
+      poolable_(std::exchange(other.poolable_, false)) {}
 
 HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
   if (this != &other) {
@@ -54,15 +63,17 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     locked_ = std::exchange(other.locked_, false);
+    poolable_ = std::exchange(other.poolable_, false);
   }
   return *this;
 }
 
 void HostBuffer::release() noexcept {
-  if (data_) munmap(data_, size_);  // also drops the lock
+  if (data_ && !(poolable_ && keep_mapping(data_, size_))) munmap(data_, size_);  // also drops the lock
   data_ = nullptr;
   size_ = 0;
   locked_ = false;
+  poolable_ = false;
 }
 
 std::size_t mem_available_bytes() {

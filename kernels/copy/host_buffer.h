@@ -14,7 +14,8 @@ namespace pairbench::kernels::copy {
 
 enum class PageState {
   kUntouched,   // mapped, never written: the first store to each page takes a minor fault
-  kPrefaulted,  // every page written once, so it is backed by a physical page
+  kPrefaulted,  // every page backed by a physical page, as a write to each leaves it (populated in one
+                // call; in a shared process, a mapping of the same size an earlier benchmark freed)
   kLocked,      // pre-faulted and mlock'ed: what a pinned staging buffer is on the host side
 };
 
@@ -46,6 +47,7 @@ class HostBuffer {
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   bool locked_ = false;
+  bool poolable_ = false;  // pre-faulted, default page size: reusable where the process keeps freed memory
 };
 
 // MemAvailable from /proc/meminfo in bytes; 0 where it cannot be read.

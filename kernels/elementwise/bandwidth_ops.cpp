@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/common/layout.h"
+#include "kernels/common/pages.h"
 
 namespace pairbench::kernels::elementwise {
 
@@ -38,12 +39,18 @@ constexpr std::size_t kAlign = 64;
 void HostArray::Free::operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(kAlign)); }
 
 HostArray::HostArray(Storage storage, std::size_t n)
-    : storage_(storage),
-      n_(n),
-      offset_(next_layout_offset_bytes(kAlign)),
-      data_(static_cast<std::byte*>(::operator new[](std::max<std::size_t>(n * storage_bytes(storage), 1) +
-                                                         (offset_ ? kLayoutSpanBytes : 0),
-                                                     std::align_val_t(kAlign)))) {}
+    : storage_(storage), n_(n), offset_(next_layout_offset_bytes(kAlign)) {
+  const std::size_t allocated = std::max<std::size_t>(n * storage_bytes(storage), 1) + (offset_ ? kLayoutSpanBytes : 0);
+  if (allocated >= kMallocAlwaysMapsBytes) {
+    // Where the aligned operator new would have mapped it (64 bytes into a fresh mapping), but
+    // backed in one call and, in a shared process, reused (kernels/common/pages.h).
+    pages_ = PageBuffer(allocated, kAlign);
+    base_ = pages_.data();
+  } else {
+    heap_.reset(static_cast<std::byte*>(::operator new[](allocated, std::align_val_t(kAlign))));
+    base_ = heap_.get();
+  }
+}
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 
+#include "kernels/common/pages.h"
 #include "kernels/elementwise/accuracy.h"
 #include "kernels/elementwise/float16.h"
 
@@ -29,8 +30,8 @@ class HostArray {
   void load(std::span<float> out) const;      // widens to fp32, exactly
   void load(std::span<float> out, std::size_t first) const;  // elements [first, first + out.size())
   void poison();                              // NaN in every element
-  void* data() { return data_.get() + offset_; }
-  const void* data() const { return data_.get() + offset_; }
+  void* data() { return base_ + offset_; }
+  const void* data() const { return base_ + offset_; }
 
  private:
   struct Free {
@@ -39,7 +40,9 @@ class HostArray {
   Storage storage_;
   std::size_t n_;
   std::size_t offset_;  // bytes from the allocation's start to the data: a multiple of 64
-  std::unique_ptr<std::byte, Free> data_;
+  std::unique_ptr<std::byte, Free> heap_;  // below malloc's mapping threshold
+  PageBuffer pages_;                       // above it
+  std::byte* base_ = nullptr;
 };
 
 // y = a*x + b elementwise; x and y have the same storage and size (std::invalid_argument otherwise).

@@ -1,6 +1,6 @@
 // The framework-owned timed loop (bench/common/exec.h): rates derived from declared work, one
-// timed-region record per iteration, untimed hooks around each region, and the refusal of a
-// timing mode the experiment does not declare.
+// timed-region record per iteration, untimed hooks around each region, the refusal of a timing
+// mode the experiment does not declare; and the per-process inputs a shared process's benchmarks share.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -15,6 +15,7 @@
 #include "bench/common/devices.h"
 #include "bench/common/exec.h"
 #include "bench/common/experiment.h"
+#include "bench/common/process_inputs.h"
 #include "bench/common/timed_region.h"
 #include "bench/common/work.h"
 
@@ -263,6 +264,39 @@ TEST(ExecCuda, ThrowsWithoutADevice) {
   EXPECT_TRUE(runs[0].error_occurred);
   EXPECT_FALSE(thrown.empty());
   EXPECT_EQ(enqueued, 0);
+}
+
+// bench/common/process_inputs.h: inputs made once per process and key, shared read-only.
+TEST(ProcessInputs, AKeyIsMadeOnceAndSharedAfterwards) {
+  int made = 0;
+  auto make = [&made] {
+    ++made;
+    return std::vector<float>(1000, 1.5f);
+  };
+  const auto [made_before, reused_before] = process_input_counts();
+  const auto a = process_input<std::vector<float>>("test/x/1000", 4000, make);
+  const auto b = process_input<std::vector<float>>("test/x/1000", 4000, make);
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_EQ((*b)[999], 1.5f);
+  const auto c = process_input<std::vector<float>>("test/x/2000", 8000, [] { return std::vector<float>(2000, 2.0f); });
+  EXPECT_NE(c.get(), a.get());
+  EXPECT_EQ(c->size(), 2000u);
+  const auto [made_after, reused_after] = process_input_counts();
+  EXPECT_EQ(made_after - made_before, 2u);
+  EXPECT_EQ(reused_after - reused_before, 1u);
+}
+
+TEST(ProcessInputs, PastTheBudgetTheOldestIsDroppedButLivesOnInItsUsers) {
+  const std::size_t half = kProcessInputsBudgetBytes / 2 + 1;  // declared sizes: nothing that large is made
+  int made = 0;
+  auto make = [&made] { return ++made; };
+  const auto first = process_input<int>("test/budget/first", half, make);
+  process_input<int>("test/budget/second", half, make);  // over the budget: "first" is dropped
+  EXPECT_EQ(*first, 1);                                  // still held here
+  const auto first_again = process_input<int>("test/budget/first", half, make);
+  EXPECT_EQ(*first_again, 3);  // made anew
+  EXPECT_EQ(made, 3);
 }
 
 }  // namespace
