@@ -34,6 +34,7 @@ using Sides = std::map<std::string, Side>;  // by benchmark name
 struct ExperimentInfo {
   std::string metric, unit, better, time_relation = "proportional";
   double threshold = 0, instructions_threshold = 0;  // 0: the gate's own
+  bool is_limit = false;  // kind "limit": it measures the machine (limits.*), not code under test
 };
 using Experiments = std::map<std::string, ExperimentInfo>;  // by experiment name
 

@@ -4,6 +4,9 @@
 #include "harness/gate/gate.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
 #include <stdexcept>
 
 #include "harness/gate/decide.h"
@@ -203,6 +206,51 @@ std::map<std::string, ExperimentDirection> experiment_directions(const std::vect
   return out;
 }
 
+RunShift detect_run_shift(const std::vector<BenchmarkVerdict>& rows, const std::set<std::string>& limit_experiments,
+                          double threshold) {
+  std::vector<double> all, limits;
+  for (const BenchmarkVerdict& v : rows) {
+    if (v.instrument != Instrument::time || v.baseline_samples == 0 || v.current_samples == 0) continue;
+    if (!std::isfinite(v.slowdown) || v.slowdown <= -1) continue;
+    const double log_change = std::log1p(v.slowdown);
+    all.push_back(log_change);
+    if (limit_experiments.count(v.experiment)) limits.push_back(log_change);
+  }
+  RunShift s;
+  s.rows = static_cast<int>(all.size());
+  s.limit_rows = static_cast<int>(limits.size());
+  if (all.empty()) return s;
+  const double m = stats::median(all);
+  s.median = std::expm1(m);
+  s.with_median = static_cast<int>(std::count_if(all.begin(), all.end(), [&](double x) { return m != 0 && x * m > 0; }));
+  if (!limits.empty()) s.limit_median = std::expm1(stats::median(limits));
+  const double lm = std::log1p(s.limit_median);
+  s.moved = s.rows >= kRunShiftMinRows && s.with_median >= kRunShiftMajority * s.rows &&
+            std::abs(m) >= std::log1p(threshold / 2) && s.limit_rows > 0 && lm * m > 0 && std::abs(lm) >= std::abs(m) / 2;
+  return s;
+}
+
+namespace {
+
+// Between two runs: a run that moved as a whole holds its decided changes in that direction.
+void hold_run_shift(GateReport& report, const std::set<std::string>& limit_experiments) {
+  RunShift& s = report.run_shift;
+  s = detect_run_shift(report.rows, limit_experiments, report.options.threshold);
+  if (!s.moved) return;
+  const Verdict with_run = s.median > 0 ? Verdict::regression : Verdict::improvement;
+  char note[200];
+  std::snprintf(note, sizeof note, "held: the whole run moved %+.1f %% (the machine, not necessarily the code); confirm on one runner",
+                100 * s.median);
+  for (BenchmarkVerdict& v : report.rows) {
+    if (v.instrument != Instrument::time || v.verdict != with_run) continue;
+    v.verdict = Verdict::undecided;
+    v.note = v.note.empty() ? note : std::string(note) + "; " + v.note;
+    ++s.held;
+  }
+}
+
+}  // namespace
+
 GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,
                         const std::string& baseline_label, const std::string& current_label) {
   check_options(options);
@@ -220,6 +268,13 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
       match_benchmarks(report, kTimeRows, base, cur, gate_detail::broken_in(current, Instrument::time),
                        gate_detail::not_measured_in(current, Instrument::time), info);
   gate_detail::decide_time_rows(report, time_rows, info, try_pairs);
+  if (!try_pairs) {
+    std::set<std::string> limits;
+    for (const auto& [name, e] : info) {
+      if (e.is_limit) limits.insert(name);
+    }
+    hold_run_shift(report, limits);
+  }
 
   const Sides ibase = gate_detail::instruction_sides(baseline), icur = gate_detail::instruction_sides(current);
   const auto instruction_rows = match_benchmarks(report, kInstructionRows, ibase, icur,

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,36 @@ struct BenchmarkVerdict {
   std::string functions_note;
 };
 
+// A whole run that moved: most time rows, the machine's own yardsticks (the limits experiments)
+// among them, changed in the same direction between two runs. That is the machine's state that
+// day (another tenant, a slower host, a different clock), not the code: such a gate holds every
+// regression (improvement) in the run's direction as undecided, a suspect for the nightly's
+// confirmation on one runner (`pairbench confirm`), instead of deciding it. Not for `ab`, whose
+// two sides run interleaved in one run. docs/gate.md, "A whole run that moved".
+struct RunShift {
+  bool moved = false;
+  int rows = 0;             // time rows with both sides measured
+  int with_median = 0;      // of those, how many changed in the median's direction
+  double median = 0;        // median relative change (+ = worse) over those rows
+  int limit_rows = 0;       // of those, rows of limits experiments (the machine's yardsticks)
+  double limit_median = 0;  // their median relative change
+  int held = 0;             // decided changes in the run's direction held undecided
+  // "the whole run moved: median +18.0 % over 120 time rows, 110 of them slower, the limits +15.2 %
+  // (6 rows): the machine, not the code; 3 regressions held as suspects"; "" when it did not move.
+  std::string text() const;
+};
+
+// The rule: at least kRunShiftMinRows time rows, at least kRunShiftMajority of them changed in
+// the direction of their median, that median at least half the gate's threshold, and the limits
+// experiments' rows (at least one) moved the same way by at least half of it. Without a limits
+// row nothing says the machine moved, so nothing is held: a change to shared code or to the
+// build's flags can slow every benchmark, and that is a regression.
+inline constexpr int kRunShiftMinRows = 8;
+inline constexpr double kRunShiftMajority = 0.75;
+// `limit_experiments`: the experiments that measure the machine rather than the code.
+RunShift detect_run_shift(const std::vector<BenchmarkVerdict>& rows, const std::set<std::string>& limit_experiments,
+                          double threshold);
+
 // Which run a side of the gate was: what `regressions record` needs to place a regression (its
 // machine and commit range) from the gate's JSON alone. Empty strings where a run file lacks them.
 struct GateRun {
@@ -129,6 +160,7 @@ struct GateReport {
   // benchmarks without a history of their own; -1 where not estimated.
   double pooled_run_variance = -1;
   int pooled_run_benchmarks = 0;  // how many benchmarks it was estimated from
+  RunShift run_shift;             // between two runs: whether the whole run moved (held rows say so)
   int count(Verdict verdict) const;
   bool failed() const;  // a row fails the gate (fails_gate)
   bool undecided() const { return count(Verdict::undecided) > 0 || !partial_runs.empty(); }

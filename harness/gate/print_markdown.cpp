@@ -78,6 +78,7 @@ void write_function_diffs(std::ostringstream& md, const std::vector<const Benchm
 std::string gate_markdown(const GateReport& r) {
   std::ostringstream md;
   md << r.headline() << "\n\n";
+  if (const std::string moved = r.run_shift.text(); !moved.empty()) md << "> **Whole run moved:** " << md_escape(moved) << ".\n\n";
   md << "## pairbench gate: " << outcome_text(r) << "\n\n";
   md << "Time threshold " << 100 * r.options.threshold << " % (or the experiment's), instructions "
      << 100 * r.options.instructions_threshold << " %; false regressions controlled by " << to_string(r.options.correction)

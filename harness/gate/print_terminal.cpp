@@ -33,6 +33,7 @@ void print_outcome(std::ostream& out, const GateReport& r) {
 void print_gate_table(std::ostream& out, const GateReport& r) {
   using gate_text::change_text, gate_text::row_name;
   out << r.headline() << "\n";
+  if (const std::string moved = r.run_shift.text(); !moved.empty()) out << "WHOLE RUN MOVED: " << moved << "\n";
   out << "baseline: " << r.baseline_label << "\ncurrent:  " << r.current_label << "\n";
   if (r.forced) {
     out << "WARNING: forced comparison of different machines or builds:\n";

@@ -59,6 +59,7 @@ GateJson read_gate_json(const std::string& path) {
   out.baseline_run = run_of(top, "baseline_run");
   out.current_run = run_of(top, "current_run");
   out.headline = top.string_or("headline", "");
+  if (const auto shift = top.find("run_shift"); shift && shift->json().is_object()) out.run_shift = (*shift).string_or("text", "");
   for (const auto& [key, field] : {std::pair{"baseline_build", &out.baseline_build}, {"current_build", &out.current_build}}) {
     if (const auto f = top.find(key); f && !f->json().is_null()) *field = f->string();
   }

@@ -14,6 +14,7 @@ struct GateJson {
   GateRun baseline_run, current_run;   // empty strings where the file was written before they were
   std::string baseline_build, current_build;  // each run's build (git sha, "-dirty" where uncommitted); "" where absent
   std::string headline;                // "" where absent
+  std::string run_shift;               // RunShift::text(): "" where the run did not move, or absent
   double interval_level = 0;           // 0 where absent
   // Every row: name, verdict, instrument, experiment, note, process counts, change with its
   // interval and its p-values (NaN where absent), threshold, resolution and gated_at (0 where

@@ -25,8 +25,13 @@ double checked_value(const nlohmann::json& v, const std::string& name, const cha
 Experiments experiments_in(const nlohmann::json& doc) {
   Experiments out;
   for (const auto& e : doc.at("pairbench").at("experiments")) {
-    out[e.at("name")] = {e.at("metric"), e.at("unit"), e.at("better"), e.value("time_relation", "proportional"),
-                         e.value("gate_threshold", 0.0), e.value("instructions_gate_threshold", 0.0)};
+    out[e.at("name")] = {e.at("metric"),
+                         e.at("unit"),
+                         e.at("better"),
+                         e.value("time_relation", "proportional"),
+                         e.value("gate_threshold", 0.0),
+                         e.value("instructions_gate_threshold", 0.0),
+                         e.value("kind", "") == "limit"};
   }
   return out;
 }

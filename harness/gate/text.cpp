@@ -134,6 +134,17 @@ std::string GateReport::not_gated_text() const {
   return buf;
 }
 
+std::string RunShift::text() const {
+  if (!moved) return "";
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "the whole run moved: median %+.1f %% over %d time rows, %d of them %s, the limits experiments %+.1f %% "
+                "(%d rows): the machine, not necessarily the code; %d %s held undecided as suspects",
+                100 * median, rows, with_median, median > 0 ? "worse" : "better", 100 * limit_median, limit_rows, held,
+                median > 0 ? (held == 1 ? "regression" : "regressions") : (held == 1 ? "improvement" : "improvements"));
+  return buf;
+}
+
 std::string GateReport::headline() const {
   auto plural = [](int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
   return plural(count(Verdict::regression), "regression", "regressions") + ", " +

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <optional>
 #include <random>
+#include <sstream>
 
 namespace pairbench::harness {
 namespace {
@@ -710,6 +712,106 @@ TEST(GatedSummary, NamesTheRowsTooWideToBeGatedOnTime) {
   EXPECT_NE(text.find("1 wider than \u00b125%: not gated on time"), std::string::npos) << text;
   r.rows.pop_back();
   EXPECT_EQ(gate_text::gated_summary(r).find("wider than"), std::string::npos);
+}
+
+// A run of `rows` demo benchmarks and 4 limits rows (kind "limit"), each at `base` times its
+// factor: `factor_of(i)` for demo row i, `limits_factor` for the limits rows.
+nlohmann::json shifted_run(int rows, const std::function<double(int)>& factor_of, double limits_factor, unsigned seed) {
+  nlohmann::json doc = run_doc({});
+  for (int i = 0; i < rows; ++i) {
+    const std::string name = "demo.x/a/i:" + std::to_string(i);
+    const auto values = noisy(100 * factor_of(i), 0.01, 9, seed + static_cast<unsigned>(i) * 7);
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      doc["benchmarks"].push_back({{"name", name}, {"experiment", "demo.x"}, {"arm", "a"}, {"real_time", 1.0},
+                                   {"repetition_index", k}, {"metric_value", values[k]}});
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = "limits.mem/copy/i:" + std::to_string(i);
+    const auto values = noisy(50 * limits_factor, 0.01, 9, seed + 1000 + static_cast<unsigned>(i));
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      doc["benchmarks"].push_back({{"name", name}, {"experiment", "limits.mem"}, {"arm", "copy"}, {"real_time", 1.0},
+                                   {"repetition_index", k}, {"metric_value", values[k]}});
+    }
+  }
+  doc["pairbench"]["experiments"].push_back(
+      {{"name", "limits.mem"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", "lower"}, {"kind", "limit"}});
+  return doc;
+}
+
+TEST(RunShift, AWholeRunSlowerWithItsLimitsHoldsItsRegressionsAsSuspectsAndSaysSoFirst) {
+  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
+  const auto cur = shifted_run(20, [](int) { return 1.2; }, 1.18, 500);
+  const GateReport r = compare_runs(base, cur, {}, "a", "b");
+  EXPECT_TRUE(r.run_shift.moved);
+  EXPECT_NEAR(r.run_shift.median, 0.2, 0.03);
+  EXPECT_EQ(r.run_shift.rows, 24);
+  EXPECT_EQ(r.run_shift.limit_rows, 4);
+  EXPECT_EQ(r.count(Verdict::regression), 0);
+  EXPECT_EQ(r.run_shift.held, 24);  // the limits rows' own slowdowns are held too
+  for (const auto& v : r.rows) {
+    EXPECT_EQ(v.verdict, Verdict::undecided) << v.benchmark;
+    EXPECT_NE(v.note.find("whole run moved"), std::string::npos) << v.note;
+    EXPECT_TRUE(is_suspect(v));  // the nightly's confirmation measures them again on one runner
+  }
+  std::ostringstream out;
+  print_gate_table(out, r);
+  std::istringstream lines(out.str());
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_EQ(first, r.headline());
+  EXPECT_EQ(second.rfind("WHOLE RUN MOVED: the whole run moved: median +", 0), 0u) << second;
+  const nlohmann::json j = gate_json(r);
+  EXPECT_TRUE(j["run_shift"]["moved"].get<bool>());
+  EXPECT_EQ(j["run_shift"]["held"].get<int>(), 24);
+  EXPECT_NE(gate_markdown(r).find("**Whole run moved:**"), std::string::npos);
+}
+
+TEST(RunShift, WithoutTheLimitsMovingTheSameSlowdownIsTheCodesAndStaysARegression) {
+  // Every benchmark 20 % slower but the machine's yardsticks unchanged: shared code or the build's
+  // flags, a regression.
+  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
+  const auto cur = shifted_run(20, [](int) { return 1.2; }, 1.0, 500);
+  const GateReport r = compare_runs(base, cur, {}, "a", "b");
+  EXPECT_FALSE(r.run_shift.moved);
+  EXPECT_EQ(r.count(Verdict::regression), 20);
+  EXPECT_EQ(r.run_shift.text(), "");
+  std::ostringstream out;
+  print_gate_table(out, r);
+  EXPECT_EQ(out.str().find("WHOLE RUN MOVED"), std::string::npos);
+}
+
+TEST(RunShift, AFewSlowerBenchmarksAreNotAWholeRun) {
+  // 6 of 20 slower, the limits too: the rows that moved are not the run's majority.
+  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
+  const auto cur = shifted_run(20, [](int i) { return i < 6 ? 1.2 : 1.0; }, 1.2, 500);
+  const GateReport r = compare_runs(base, cur, {}, "a", "b");
+  EXPECT_FALSE(r.run_shift.moved);
+  EXPECT_EQ(r.count(Verdict::regression), 6 + 4);
+}
+
+TEST(RunShift, ASmallCommonDriftIsNotAMoveAndAnImprovementAgainstTheRunIsKept) {
+  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
+  // +1.5 % everywhere: under half the 5 % threshold, not a move.
+  const GateReport small = compare_runs(base, shifted_run(20, [](int) { return 1.015; }, 1.015, 500), {}, "a", "b");
+  EXPECT_FALSE(small.run_shift.moved);
+  // A run 20 % slower in which one benchmark got 30 % faster: that improvement is not the machine's.
+  const GateReport r =
+      compare_runs(base, shifted_run(20, [](int i) { return i == 0 ? 0.7 : 1.2; }, 1.2, 500), {}, "a", "b");
+  EXPECT_TRUE(r.run_shift.moved);
+  EXPECT_EQ(row(r, "demo.x/a/i:0").verdict, Verdict::improvement);
+  EXPECT_EQ(r.count(Verdict::regression), 0);
+}
+
+TEST(RunShift, AFasterWholeRunHoldsItsImprovements) {
+  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
+  const auto cur = shifted_run(20, [](int i) { return i == 3 ? 1.1 : 0.8; }, 0.8, 500);
+  const GateReport r = compare_runs(base, cur, {}, "a", "b");
+  EXPECT_TRUE(r.run_shift.moved);
+  EXPECT_LT(r.run_shift.median, 0);
+  EXPECT_EQ(r.count(Verdict::improvement), 0);
+  EXPECT_EQ(row(r, "demo.x/a/i:3").verdict, Verdict::regression);  // slower against a faster run: kept
 }
 
 }  // namespace
