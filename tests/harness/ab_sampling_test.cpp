@@ -150,6 +150,22 @@ TEST(AbSampling, ThePlannedLookDecidesWhatItsNoiseAllows) {
   for (const auto& [name, reps] : repetitions(read(dir.path + "/ab/baseline.json"))) EXPECT_EQ(reps.size(), 4u) << name;
 }
 
+// The budget counts from before the planned look: what that look is projected to cost here is
+// said before it starts (this machine's calibration cache, which the first ab fills), and a budget
+// the look alone overruns is a warning then, not a surprise at the end.
+TEST(AbSampling, ThePlannedLooksCostIsSaidBeforeItStartsAndABudgetItOverrunsIsAWarning) {
+  TempDir dir;
+  const std::string build = sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.005}, {"inprocess_sd", 0.001}}}}}});
+  const ProcessResult first = sim_ab(dir.path, build, build, {"--threshold", "0.5", "--budget", "60"});
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("ab: the planned look ("), std::string::npos) << first.output;
+  EXPECT_LT(first.output.find("ab: the planned look ("), first.output.find("sampled until decided")) << first.output;
+  const ProcessResult tiny = sim_ab(dir.path + "/again", build, build, {"--threshold", "0.5", "--budget", "0.001"});
+  EXPECT_TRUE(tiny.exit_code == 0 || tiny.exit_code == 4) << tiny.output;
+  EXPECT_NE(tiny.output.find("ab: warning: the planned look ("), std::string::npos) << tiny.output;
+  EXPECT_NE(tiny.output.find("past the 0 s budget"), std::string::npos) << tiny.output;
+}
+
 // A core 15 % slower than the other (declared: a process that starts on CPU 0), identical builds:
 // each crossover block's two pairs put each side on it once, so the block means cancel it and
 // ab decides `unchanged`; pair by pair it would be +-15 % noise. Needs two usable CPUs (duet).
