@@ -214,35 +214,20 @@ void recheck_regime(AbResult& r, const std::vector<Side>& sides, const std::vect
   if (interrupt_signal()) return;  // cut short: the duet processes stay, and the check names them
   replace_processes(r, alone, again);
 }
-// The budget counts from before the planned look, calibration included: what that look is
-// projected to take here (this machine's calibration cache), said before it starts, so that a
-// budget it alone overruns is known at once rather than found out at the end.
+// What the planned look is projected to take (duet pairs run both sides at once; otherwise the
+// sides' processes take turns), said before it starts.
 void announce_planned_look(const std::vector<Side>& sides, const RunOptions& options, double budget_s, bool duet) {
-  double side_walls[2] = {0, 0};
+  double walls[2] = {0, 0};
   int unknown = 0;
   std::size_t processes = 0;
   for (std::size_t k = 0; k < sides.size() && k < 2; ++k) {
     const RunPlan plan = plan_run(sides[k].experiments, options);
-    side_walls[k] = plan.projected_wall_s;
+    walls[k] = plan.projected_wall_s;
     unknown = std::max(unknown, plan.unknown);
     processes += plan.processes;
   }
-  // Duet pairs run both sides at once; otherwise the sides' processes take turns.
-  const double projected = duet ? std::max(side_walls[0], side_walls[1]) : side_walls[0] + side_walls[1];
-  std::string calibration = unknown > 0 ? ", after calibrating " + std::to_string(unknown) +
-                                              " benchmark" + (unknown == 1 ? "" : "s") + " not yet in this machine's cache"
-                                        : "";
-  if (projected > budget_s) {
-    sayf(Verbosity::quiet,
-         "ab: warning: the planned look (%zu processes) is projected to take %.0f s%s, past the %.0f s budget: it runs "
-         "whole and no round follows it (a larger --budget, fewer --experiments or --repetitions)\n",
-         processes, projected, calibration.c_str(), budget_s);
-  } else {
-    sayf(Verbosity::normal, "ab: the planned look (%zu processes) is projected to take %.0f s%s of the %.0f s budget\n",
-         processes, projected, calibration.c_str(), budget_s);
-  }
+  say_planned_look("ab", processes, duet ? std::max(walls[0], walls[1]) : walls[0] + walls[1], unknown, budget_s);
 }
-
 
 int cmd_ab(const AbArgs& args, const std::string& command_line) {
   RunArgs run_args;
