@@ -77,8 +77,19 @@ ThreadAllReduce::ThreadAllReduce(int participants, std::size_t elements)
       elements_(elements),
       step_(participants) {
   buffers_.reserve(static_cast<std::size_t>(participants));
-  // new float[] leaves the memory untouched: each owner writes its own pages first (below).
-  for (int p = 0; p < participants; ++p) buffers_.emplace_back(new float[std::max<std::size_t>(elements, 1)]);
+  // Untouched memory: each owner writes its own pages first (below), so that on a NUMA host they
+  // sit on its node. On one node a large buffer may come back from the benchmark before instead.
+  const std::size_t bytes = std::max<std::size_t>(elements, 1) * sizeof(float);
+  const bool reuse = bytes >= kMallocAlwaysMapsBytes && single_numa_node();
+  for (int p = 0; p < participants; ++p) {
+    if (reuse) {
+      pages_.emplace_back(bytes, 16);
+      buffers_.push_back(reinterpret_cast<float*>(pages_.back().data()));
+    } else {
+      heap_.emplace_back(new float[std::max<std::size_t>(elements, 1)]);
+      buffers_.push_back(heap_.back().get());
+    }
+  }
   helpers_.reserve(static_cast<std::size_t>(participants - 1));
   for (int m = 1; m < participants; ++m) {
     helpers_.emplace_back([this, m] {
@@ -103,7 +114,7 @@ ThreadAllReduce::~ThreadAllReduce() {
 
 std::span<float> ThreadAllReduce::buffer(int participant) {
   if (participant < 0 || participant >= participants_) throw std::out_of_range("ThreadAllReduce::buffer");
-  return {buffers_[static_cast<std::size_t>(participant)].get(), elements_};
+  return {buffers_[static_cast<std::size_t>(participant)], elements_};
 }
 
 void ThreadAllReduce::run(Algorithm algorithm) {
@@ -115,7 +126,7 @@ void ThreadAllReduce::run(Algorithm algorithm) {
 
 void ThreadAllReduce::work(int me) {
   if (first_touch_) {
-    float* const mine = buffers_[static_cast<std::size_t>(me)].get();
+    float* const mine = buffers_[static_cast<std::size_t>(me)];
     populate_pages(mine, elements_ * sizeof(float));  // one call, not a fault per page
     std::fill_n(mine, elements_, 0.0f);
     return;
@@ -126,23 +137,23 @@ void ThreadAllReduce::work(int me) {
 
 void ThreadAllReduce::gather_broadcast(int me) {
   const std::size_t n = elements_;
-  float* const root = buffers_[0].get();
+  float* const root = buffers_[0];
   if (me == 0) {  // everyone else waits at the barrier below meanwhile
     for (std::size_t lo = 0; lo < n; lo += kBlock) {
       const std::size_t len = std::min(kBlock, n - lo);
-      for (int q = 1; q < participants_; ++q) add_into(root + lo, buffers_[static_cast<std::size_t>(q)].get() + lo, len);
+      for (int q = 1; q < participants_; ++q) add_into(root + lo, buffers_[static_cast<std::size_t>(q)] + lo, len);
     }
   }
   if (participants_ == 1) return;
   step_.arrive_and_wait();  // the sum is complete in participant 0's buffer
-  if (me != 0 && n > 0) std::memcpy(buffers_[static_cast<std::size_t>(me)].get(), root, n * sizeof(float));
+  if (me != 0 && n > 0) std::memcpy(buffers_[static_cast<std::size_t>(me)], root, n * sizeof(float));
 }
 
 void ThreadAllReduce::ring(int me) {
   const int p = participants_;
   if (p == 1) return;
-  float* const mine = buffers_[static_cast<std::size_t>(me)].get();
-  const float* const left = buffers_[static_cast<std::size_t>(mod(me - 1, p))].get();
+  float* const mine = buffers_[static_cast<std::size_t>(me)];
+  const float* const left = buffers_[static_cast<std::size_t>(mod(me - 1, p))];
   // Reduce-scatter: at step s, add the left neighbour's chunk (me - s - 1) into mine. The left
   // neighbour writes only its own chunk (me - s - 2) meanwhile, so no chunk is read and written at
   // once. After P-1 steps chunk (me + 1) of my buffer holds the full sum.

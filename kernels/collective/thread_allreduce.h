@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/common/pages.h"
 #include "kernels/common/rng.h"
 
 namespace pairbench::kernels::collective {
@@ -65,7 +66,11 @@ class ThreadAllReduce {
 
   int participants_;
   std::size_t elements_;
-  std::vector<std::unique_ptr<float[]>> buffers_;
+  // Each participant's buffer: past malloc's mapping threshold on one NUMA node a PageBuffer
+  // (kernels/common/pages.h: reused in a shared process), else from the heap.
+  std::vector<std::unique_ptr<float[]>> heap_;
+  std::vector<PageBuffer> pages_;
+  std::vector<float*> buffers_;
   std::barrier<> step_;  // every phase boundary: start, each ring step, done
   Algorithm job_ = Algorithm::kRing;  // written before the start barrier, read after it
   bool first_touch_ = false;         // the constructor's job: owners write their own pages

@@ -34,6 +34,24 @@ TEST(AllreduceTest, EveryBufferHoldsTheExactSum) {
   }
 }
 
+// Past malloc's mapping threshold the buffers may be page buffers, reused by the next team in a
+// shared process (kernels/common/pages.h): a reused buffer holds the last team's sums, so the sum
+// is exact only if every element is written again. Two teams, one after the other, with reuse on.
+TEST(AllreduceTest, LargeBuffersReusedByTheNextTeamHoldTheExactSum) {
+  reuse_page_buffers();
+  const std::size_t n = (kMallocAlwaysMapsBytes / sizeof(float)) + 1001;
+  for (Algorithm algorithm : {Algorithm::kRing, Algorithm::kGatherBroadcast}) {
+    SCOPED_TRACE(algorithm_name(algorithm));
+    ThreadAllReduce team(2, n);
+    const std::uint64_t seed = fresh_seed();
+    for (int q = 0; q < 2; ++q) fill_gradients(team.buffer(q), seed, q);
+    std::vector<float> want(n);
+    reference_sum(want, seed, 2);
+    team.run(algorithm);
+    for (int q = 0; q < 2; ++q) ASSERT_EQ(first_difference(team.buffer(q), want), n) << "participant " << q;
+  }
+}
+
 TEST(AllreduceTest, AlgorithmsAlternateOnOneTeam) {
   ThreadAllReduce team(3, 12345);
   const std::uint64_t seed = fresh_seed();
