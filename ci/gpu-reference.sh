@@ -11,7 +11,9 @@
 #            or the .tar.xz of bench binaries that ci/gpu-planted-build.sh packs, laid over a copy
 #            of this build's bin/) over the GPU benchmarks: ab-planted/ and ab-planted.gate.json
 #   aa       `ab` at defaults of this build against itself over the GPU benchmarks: ab-aa/, ab-aa.gate.json
-# Each step's wall time goes to OUT_DIR/steps.tsv. Exit status: 0, else the first failed step's.
+# Each step's wall time goes to OUT_DIR/steps.tsv. Exit status: 0, else the first failed step's
+# (the ab steps' own: 1 a regression decided, 4 undecided where --undecided fails).
+# AB_ARGS: more arguments for both ab steps (word-split), e.g. "--budget 0 --undecided pass".
 #
 #   STEPS="tests first warm" ARCHIVE=/tmp/out.tgz bash ci/gpu-reference.sh OUT_DIR [CANDIDATE]
 #   bash ci/gpu-host-run.sh DIR bash ci/gpu-reference.sh OUT_DIR DIR/pairbench-gpu-planted.tar.xz
@@ -81,9 +83,9 @@ for s in $steps; do
     planted)
       if [ -z "$candidate" ]; then echo "== planted: skipped (no CANDIDATE)"; continue; fi
       step planted "$pb" ab --baseline-build build --candidate-build "$candidate" --benchmarks "$gpu_benchmarks" \
-        --out-dir "$out/ab-planted" --json "$out/ab-planted.gate.json" --markdown "$out/ab-planted.md" ;;
+        --out-dir "$out/ab-planted" --json "$out/ab-planted.gate.json" --markdown "$out/ab-planted.md" ${AB_ARGS:-} ;;
     aa) step aa "$pb" ab --baseline-build build --candidate-build build --benchmarks "$gpu_benchmarks" \
-          --out-dir "$out/ab-aa" --json "$out/ab-aa.gate.json" --markdown "$out/ab-aa.md" ;;
+          --out-dir "$out/ab-aa" --json "$out/ab-aa.gate.json" --markdown "$out/ab-aa.md" ${AB_ARGS:-} ;;
     *) echo "ci/gpu-reference.sh: STEPS: unknown step '$s' (tests first warm torch planted aa)" >&2; exit 2 ;;
   esac
 done

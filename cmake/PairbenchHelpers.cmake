@@ -273,9 +273,10 @@ function(pairbench_add_test name)
   gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" ${ARG_PROPERTIES} DISCOVERY_TIMEOUT 60)
 endfunction()
 
-# pairbench_test_exception(NAME [LABELS label] [LINK ...] [SOURCES ...] [DEPENDS ...]): what the
-# test binary NAME (a file NAME.cpp that pairbench_add_test_folder finds) needs beyond its folder's
-# convention: LABELS replaces the folder's label, the rest is added. Call it before the folder's
+# pairbench_test_exception(NAME [LABELS label] [LINK ...] [SOURCES ...] [DEPENDS ...] [PROPERTIES ...]):
+# what the test binary NAME (a file NAME.cpp that pairbench_add_test_folder finds) needs beyond its
+# folder's convention: LABELS replaces the folder's label, the rest is added (PROPERTIES: ctest
+# properties of each of its tests, after the folder's, so a TIMEOUT here wins). Call it before the folder's
 # pairbench_add_test_folder; pairbench_check_test_exceptions() then fails on an entry naming no test.
 function(pairbench_test_exception name)
   set(PAIRBENCH_TEST_EXCEPTION_${name} ${ARGN} PARENT_SCOPE)
@@ -307,7 +308,7 @@ function(pairbench_add_test_folder folder)
       message(FATAL_ERROR "test file '${file}': expected a name of a-z, 0-9 and _ ending in _test.cpp "
                           "(it becomes the test binary's name)")
     endif()
-    cmake_parse_arguments(EXC "" "" "LABELS;LINK;SOURCES;DEPENDS" ${PAIRBENCH_TEST_EXCEPTION_${name}})
+    cmake_parse_arguments(EXC "" "" "LABELS;LINK;SOURCES;DEPENDS;PROPERTIES" ${PAIRBENCH_TEST_EXCEPTION_${name}})
     set(labels ${ARG_LABELS})
     set(link ${ARG_LINK})
     set(properties)
@@ -343,6 +344,7 @@ function(pairbench_add_test_folder folder)
     if(EXC_LABELS)
       set(labels ${EXC_LABELS})
     endif()
+    list(APPEND properties ${EXC_PROPERTIES})
     # Kernels tests at -O1: their host references (often inline, in kernels headers) compute over
     # large inputs in the test's own file. Every other test file at -O0: it spawns processes and
     # checks what comes back, and most of its compile is code generation (gcc -ftime-report on

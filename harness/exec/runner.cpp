@@ -207,7 +207,12 @@ void say_launch(const std::vector<std::string>& argv, const Env& env) {
 // Runs one process and turns what it left behind into a sample (also for calibration, whose
 // sample carries the record in `gbench["pairbench_record"]` and is not kept). Nothing when
 // pairbench was interrupted while it ran (or before it started): that process measured nothing.
-std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gate = nullptr, int gate_side = -1) {
+// `launched`: a duet process's place in its pair's launch order as launch_units launched it (0:
+// first), told to the process in PAIRBENCH_DUET_LAUNCHED ("first"/"second"; the product's benches
+// ignore it, the simulated bench may declare an advantage to the side launched first) and
+// recorded as the row's duet_lead: what was launched, not what was planned (Job::lead).
+std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gate = nullptr, int gate_side = -1,
+                              int launched = -1) {
   const int id = ctx.next_file++;
   const std::string stem = ctx.tmp_dir + "/p" + std::to_string(id);
   const std::string out_path = stem + ".json", record_path = stem + ".record.json", count_path = stem + ".callgrind";
@@ -243,6 +248,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
   auto env = job_env(ctx, job);
   for (const auto& [k, v] : layout_env(job.layout)) env[k] = v;
   env["TMPDIR"] = process_tmp;
+  if (launched >= 0) env["PAIRBENCH_DUET_LAUNCHED"] = launched == 0 ? "first" : "second";
   std::vector<int> gate_fds;
   if (gate) {
     env["PAIRBENCH_START_GATE"] = gate->env_value(gate_side);
@@ -281,7 +287,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
   s.process_wall_s = pr.wall_s;
   s.side = job.side;
   s.pair = job.pair;
-  s.duet_lead = job.pair >= 0 && job.lead;
+  s.duet_lead = job.pair >= 0 && launched == 0;
   s.cpu = job.cpus.empty() ? -1 : job.cpus.front();
   s.cpus = job.cpus;
   s.iterations = job.iterations;
@@ -1145,8 +1151,11 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
       std::stable_partition(order.begin(), order.end(), [&](std::size_t k) { return unit[k].lead; });
       std::vector<std::thread> threads;
       for (const std::size_t k : order) {
-        threads.emplace_back([&, k] {
-          results[k] = run_job(ctx, unit[k], gate ? &*gate : nullptr, static_cast<int>(k));
+        // Its place in the order it is launched in, here (not the plan's Job::lead): the process
+        // is told it and its row records it (run_job).
+        const int launched = static_cast<int>(threads.size());
+        threads.emplace_back([&, k, launched] {
+          results[k] = run_job(ctx, unit[k], gate ? &*gate : nullptr, static_cast<int>(k), launched);
           if (gate) gate->side_ended(static_cast<int>(k));
         });
       }

@@ -19,6 +19,10 @@
 //                    "mode_every": 0, "mode_length": 0, "mode_x": 1,  processes i with i % every < length
 //                                            run mode_x slower (a speed mode the machine passes through)
 //                    "core_x": {"0": 1.2},  a process that starts on CPU 0 runs 1.2x slower (a core's mode)
+//                    "launched_first_x": 1, a duet process launched first of its pair runs this much of
+//                                            its time (0.85: 15 % faster), by what the runner says it
+//                                            launched (PAIRBENCH_DUET_LAUNCHED=first|second), not
+//                                            by the plan: a side effect of the launch order
 //                    "change": 0,           planted time change, relative (0.1: 10 % slower)
 //                    "work": 100, "work_change": 0,   dependent steps per iteration, planted change
 //                    "crash": false}},      the process aborts when it reaches this case (SIGABRT)
@@ -76,6 +80,7 @@ struct Case {
   std::uint64_t mode_every = 0, mode_length = 0;
   double mode_x = 1, change = 0;
   nlohmann::json core_x = nlohmann::json::object();
+  double launched_first_x = 1;
   std::int64_t work = 100;
   double work_change = 0;
   bool crash = false;
@@ -103,12 +108,13 @@ Case declared(const std::string& self, const std::string& name) {
   c.mode_length = k.value("mode_length", c.mode_length);
   c.mode_x = k.value("mode_x", c.mode_x);
   c.core_x = k.value("core_x", c.core_x);
+  c.launched_first_x = k.value("launched_first_x", c.launched_first_x);
   c.change = k.value("change", c.change);
   c.work = k.value("work", c.work);
   c.work_change = k.value("work_change", c.work_change);
   c.crash = k.value("crash", c.crash);
-  if (!(c.ns > 0) || c.process_sd < 0 || c.inprocess_sd < 0 || c.work < 0) {
-    throw std::runtime_error(self + ".sim: cases." + name + ": ns > 0, SDs >= 0, work >= 0");
+  if (!(c.ns > 0) || !(c.launched_first_x > 0) || c.process_sd < 0 || c.inprocess_sd < 0 || c.work < 0) {
+    throw std::runtime_error(self + ".sim: cases." + name + ": ns > 0, launched_first_x > 0, SDs >= 0, work >= 0");
   }
   return c;
 }
@@ -149,6 +155,9 @@ void sim_arm(benchmark::State& state, const Point& p) {
   if (c.mode_every > 0 && index % c.mode_every < c.mode_length) factor *= c.mode_x;
   const std::string cpu = std::to_string(sched_getcpu());
   if (c.core_x.contains(cpu)) factor *= c.core_x[cpu].get<double>();
+  const char* launched = std::getenv("PAIRBENCH_DUET_LAUNCHED");
+  const bool launched_first = launched && std::string(launched) == "first";
+  if (launched_first) factor *= c.launched_first_x;
   factor *= 1 + c.change;
   const auto steps = static_cast<std::int64_t>(std::llround(static_cast<double>(c.work) * (1 + c.work_change)));
   std::uint64_t sink = 1;
@@ -164,6 +173,7 @@ void sim_arm(benchmark::State& state, const Point& p) {
   }
   set_rate_counters(state, Work{.ops = 1}, declared_s);  // ns_per_op from the declared times
   state.counters["process_index"] = static_cast<double>(index);
+  if (launched) state.counters["launched_first"] = launched_first ? 1 : 0;
 }
 
 }  // namespace

@@ -178,6 +178,37 @@ TEST(AbSampling, ACoreSlowerThanTheOtherCancelsInTheBlocks) {
   EXPECT_EQ(verdict_of(read(dir.path + "/gate.json")), "unchanged") << r.output;
 }
 
+// The side launched first of a duet pair runs 15 % faster (declared: launched_first_x, by what the
+// runner tells each process it launched, PAIRBENCH_DUET_LAUNCHED), identical builds: each crossover
+// block launches each side first once (runner.cpp, launch_units), so the block means cancel it and
+// ab decides no change. With the baseline launched first in every pair the candidate would look
+// 18 % slower in every block: a regression (issue 44: verified failing so, tests/README.md). Each
+// row's duet_lead is what was launched: it agrees with what the process was told.
+TEST(AbSampling, ALaunchFirstAdvantageCancelsInTheBlocks) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "skipped: duet pairing needs two CPUs";
+  TempDir dir;
+  const std::string build = sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.01}, {"launched_first_x", 0.85}}}}}});
+  const ProcessResult r = sim_ab(dir.path, build, build, {"--budget", "120", "--no-probe"});
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.output;  // 1: a change decided
+  const std::string verdict = verdict_of(read(dir.path + "/gate.json"));
+  EXPECT_TRUE(verdict == "unchanged" || verdict == "undecided") << verdict << "\n" << r.output;
+  // Every process was a duet side, told its place; its row says the same; each block's two pairs
+  // launched the sides in both orders.
+  std::map<int, std::pair<int, int>> firsts;  // block -> (baseline, candidate) processes launched first
+  for (const std::string side : {"baseline", "candidate"}) {
+    const nlohmann::json doc = read(dir.path + "/ab/" + side + ".json");
+    for (const auto& b : doc["benchmarks"]) {
+      if (!b.contains("duet_pair")) continue;
+      ASSERT_TRUE(b.contains("launched_first")) << b.dump();
+      EXPECT_EQ(b["duet_lead"].get<bool>(), b["launched_first"].get<double>() == 1) << b.dump();
+      auto& f = firsts[b["repetition_index"].get<int>() / 2];
+      (side == "baseline" ? f.first : f.second) += b["duet_lead"].get<bool>();
+    }
+  }
+  ASSERT_FALSE(firsts.empty()) << r.output;
+  for (const auto& [block, f] : firsts) EXPECT_EQ(f, std::make_pair(1, 1)) << "block " << block << "\n" << r.output;
+}
+
 // A planted 12 % in the candidate's declaration: a decided regression, its interval around it; the
 // same declaration on both sides: unchanged. Both ways, on the same generator.
 TEST(AbSampling, APlantedChangeIsDecidedAndItsAbsenceIsNot) {

@@ -298,6 +298,9 @@ TEST(DecideSequential, CrossoverBlocksCancelWhatBothPairsSawAndCountProcesses) {
 // The guard against the pairing's own side effect (ab's duet launch order, exchanged within each
 // block): a change no larger than what launching a side first did in the same blocks is held
 // undecided, with why; a real change beside a small order effect is still decided, both ways.
+// decide_sequential's part only: order_effects and order_strata are given here as numbers. How
+// paired.cpp builds them from run files (sign, orientation, stratum) is tested through its own
+// code, sample_pairs, in ab_order_guard_test.cpp (issue 44).
 TEST(DecideSequential, AChangeNoLargerThanTheLaunchOrderEffectIsHeld) {
   std::mt19937_64 rng(23);
   std::normal_distribution<double> z(0, 0.01);

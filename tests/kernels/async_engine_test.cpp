@@ -369,6 +369,18 @@ TEST_P(AsyncEngineConfig, PushBlocksAtTheBoundUntilAnOpCompletes) {
       ++pushed;
     }
   });
+  // Until the pusher has reached the bound (the gated op and kBound - 1 no-ops outstanding): a
+  // condition waited for, not a guess of how long the pusher takes (issue 44: after a 50 ms sleep
+  // a slow or loaded machine had not pushed them yet). Its limit is the gated op's own.
+  const auto deadline = std::chrono::steady_clock::now() + 30'000ms;
+  while ((pushed.load() < static_cast<int>(kBound) - 1 || engine.outstanding_ops() < kBound) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(engine.outstanding_ops(), kBound);
+  // The next push must wait while the gated op holds the bound: for a while nothing more is
+  // pushed. (A window to look in, not a synchronisation: a push that blocks passes on any machine;
+  // one that does not block shows here unless the pusher got no CPU for the whole window.)
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(pushed.load(), static_cast<int>(kBound) - 1) << "push did not block at the bound";
   EXPECT_EQ(engine.outstanding_ops(), kBound);

@@ -8,7 +8,13 @@ machine (no GPU needed: what is checked is the packing and the start, not a devi
 - ci/gpu-reference.sh runs there: without a device its steps say skipped or find no GPU benchmark,
   a packed candidate (.tar.xz of bench binaries) is laid over a copy of build/bin, each step's wall
   time lands in steps.tsv and ARCHIVE is written; an unknown step is refused with exit 2;
+- mechanics only, on any machine (issue 44): on a GPU host the `planted` step is a real `ab` over
+  the GPU benchmarks, whose verdict is made of real timings (an H200 once exited 4, undecided, after
+  182 s). It runs at the fixed design (AB_ARGS "--budget 0 --undecided pass") and its exit is
+  accepted among the gate's decision exits (0, 1, 4); what is checked is that it ran, on the
+  candidate laid over the build, and wrote its files;
 - a missing build or bundle is one line and exit 2."""
+import json
 import os
 import subprocess
 import tarfile
@@ -75,16 +81,26 @@ class GpuBundle(unittest.TestCase):
         with tarfile.open(candidate, "w:xz") as t:
             t.add(os.path.join(BUILD, "bin", "bench_precision"), arcname="bench_precision")
         out_dir, archive = os.path.join(host, "out"), os.path.join(host, "gpu.tgz")
-        env = {"STEPS": "tests torch planted", "ARCHIVE": archive}
+        env = {"STEPS": "tests torch planted", "ARCHIVE": archive, "AB_ARGS": "--budget 0 --undecided pass"}
         rc, out, err = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "bash",
-                                   "ci/gpu-reference.sh", out_dir, candidate], timeout=240, env=env)
-        self.assertEqual(rc, 0, out + err)
+                                   "ci/gpu-reference.sh", out_dir, candidate], timeout=600, env=env)
         self.assertTrue(os.path.exists(os.path.join(host, "fresh", "build", "bin", "bench_precision.layout1")),
                         "gpu-host-run.sh unpacks the layout variants")
         with open(os.path.join(out_dir, "steps.tsv")) as f:
             steps = [line.split("\t")[:2] for line in f.read().splitlines()[1:]]
-        self.assertEqual(steps, [["tests", "0"], ["torch", "0"], ["planted", "0"]], out)
-        self.assertIn("ab-planted", open(os.path.join(out_dir, "planted.log")).read())
+        self.assertEqual([s[0] for s in steps], ["tests", "torch", "planted"], out)
+        self.assertEqual(steps[:2], [["tests", "0"], ["torch", "0"]], out)
+        # The planted ab's exit is its gate's decision on real timings where there is a GPU: any
+        # of the decision exits (0 unchanged, 1 a regression; 4 undecided cannot come with
+        # --undecided pass, and is accepted all the same); 2 or 3 would be a broken step.
+        self.assertIn(steps[2][1], ("0", "1", "4"), open(os.path.join(out_dir, "planted.log")).read())
+        self.assertEqual(rc, int(steps[2][1]), "the script's exit is the first failed step's: " + out + err)
+        planted_log = open(os.path.join(out_dir, "planted.log")).read()
+        self.assertIn("ab-planted", planted_log)
+        for f in ("ab-planted/baseline.json", "ab-planted/candidate.json", "ab-planted.gate.json"):
+            self.assertTrue(os.path.exists(os.path.join(out_dir, f)), f + ": " + planted_log[-2000:])
+        with open(os.path.join(out_dir, "ab-planted.gate.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["undecided_policy"], "pass", "AB_ARGS reached the planted ab")
         with tarfile.open(archive) as t:
             self.assertIn("out/steps.tsv", t.getnames())
         env["STEPS"] = "tests nonsense"

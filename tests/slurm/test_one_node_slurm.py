@@ -27,7 +27,10 @@ from ci_helpers import (PAIRBENCH, SIM_EXPERIMENT, SKIPPED, calls, recording_bui
 
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
 START_LIMIT_S = 60       # the brief's limit for starting the one-node cluster
-JOBS_LIMIT_S = 150       # both array tasks and the report job
+# Both array tasks and the report job: what their own Slurm limits allow (each task 10 minutes, in
+# kinds.tsv below, and 5 minutes for the report job), not a guess of this machine's speed (issue 44:
+# 150 s failed on a slower machine). ctest's TIMEOUT for the test (tests/CMakeLists.txt) covers it.
+JOBS_LIMIT_S = 2 * 600 + 300
 
 
 def free_ports(count):

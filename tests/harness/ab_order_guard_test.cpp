@@ -1,0 +1,133 @@
+// The launch-order guard of `ab`'s duet blocks through the code that builds it from the run files
+// (harness/sampling/paired.cpp: sample_pairs, whose add_round turns each block's two pairs into an
+// order effect and its stratum), not a copy of its formula (issue 44). The rows are synthetic duet
+// pairs with a declared launch-order effect, core difference and code change, laid out as the
+// runner lays them out (runner.cpp, timed_units and launch_units): in each crossover block both
+// pairs have the same placement of the side launched first, the sides exchanged, so that a block's
+// two pairs launch each side first once. Rounds are more blocks from the same generator, so the
+// decision never depends on the machine (the budget is far from being reached).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/sampling/paired.h"
+
+namespace pairbench::harness {
+namespace {
+
+struct Declared {
+  double change = 0;        // the candidate's code, relative (+0.12: 12 % slower)
+  double first = 0;         // what launching a side first does to its time, relative (+: slower)
+  double core = 0;          // a process on CPU 0 is this much slower, relative
+  bool higher_is_better = false;  // the metric is a throughput (1 / time)
+  double noise = 0.01;      // SD of each process's log time
+};
+
+// Both sides' run files of `blocks` crossover blocks from block `from` (duet pairs 2j and 2j + 1,
+// repetitions 2j and 2j + 1). Block j: the side launched first has CPU 0 in both pairs when
+// j % 4 != 0 (three blocks in four: the strata are unequal, so a mean over blocks that ignored the
+// strata would keep part of the cores' difference), CPU 1 otherwise; pair 2j launches the candidate
+// first, pair 2j + 1 the baseline.
+struct Generator {
+  Declared d;
+  std::mt19937_64 rng{44};
+
+  nlohmann::json doc(const std::string& better) const {
+    nlohmann::json doc = {{"context", nlohmann::json::object()}, {"benchmarks", nlohmann::json::array()}};
+    doc["pairbench"] = {{"schema_version", 1},
+                        {"environment",
+                         {{"cpu_model", "Test CPU"}, {"cpu_count", 2}, {"gpu_name", ""}, {"gpu_count", 0},
+                          {"cuda_driver_version", 0}, {"build_type", "Release"}, {"compiler", "GNU 12"},
+                          {"compiler_flags", "-O3"}, {"machine_key", "k"}}},
+                        {"sampling", {{"pairing", "duet"}}},
+                        {"not_run", nlohmann::json::array()},
+                        {"experiments", {{{"name", "demo.x"}, {"metric", "m"}, {"unit", "u"}, {"better", better}}}}};
+    return doc;
+  }
+
+  PairedRound blocks(int from, int count) {
+    const std::string better = d.higher_is_better ? "higher" : "lower";
+    PairedRound round{doc(better), doc(better), false};
+    std::normal_distribution<double> z(0, d.noise);
+    for (int j = from; j < from + count; ++j) {
+      const bool first_on_cpu0 = j % 4 != 0;
+      for (int p = 0; p < 2; ++p) {
+        const int pair = 2 * j + p;
+        const bool candidate_first = p == 0;
+        for (int side = 0; side < 2; ++side) {
+          const bool first = (side == 1) == candidate_first;
+          const int cpu = first == first_on_cpu0 ? 0 : 1;
+          double log_time = z(rng) + (first ? std::log1p(d.first) : 0) + (cpu == 0 ? std::log1p(d.core) : 0) +
+                            (side == 1 ? std::log1p(d.change) : 0);
+          const double value = d.higher_is_better ? 1e3 * std::exp(-log_time) : 100 * std::exp(log_time);
+          (side == 0 ? round.baseline : round.candidate)["benchmarks"].push_back(
+              {{"name", "demo.x/a"}, {"experiment", "demo.x"}, {"arm", "a"}, {"real_time", 1.0},
+               {"repetition_index", pair}, {"metric_value", value}, {"duet_pair", pair}, {"duet_lead", first},
+               {"duet_start_gate", true}, {"cpu", cpu}, {"process_wall_s", 0.01}});
+        }
+      }
+    }
+    return round;
+  }
+};
+
+// ab's sampling on the declared rows: the planned 2 blocks (quick profile: 4 processes per side),
+// then a block per round for as long as sample_pairs asks, up to 100 processes per side.
+SequentialRow sampled(const Declared& d) {
+  Generator g{d};
+  const PairedRound planned = g.blocks(0, 2);
+  int next = 2;
+  const RunPairedRound more = [&](const std::set<std::string>&, int) { return g.blocks(next++, 1); };
+  PairedPlan plan;
+  plan.budget_s = 1e6;  // never reached: the rounds cost microseconds
+  plan.step = 2;
+  plan.max_repetitions = 100;
+  const SequentialDecision decision = sample_pairs(plan, planned.baseline, planned.candidate, more,
+                                                   std::chrono::steady_clock::now());
+  if (decision.rows.size() != 1) throw std::runtime_error("expected one row, got " + std::to_string(decision.rows.size()));
+  return decision.rows[0];
+}
+
+std::string said(const SequentialRow& r) {
+  return to_string(r.verdict) + " at " + std::to_string(r.pairs) + " processes per side, change " +
+         std::to_string(r.change) + ", order effect " + std::to_string(r.order_effect) + ": " + r.note;
+}
+
+// Identical builds, launching first makes a side 15 % slower, CPU 0 is 30 % slower: the order
+// effect is measured as +15 % (its sign: the side launched first looks worse; the cores' part
+// cancelled between the strata) and no change is decided.
+TEST(AbOrderGuard, TheOrderEffectIsMeasuredWithItsSignAndTheCoresCancelled) {
+  const SequentialRow r = sampled({.change = 0, .first = 0.15, .core = 0.30});
+  EXPECT_NEAR(r.order_effect, 0.15, 0.02) << said(r);
+  EXPECT_TRUE(r.verdict == Verdict::unchanged || r.verdict == Verdict::undecided) << said(r);
+  // Launching first 15 % faster: the other sign.
+  const SequentialRow faster = sampled({.change = 0, .first = -0.15, .core = 0.30});
+  EXPECT_NEAR(faster.order_effect, -0.15, 0.02) << said(faster);
+}
+
+// A throughput (higher is better): the side launched first 15 % slower has 13 % less throughput,
+// which is worse: the effect is oriented as the change, + = worse.
+TEST(AbOrderGuard, TheOrderEffectIsOrientedAsTheChange) {
+  const SequentialRow r = sampled({.change = 0, .first = 0.15, .core = 0.30, .higher_is_better = true});
+  EXPECT_NEAR(r.order_effect, 0.15, 0.02) << said(r);
+}
+
+// A 12 % slower candidate where launching first alone moves a side by 15 %: held undecided, and
+// says why. Beside a 1 % order effect the same change is a decided regression.
+TEST(AbOrderGuard, AChangeNoLargerThanTheOrderEffectIsHeldAndALargerOneIsDecided) {
+  const SequentialRow held = sampled({.change = 0.12, .first = 0.15, .core = 0.30});
+  EXPECT_EQ(held.verdict, Verdict::undecided) << said(held);
+  EXPECT_NE(held.note.find("held: launching a side first"), std::string::npos) << said(held);
+  const SequentialRow decided = sampled({.change = 0.12, .first = 0.01, .core = 0.30});
+  EXPECT_EQ(decided.verdict, Verdict::regression) << said(decided);
+  EXPECT_NEAR(decided.order_effect, 0.01, 0.02) << said(decided);
+}
+
+}  // namespace
+}  // namespace pairbench::harness
