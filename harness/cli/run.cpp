@@ -229,6 +229,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
     }
     if (sampled) {
       apply_unpaired(report, *sampled);
+      hold_run_shift(report);  // the sampling's verdicts are between two runs too
       attach_function_diffs(report, baseline, doc);  // for the verdicts the sampling changed
       std::cout << "\nsampled until decided against " << baseline_label
                 << " (always-valid intervals, Holm over the gate; docs/gate.md) within " << gate_args.budget_s

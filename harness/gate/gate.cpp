@@ -230,26 +230,23 @@ RunShift detect_run_shift(const std::vector<BenchmarkVerdict>& rows, const std::
   return s;
 }
 
-namespace {
-
-// Between two runs: a run that moved as a whole holds its decided changes in that direction.
-void hold_run_shift(GateReport& report, const std::set<std::string>& limit_experiments) {
+void hold_run_shift(GateReport& report) {
   RunShift& s = report.run_shift;
-  s = detect_run_shift(report.rows, limit_experiments, report.options.threshold);
   if (!s.moved) return;
   const Verdict with_run = s.median > 0 ? Verdict::regression : Verdict::improvement;
   char note[200];
   std::snprintf(note, sizeof note, "held: the whole run moved %+.1f %% (the machine, not necessarily the code); confirm on one runner",
                 100 * s.median);
+  const std::string held_prefix = "held: the whole run moved";
+  s.held = 0;
   for (BenchmarkVerdict& v : report.rows) {
-    if (v.instrument != Instrument::time || v.verdict != with_run) continue;
-    v.verdict = Verdict::undecided;
-    v.note = v.note.empty() ? note : std::string(note) + "; " + v.note;
-    ++s.held;
+    if (v.instrument == Instrument::time && v.verdict == with_run) {
+      v.verdict = Verdict::undecided;
+      v.note = v.note.empty() ? note : std::string(note) + "; " + v.note;
+    }
+    if (v.verdict == Verdict::undecided && v.note.rfind(held_prefix, 0) == 0) ++s.held;  // held now, by this call or an earlier one
   }
 }
-
-}  // namespace
 
 GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& current, const GateOptions& options,
                         const std::string& baseline_label, const std::string& current_label) {
@@ -273,7 +270,8 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
     for (const auto& [name, e] : info) {
       if (e.is_limit) limits.insert(name);
     }
-    hold_run_shift(report, limits);
+    report.run_shift = detect_run_shift(report.rows, limits, report.options.threshold);
+    hold_run_shift(report);
   }
 
   const Sides ibase = gate_detail::instruction_sides(baseline), icur = gate_detail::instruction_sides(current);

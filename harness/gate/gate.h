@@ -136,6 +136,12 @@ inline constexpr double kRunShiftMajority = 0.75;
 RunShift detect_run_shift(const std::vector<BenchmarkVerdict>& rows, const std::set<std::string>& limit_experiments,
                           double threshold);
 
+struct GateReport;
+// Where report.run_shift says the whole run moved: every time row decided in the run's direction
+// becomes undecided with that note, and run_shift.held counts them. compare_runs calls it; call it
+// again after changing verdicts between two runs (`run --baseline --budget`'s sampling).
+void hold_run_shift(GateReport& report);
+
 // Which run a side of the gate was: what `regressions record` needs to place a regression (its
 // machine and commit range) from the gate's JSON alone. Empty strings where a run file lacks them.
 struct GateRun {

@@ -768,6 +768,20 @@ TEST(RunShift, AWholeRunSlowerWithItsLimitsHoldsItsRegressionsAsSuspectsAndSaysS
   EXPECT_NE(gate_markdown(r).find("**Whole run moved:**"), std::string::npos);
 }
 
+// run --baseline --budget decides again after compare_runs (its sampling's verdicts replace the
+// rows'): holding once more keeps a moved run's regressions held, counted once.
+TEST(RunShift, VerdictsDecidedAgainAfterTheGateAreHeldAgain) {
+  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
+  GateReport r = compare_runs(base, shifted_run(20, [](int) { return 1.2; }, 1.18, 500), {}, "a", "b");
+  ASSERT_TRUE(r.run_shift.moved);
+  for (auto& v : r.rows) v.verdict = Verdict::regression, v.note = "sampled until decided";  // as apply_unpaired would
+  hold_run_shift(r);
+  EXPECT_EQ(r.count(Verdict::regression), 0);
+  EXPECT_EQ(r.run_shift.held, 24);
+  hold_run_shift(r);  // idempotent
+  EXPECT_EQ(r.run_shift.held, 24);
+}
+
 TEST(RunShift, WithoutTheLimitsMovingTheSameSlowdownIsTheCodesAndStaysARegression) {
   // Every benchmark 20 % slower but the machine's yardsticks unchanged: shared code or the build's
   // flags, a regression.
