@@ -120,8 +120,9 @@ struct RunShift {
   int limit_rows = 0;       // of those, rows of limits experiments (the machine's yardsticks)
   double limit_median = 0;  // their median relative change
   int held = 0;             // decided changes in the run's direction held undecided
-  // "the whole run moved: median +18.0 % over 120 time rows, 110 of them slower, the limits +15.2 %
-  // (6 rows): the machine, not the code; 3 regressions held as suspects"; "" when it did not move.
+  // "the whole run moved: median +M % over R time rows, W of them worse, the limits experiments +L %
+  // (N rows): the machine, not necessarily the code; H regressions held undecided as suspects";
+  // "" when it did not move.
   std::string text() const;
 };
 
@@ -135,12 +136,6 @@ inline constexpr double kRunShiftMajority = 0.75;
 // `limit_experiments`: the experiments that measure the machine rather than the code.
 RunShift detect_run_shift(const std::vector<BenchmarkVerdict>& rows, const std::set<std::string>& limit_experiments,
                           double threshold);
-
-struct GateReport;
-// Where report.run_shift says the whole run moved: every time row decided in the run's direction
-// becomes undecided with that note, and run_shift.held counts them. compare_runs calls it; call it
-// again after changing verdicts between two runs (`run --baseline --budget`'s sampling).
-void hold_run_shift(GateReport& report);
 
 // Which run a side of the gate was: what `regressions record` needs to place a regression (its
 // machine and commit range) from the gate's JSON alone. Empty strings where a run file lacks them.
@@ -181,6 +176,11 @@ struct GateReport {
 };
 
 inline constexpr int kGateExitUndecided = 4;
+
+// Where report.run_shift says the whole run moved: every time row decided in the run's direction
+// becomes undecided with that note, and run_shift.held counts them. compare_runs calls it; call it
+// again after changing verdicts between two runs (`run --baseline --budget`'s sampling).
+void hold_run_shift(GateReport& report);
 
 // The run-to-run variance of a benchmark's log value from its history, one vector of process
 // values per run: the variance of the runs' trimmed means beyond what their own process noise

@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -140,10 +141,17 @@ TEST(AbSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
 // and a benchmark decided there gets no round.
 // On the simulated bench (0.5 % noise between processes, declared): a real benchmark under ctest's
 // load once ran one side 4.1x its calibrated time and was sampled five more rounds (issue 37).
+// A quiet simulated build (0.5 % between processes) in DIR, and an A/A ab of it that its planned look
+// decides at a 50 % threshold.
+std::pair<std::string, ProcessResult> quiet_ab_decided_at_the_planned_look(const std::string& dir) {
+  std::string build = sim_build(dir, {{"cases", {{"a", {{"process_sd", 0.005}, {"inprocess_sd", 0.001}}}}}});
+  ProcessResult r = sim_ab(dir, build, build, {"--threshold", "0.5", "--budget", "60"});
+  return {std::move(build), std::move(r)};
+}
+
 TEST(AbSampling, ThePlannedLookDecidesWhatItsNoiseAllows) {
   TempDir dir;
-  const std::string build = sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.005}, {"inprocess_sd", 0.001}}}}}});
-  const ProcessResult r = sim_ab(dir.path, build, build, {"--threshold", "0.5", "--budget", "60"});
+  const ProcessResult r = quiet_ab_decided_at_the_planned_look(dir.path).second;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("decided at the planned look"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("ab: round 1"), std::string::npos) << r.output;
@@ -155,8 +163,7 @@ TEST(AbSampling, ThePlannedLookDecidesWhatItsNoiseAllows) {
 // the look alone overruns is a warning then, not a surprise at the end.
 TEST(AbSampling, ThePlannedLooksCostIsSaidBeforeItStartsAndABudgetItOverrunsIsAWarning) {
   TempDir dir;
-  const std::string build = sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.005}, {"inprocess_sd", 0.001}}}}}});
-  const ProcessResult first = sim_ab(dir.path, build, build, {"--threshold", "0.5", "--budget", "60"});
+  const auto [build, first] = quiet_ab_decided_at_the_planned_look(dir.path);
   EXPECT_EQ(first.exit_code, 0) << first.output;
   EXPECT_NE(first.output.find("ab: the planned look ("), std::string::npos) << first.output;
   EXPECT_LT(first.output.find("ab: the planned look ("), first.output.find("sampled until decided")) << first.output;

@@ -714,21 +714,23 @@ TEST(GatedSummary, NamesTheRowsTooWideToBeGatedOnTime) {
   EXPECT_EQ(gate_text::gated_summary(r).find("wider than"), std::string::npos);
 }
 
-// A run of `rows` demo benchmarks and 4 limits rows (kind "limit"), each at `base` times its
-// factor: `factor_of(i)` for demo row i, `limits_factor` for the limits rows.
-nlohmann::json shifted_run(int rows, const std::function<double(int)>& factor_of, double limits_factor, unsigned seed) {
+// A run of `rows` demo benchmarks and `limit_rows` limits rows (kind "limit"), 9 processes each with
+// relative noise `cv`, at 100 (limits: 50) times its factor: `factor_of(i)` for demo row i,
+// `limits_factor` for the limits rows.
+nlohmann::json shifted_run(int rows, const std::function<double(int)>& factor_of, double limits_factor, unsigned seed,
+                           double cv = 0.01, int limit_rows = 4) {
   nlohmann::json doc = run_doc({});
   for (int i = 0; i < rows; ++i) {
     const std::string name = "demo.x/a/i:" + std::to_string(i);
-    const auto values = noisy(100 * factor_of(i), 0.01, 9, seed + static_cast<unsigned>(i) * 7);
+    const auto values = noisy(100 * factor_of(i), cv, 9, seed + static_cast<unsigned>(i) * 7);
     for (std::size_t k = 0; k < values.size(); ++k) {
       doc["benchmarks"].push_back({{"name", name}, {"experiment", "demo.x"}, {"arm", "a"}, {"real_time", 1.0},
                                    {"repetition_index", k}, {"metric_value", values[k]}});
     }
   }
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < limit_rows; ++i) {
     const std::string name = "limits.mem/copy/i:" + std::to_string(i);
-    const auto values = noisy(50 * limits_factor, 0.01, 9, seed + 1000 + static_cast<unsigned>(i));
+    const auto values = noisy(50 * limits_factor, cv, 9, seed + 1000 + static_cast<unsigned>(i));
     for (std::size_t k = 0; k < values.size(); ++k) {
       doc["benchmarks"].push_back({{"name", name}, {"experiment", "limits.mem"}, {"arm", "copy"}, {"real_time", 1.0},
                                    {"repetition_index", k}, {"metric_value", values[k]}});
@@ -780,6 +782,40 @@ TEST(RunShift, VerdictsDecidedAgainAfterTheGateAreHeldAgain) {
   EXPECT_EQ(r.run_shift.held, 24);
   hold_run_shift(r);  // idempotent
   EXPECT_EQ(r.run_shift.held, 24);
+}
+
+// At the nightly profile's scale (335 benchmarks x 9 processes, 12 of them limits rows) and a
+// process noise of 3 %: an unchanged pair moves nothing and decides no regression; 30 planted +10 %
+// are each a regression or a suspect, and nothing else is (a few slower rows are not a moved run);
+// the same night on a machine
+// 15 % slower (the limits too) holds every regression, the planted ones among them, for confirmation.
+TEST(RunShift, AtTheNightlysScaleUnchangedPassesPlantedIsFoundAndAMovedRunIsHeld) {
+  constexpr int kRows = 323, kLimits = 12, kPlanted = 30;
+  auto planted = [](int i) { return i % 10 == 3 && i / 10 < kPlanted; };
+  const auto base = shifted_run(kRows, [](int) { return 1.0; }, 1.0, 11, 0.03, kLimits);
+  const GateReport same = compare_runs(base, shifted_run(kRows, [](int) { return 1.0; }, 1.0, 9000, 0.03, kLimits), {}, "a", "b");
+  EXPECT_FALSE(same.run_shift.moved);
+  EXPECT_EQ(same.count(Verdict::regression), 0) << same.headline();
+
+  const GateReport found = compare_runs(
+      base, shifted_run(kRows, [&](int i) { return planted(i) ? 1.1 : 1.0; }, 1.0, 9000, 0.03, kLimits), {}, "a", "b");
+  EXPECT_FALSE(found.run_shift.moved);
+  int caught = 0;
+  for (const auto& v : found.rows) {
+    const bool is_planted = v.benchmark.rfind("demo.x/", 0) == 0 && planted(std::stoi(v.benchmark.substr(v.benchmark.rfind(':') + 1)));
+    if (v.verdict == Verdict::regression) EXPECT_TRUE(is_planted) << v.benchmark;
+    // Without history most rows are gated only at a resolution wider than 10 %: a planted row there
+    // is a suspect for the same-runner confirmation, never passed over.
+    if (is_planted) EXPECT_TRUE(is_suspect(v)) << v.benchmark << ": " << to_string(v.verdict);
+    caught += is_planted && v.verdict == Verdict::regression;
+  }
+  EXPECT_GE(caught, kPlanted / 2) << found.headline();
+
+  const GateReport moved = compare_runs(
+      base, shifted_run(kRows, [&](int i) { return planted(i) ? 1.15 * 1.1 : 1.15; }, 1.15, 9000, 0.03, kLimits), {}, "a", "b");
+  EXPECT_TRUE(moved.run_shift.moved);
+  EXPECT_EQ(moved.count(Verdict::regression), 0) << moved.headline();
+  EXPECT_GE(moved.run_shift.held, kRows * 3 / 4);
 }
 
 TEST(RunShift, WithoutTheLimitsMovingTheSameSlowdownIsTheCodesAndStaysARegression) {
