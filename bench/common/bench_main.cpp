@@ -11,6 +11,8 @@
 //                                ramp), "out", "record"}]}; as each one ends, its Google Benchmark
 //                                JSON goes to its "out" and its timed-region record to its
 //                                "record" (atomically), so a crash later loses nothing of it
+//   --pairbench_check=0          the arm's check before timing is not due here (experiment.h,
+//                                check_due); a plan entry says it with "check": false
 //   --pairbench_count_instructions=callgrind|perf
 //                                count user-space instructions inside the timed regions
 // Exit status 1 when any arm failed or was incorrect (not_supported arms are not failures).
@@ -178,13 +180,15 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
 }
 
 // One benchmark of the shared main: not_supported where its arm cannot run here; `iterations` > 0
-// fixes the iteration count (no min-time ramp).
-void register_one(const Experiment& e, const Arm& arm, const Point& p, const std::string& name, std::int64_t iterations) {
+// fixes the iteration count (no min-time ramp); `check`: whether its check before timing is due.
+void register_one(const Experiment& e, const Arm& arm, const Point& p, const std::string& name, std::int64_t iterations,
+                  bool check) {
   const std::string reason = arm.unavailable ? arm.unavailable(p) : std::string();
   const Timing timing = timing_at(e, p);
   const bool gpu = uses_cuda(e, arm, p);
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), [run = arm.run, p, reason, timing, gpu](benchmark::State& s) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [run = arm.run, p, reason, timing, gpu, check](benchmark::State& s) {
     declare_gpu_use(gpu);
+    set_check_due(check);
     if (!reason.empty()) {
       s.SkipWithError(("not_supported: " + reason).c_str());
       return;
@@ -218,11 +222,11 @@ void for_each_benchmark(const std::string& profile, F&& f) {
 }
 
 // Registers every benchmark of the profile (or just `only`); returns how many.
-int register_benchmarks(const std::string& profile, const std::string& only, std::int64_t iterations) {
+int register_benchmarks(const std::string& profile, const std::string& only, std::int64_t iterations, bool check) {
   int count = 0;
   for_each_benchmark(profile, [&](const Experiment& e, const Arm& arm, const Point& p, const std::string& name) {
     if (!only.empty() && name != only) return;
-    register_one(e, arm, p, name, iterations);
+    register_one(e, arm, p, name, iterations, check);
     ++count;
   });
   return count;
@@ -232,6 +236,7 @@ int register_benchmarks(const std::string& profile, const std::string& only, std
 struct PlannedBenchmark {
   std::string name, out, record;
   std::int64_t iterations = 0;
+  bool check = true;  // its check before timing is due (experiment.h, check_due)
 };
 
 // Reads a --pairbench_plan file; "" and the plan, or why it cannot be used.
@@ -242,7 +247,7 @@ std::string read_plan(const std::string& path, std::vector<PlannedBenchmark>& pl
     const nlohmann::json doc = nlohmann::json::parse(in);
     for (const auto& b : doc.at("benchmarks")) {
       PlannedBenchmark p{b.at("name").get<std::string>(), b.at("out").get<std::string>(),
-                         b.at("record").get<std::string>(), b.value("iterations", std::int64_t{0})};
+                         b.at("record").get<std::string>(), b.value("iterations", std::int64_t{0}), b.value("check", true)};
       if (p.iterations < 0) return path + ": " + p.name + ": iterations must be >= 0";
       plan.push_back(std::move(p));
     }
@@ -257,17 +262,19 @@ std::string read_plan(const std::string& path, std::vector<PlannedBenchmark>& pl
 // "" or the first name the profile does not have. `shares_memory`: whether every planned
 // benchmark's experiment may share a process (none measures the process's own heap or pages).
 std::string register_plan(const std::string& profile, const std::vector<PlannedBenchmark>& plan, bool& shares_memory) {
-  std::map<std::string, std::function<void(std::int64_t)>> registrars;
+  std::map<std::string, std::function<void(std::int64_t, bool)>> registrars;
   std::map<std::string, bool> own_process;
   for_each_benchmark(profile, [&](const Experiment& e, const Arm& arm, const Point& p, const std::string& name) {
-    registrars[name] = [e, arm, p, name](std::int64_t iterations) { register_one(e, arm, p, name, iterations); };
+    registrars[name] = [e, arm, p, name](std::int64_t iterations, bool check) {
+      register_one(e, arm, p, name, iterations, check);
+    };
     own_process[name] = e.own_process;
   });
   shares_memory = true;
   for (const PlannedBenchmark& b : plan) {
     const auto it = registrars.find(b.name);
     if (it == registrars.end()) return b.name;
-    it->second(b.iterations);
+    it->second(b.iterations, b.check);
     shares_memory = shares_memory && !own_process[b.name];
   }
   return "";
@@ -338,6 +345,7 @@ int main(int argc, char** argv) {
   std::string only, record_path, plan_path;
   std::int64_t iterations = 0;
   int batches = 1;
+  bool check = true;
   InstructionCounter counter = InstructionCounter::kNone;
   std::vector<char*> rest;
   // Numeric flag values: whole positive numbers only; anything else is a usage error.
@@ -366,6 +374,11 @@ int main(int argc, char** argv) {
       std::int64_t n = 0;
       if (!positive(arg, "--pairbench_batches=", &n)) return 2;
       batches = static_cast<int>(std::min<std::int64_t>(n, 1000));
+    } else if (arg == "--pairbench_check=0" || arg == "--pairbench_check=1") {
+      check = arg.back() == '1';
+    } else if (arg.rfind("--pairbench_check=", 0) == 0) {
+      std::cerr << argv[0] << ": --pairbench_check: 0 or 1, got '" << arg.substr(std::strlen("--pairbench_check=")) << "'\n";
+      return 2;
     } else if (arg.rfind("--pairbench_plan=", 0) == 0) {
       plan_path = arg.substr(std::strlen("--pairbench_plan="));
     } else if (arg.rfind("--pairbench_record=", 0) == 0) {
@@ -403,9 +416,9 @@ int main(int argc, char** argv) {
   configure_timed_regions(counter, batches);
   std::vector<PlannedBenchmark> plan;
   if (!plan_path.empty()) {
-    if (!only.empty() || !record_path.empty() || iterations > 0) {
-      std::cerr << argv[0] << ": --pairbench_plan names each benchmark's iterations and outputs: not with "
-                << "--pairbench_only, --pairbench_record or --pairbench_iterations\n";
+    if (!only.empty() || !record_path.empty() || iterations > 0 || !check) {
+      std::cerr << argv[0] << ": --pairbench_plan names each benchmark's iterations, outputs and check: not with "
+                << "--pairbench_only, --pairbench_record, --pairbench_iterations or --pairbench_check\n";
       return 2;
     }
     if (const std::string why = read_plan(plan_path, plan); !why.empty()) {
@@ -420,7 +433,7 @@ int main(int argc, char** argv) {
     // Benchmarks after the first reuse the set-up buffers earlier ones freed instead of fresh
     // pages: that part of set-up is paid once per process, not per benchmark (kernels/common/pages.h).
     if (shares_memory && plan.size() > 1) pairbench::kernels::reuse_page_buffers();
-  } else if (register_benchmarks(profile, only, iterations) == 0 && !only.empty()) {
+  } else if (register_benchmarks(profile, only, iterations, check) == 0 && !only.empty()) {
     std::cerr << argv[0] << ": --pairbench_only: no benchmark named '" << only << "'\n";
     return 2;
   }

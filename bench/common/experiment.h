@@ -243,10 +243,25 @@ std::vector<Point> grid_points(const Experiment& e, const std::string& profile);
 // limit involved; not counted as a failure.
 using ::pairbench::NotSupported;
 
-// Marks the arm as checked against its reference before timing (CUTLASS's "passed").
-inline void mark_verified(benchmark::State& state) { state.counters["verified"] = 1; }
+// Marks the arm as checked against its reference before timing (CUTLASS's "passed"); the
+// benchmark's span up to here is its record's verify_s (timed_region.h, note_verified).
+void mark_verified(benchmark::State& state);
 // The verification failed: the arm is reported "incorrect" and never timed.
 void fail_verification(benchmark::State& state, const std::string& what);
+
+// Whether this process is to check the arm against its reference before timing. True unless the
+// harness says otherwise (--pairbench_check=0, or "check": false in a --pairbench_plan entry): it
+// asks for the check in each benchmark's first process of a run on each build and in a drawn
+// quarter of the later ones, and relies on those for the rest. An arm found wrong is checked (and
+// refused) again in every later process, so it is never timed; the spot checks after timing run
+// in every process. An arm whose check is costly (a reference over large inputs, a whole epoch)
+// asks this and, when it is not due, calls mark_checked_elsewhere instead of checking; its timed
+// loop must still start from the state the check would have left (pages touched, caches warm).
+bool check_due();
+// Marks the arm as checked in other processes of its run (check_due() was false here).
+void mark_checked_elsewhere(benchmark::State& state);
+// Called by the bench main before each benchmark: whether the harness asked for its check.
+void set_check_due(bool due);
 
 }  // namespace pairbench::bench
 

@@ -25,6 +25,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 namespace pairbench::bench {
@@ -65,6 +66,7 @@ struct Record {
   // (reset_timed_regions) to its first timed region, and from its last timed iteration to the
   // record's writing (verification after timing, clean-up, the reporter).
   Clock::time_point benchmark_begin = Clock::now(), first_begin{}, last_record{};
+  std::optional<Clock::time_point> verified_at;  // note_verified, before the first region
   // Instruction counting.
   bool instrumenting = false;  // callgrind instrumentation switched on
   bool collecting = false;     // inside a counted region
@@ -174,6 +176,7 @@ void reset_timed_regions(std::int64_t max_iterations) {
   r.measured_s = 0;
   r.started = false;
   r.benchmark_begin = Clock::now();
+  r.verified_at.reset();
   r.regions_begun = 0;
   r.regions_counted = 0;
   if (r.perf_fd >= 0) ioctl(r.perf_fd, PERF_EVENT_IOC_RESET, 0);
@@ -187,6 +190,11 @@ bool g_uses_gpu = false;  // the benchmark now running (declare_gpu_use)
 }  // namespace
 
 void declare_gpu_use(bool uses_gpu) { g_uses_gpu = uses_gpu; }
+
+void note_verified() {
+  Record& r = record();
+  if (!r.started && !r.verified_at) r.verified_at = Clock::now();
+}
 
 void region_begin() {
   Record& r = record();
@@ -261,6 +269,7 @@ bool write_timed_region_record(const std::string& path, double finished_s) {
                         {"loop_wall_s", r.started ? std::chrono::duration<double>(r.last_record - r.first_begin).count() : 0.0},
                         {"setup_s", std::chrono::duration<double>((r.started ? r.first_begin : now) - r.benchmark_begin).count()},
                         {"after_s", r.started ? std::chrono::duration<double>(now - r.last_record).count() : 0.0},
+                        {"verify_s", r.verified_at ? std::chrono::duration<double>(*r.verified_at - r.benchmark_begin).count() : 0.0},
                         {"batch_iterations", r.batch_iterations},
                         {"batch_seconds", r.batch_seconds}};
   if (r.counter != InstructionCounter::kNone) out["counted_regions"] = r.regions_counted;

@@ -41,6 +41,11 @@ void inject_work(double region_ns);
 // Closes the region: call right after reading the end clock.
 void region_end();
 
+// The arm has passed its check against the reference (mark_verified): the record's `verify_s` is
+// the benchmark's span up to here, the part of its set-up that inputs, buffers and the check took.
+// Only the first call before the first timed region counts.
+void note_verified();
+
 // Called by the shared bench main before each invocation: whether this benchmark runs on the CUDA
 // device. Its record then carries the GPU's SM clock and the reasons it was slowed, read right
 // after the benchmark (kernels/common/gpu_clocks.h), so that a throttled sample is named.

@@ -61,7 +61,15 @@ struct Job {
   // Runs in a process shared with the other jobs of its unit (RunOptions::share_processes): the
   // key of its experiment, arm environment and chunk, the same on both sides; "" = alone or duet.
   std::string share;
+  // Its arm's check before timing: drawn for a quarter of the time processes (the same draw for
+  // both sides of a repetition); launch_units also asks it of every process until one of its
+  // benchmark and side has passed the check in this run, and of every process after one failed it.
+  bool check_drawn = false;
+  bool check = true;  // what the process is told (bench --pairbench_check)
 };
+
+// The key under which a benchmark's check is remembered within a run: its side and name.
+std::string check_key(int side, const std::string& benchmark) { return std::to_string(side) + "|" + benchmark; }
 
 // A unit of two jobs that are not a shared process: a duet pair.
 bool is_pair(const std::vector<Job>& unit) { return unit.size() == 2 && unit.front().share.empty(); }
@@ -183,6 +191,7 @@ void take_record(Sample& s, const nlohmann::json& record) {
   s.loop_wall_s = record.value("loop_wall_s", 0.0);
   s.setup_s = record.value("setup_s", 0.0);
   s.after_s = record.value("after_s", 0.0);
+  s.verify_s = record.value("verify_s", 0.0);
   s.iterations = record.value("iterations_recorded", std::int64_t{0});
   if (const auto clock = record.find("gpu_clock"); clock != record.end() && clock->is_object()) {
     s.gpu_sm_mhz = clock->value("sm_mhz", 0u);
@@ -239,6 +248,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
   } else {
     argv.push_back("--pairbench_iterations=" + std::to_string(job.iterations));
   }
+  if (job.kind == Kind::kTime && !job.check) argv.push_back("--pairbench_check=0");
   // Calibration too: its batches show a stall inside the ramp (calibration_problem).
   if (job.kind != Kind::kInstructions) argv.push_back("--pairbench_batches=" + std::to_string(ctx.options.plan.batches));
   if (job.kind == Kind::kInstructions) argv.push_back("--pairbench_count_instructions=" + ctx.counter.name);
@@ -432,7 +442,8 @@ std::vector<std::optional<Sample>> run_shared(Context& ctx, const std::vector<Jo
     for (std::size_t k = from; k < jobs.size(); ++k) {
       const std::string member = stem + "." + std::to_string(k);
       plan["benchmarks"].push_back({{"name", jobs[k].benchmark->name}, {"iterations", jobs[k].iterations},
-                                    {"out", member + ".json"}, {"record", member + ".record.json"}});
+                                    {"out", member + ".json"}, {"record", member + ".record.json"},
+                                    {"check", jobs[k].kind != Kind::kTime || jobs[k].check}});
     }
     const std::string plan_path = stem + ".plan.json";
     write_json_atomically(plan_path, plan);
@@ -503,6 +514,7 @@ struct Calibrated {
   std::map<std::string, std::int64_t> time_iterations, instruction_iterations;
   int calibrated = 0;
   double wall_s = 0;
+  std::set<std::string> checked;  // benchmarks whose calibration process passed its check
 };
 
 // Why a calibration process's record cannot size the benchmark ("" when it can): no value, or its
@@ -630,6 +642,7 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
       cache.put_failure(c.benchmark->name, problem);
       continue;
     }
+    if (s.verification == Verification::passed && !s.checked_elsewhere) out.checked.insert(c.benchmark->name);
     const auto& rec = s.gbench["pairbench_record"];
     const double n = rec.value("iterations_recorded", 0.0);
     const double measured = rec.value("measured_s", 0.0), wall = rec.value("loop_wall_s", 0.0);
@@ -701,7 +714,10 @@ Sample sample_from_gbench(const nlohmann::json& out, const ExperimentEntry& e, c
     s.reason = "metric '" + e.metric + "' is not a positive number";
     return s;
   }
-  s.verification = run->value("verified", 0.0) == 1.0 ? Verification::passed : Verification::not_verified;
+  // 1: checked in this process; 2: its check was not due here (bench experiment.h, check_due).
+  const double verified = run->value("verified", 0.0);
+  s.verification = verified == 1.0 || verified == 2.0 ? Verification::passed : Verification::not_verified;
+  s.checked_elsewhere = verified == 2.0;
   return s;
 }
 
@@ -956,6 +972,18 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, c
   return round_units;
 }
 
+// Whether a time process's check before timing is drawn: a quarter of them, from the run's seed,
+// the benchmark and its repetition, so both sides of a repetition draw alike.
+bool check_drawn(std::uint64_t seed, const std::string& benchmark, int repetition) {
+  std::uint64_t h = seed ^ 0x636865636bULL;
+  for (const char c : benchmark) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  h ^= static_cast<std::uint64_t>(repetition) * 0x9E3779B97F4A7C15ULL;
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 29;
+  return h % 4 == 0;
+}
+
 // Blocked randomisation: each round runs every benchmark once, in a fresh random order, so that
 // drift over the run spreads evenly over the arms instead of favouring whichever ran first.
 // With two sides (`ab`), two rounds make one block and a benchmark's processes of both rounds run
@@ -1020,6 +1048,7 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
             Job& j = unit[k];
             j.kind = Kind::kTime;
             j.iterations = cal.time_iterations.at(j.benchmark->name);
+            j.check_drawn = check_drawn(outcome.seed, j.benchmark->name, j.repetition);
             if (is_pair(unit)) {
               // `threads` cores per side, the first or the second `threads` of the pool; swapped
               // every round, so a core's own quirks hit both sides equally often.
@@ -1129,8 +1158,15 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
   for (const auto& u : units) total_processes += u.size();
   const auto timed_start = Clock::now();
   int sequence = 0, shared_id = 0;
-  for (const auto& unit : units) {
+  std::set<std::string> found_wrong;  // check keys of arms a check of this run found incorrect
+  for (std::vector<Job> unit : units) {
     if (interrupt_signal()) break;  // launch nothing more; what finished is kept
+    // Checked before timing unless one of its processes has passed the check in this run and none
+    // has failed it; and where drawn.
+    for (Job& j : unit) {
+      const std::string key = check_key(j.side, j.benchmark->name);
+      j.check = j.check_drawn || !outcome.checked.count(key) || found_wrong.count(key);
+    }
     std::vector<std::optional<Sample>> results(unit.size());
     const double unit_start = std::chrono::duration<double>(Clock::now() - timed_start).count();
     bool gated = false;
@@ -1170,6 +1206,10 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
       s.start_s = unit_start;
       s.duet_start_gate = gated;
       if (job.kind == Kind::kInstructions) s.instrument = Instrument::instructions;
+      if (job.kind == Kind::kTime && s.verification == Verification::passed && !s.checked_elsewhere) {
+        outcome.checked.insert(check_key(job.side, job.benchmark->name));
+      }
+      if (s.verification == Verification::incorrect) found_wrong.insert(check_key(job.side, job.benchmark->name));
       if (went_wrong(s.verification)) ++outcome.failed_processes;
       ++done_processes;
       report_progress(s, job, ctx.sides, ctx.options, done_processes, total_processes,
@@ -1179,6 +1219,16 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
     ++sequence;
   }
   if (ctx.options.progress_tty) say() << "\r\033[K";
+  // An arm a check of this run found wrong (a drawn check, on that process's inputs) is wrong in
+  // every process: those that relied on the others' checks, and those whose own inputs passed,
+  // are refused like the process that found it.
+  for (Sample& s : outcome.samples) {
+    if (s.instrument != Instrument::time || s.verification != Verification::passed) continue;
+    if (!found_wrong.count(check_key(s.side, s.benchmark))) continue;
+    ++outcome.failed_processes;
+    s.verification = Verification::incorrect;
+    s.reason = "another process of this run found this arm wrong in its check before timing";
+  }
   outcome.completed_processes = done_processes;
   outcome.planned_processes = total_processes;
   if (done_processes < total_processes) outcome.interrupted_by = interrupt_signal();
@@ -1317,6 +1367,12 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   CalibrationCache cache(options.calibration_path);
   if (!cache.load_problem().empty()) say(Verbosity::quiet) << "pairbench: warning: " << cache.load_problem() << "\n";
   const Calibrated cal = calibrate(ctx, runnable, cache);
+  outcome.checked = options.checked_before;
+  // One side: its calibration processes checked its arms (a run with two sides checks both in
+  // their first pair alike).
+  if (sides.size() == 1) {
+    for (const std::string& name : cal.checked) outcome.checked.insert(check_key(0, name));
+  }
   outcome.calibrated = cal.calibrated;
   outcome.calibration_wall_s = cal.wall_s;
   outcome.iterations = cal.time_iterations;

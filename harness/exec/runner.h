@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,11 @@ struct RunOptions {
   int min_repetitions = 4;
   double instruction_budget_s = 0;
   int min_instruction_processes = 2;
+  // Benchmarks (RunOutcome::checked's keys, "<side>|<name>") whose arms an earlier run of the same
+  // builds checked against their references: `ab`'s and `run --budget`'s later rounds. A time
+  // process checks its arm before timing until one of its benchmark and side has passed in this
+  // run or one before it, then in a drawn quarter of processes (bench experiment.h, check_due).
+  std::set<std::string> checked_before;
 };
 
 // What a run planned for one benchmark, and why.
@@ -132,6 +138,7 @@ struct RunOutcome {
   int interrupted_by = 0;            // SIGINT / SIGTERM that stopped the run early; 0 = ran to the end
   std::size_t completed_processes = 0, planned_processes = 0;  // timed and instruction processes
   RunPlan plan;
+  std::set<std::string> checked;  // "<side>|<benchmark>" whose arm passed a check, here or before (checked_before)
 };
 
 RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options);

@@ -442,12 +442,14 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
   b["repetitions"] = repetitions;
   b["repetition_index"] = s.repetition;
   b["verification"] = to_string(s.verification);
+  if (s.checked_elsewhere) b["checked_in"] = "another process";
   b["metric_value"] = s.metric_value;
   b["process_wall_s"] = s.process_wall_s;
   b["iterations"] = s.iterations;
   b["measured_s"] = s.measured_s;
   if (s.loop_wall_s > 0 || s.setup_s > 0) {
     b["sample_wall"] = {{"setup_s", s.setup_s}, {"loop_s", s.loop_wall_s}, {"after_s", s.after_s}};
+    if (s.verify_s > 0) b["sample_wall"]["verify_s"] = s.verify_s;
   }
   if (!s.batches.empty()) b["metric_batches"] = s.batches;
   if (s.pair >= 0) b["duet_pair"] = s.pair, b["cpu"] = s.cpu;

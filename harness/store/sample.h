@@ -62,6 +62,12 @@ struct Sample {
   // tuning, the check before timing) and after its last timed iteration (the check after timing,
   // clean-up). process_wall_s less the three is the process's start and exit (its share of them).
   double setup_s = 0, after_s = 0;
+  // The part of setup_s up to the arm's check against its reference (mark_verified): inputs,
+  // buffers and the check. 0 where the benchmark marked none before timing.
+  double verify_s = 0;
+  // Verification passed without a check in this process: its arm's check was not due here and
+  // other processes of the run checked it (bench experiment.h, check_due).
+  bool checked_elsewhere = false;
   int pair = -1;          // duet: the pair this process ran in, beside the other side's process
   bool duet_lead = false;        // duet: launched first of its pair (as launched, runner.cpp launch_units)
   bool duet_start_gate = false;  // duet: both processes of its pair started timing together (start gate)

@@ -4,8 +4,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
+
+#include <unistd.h>
 
 #include "bench/common/exec.h"
 #include "bench/common/experiment.h"
@@ -39,6 +42,29 @@ void stall_once_arm(benchmark::State& state, const Point& p) {
   });
 }
 
+// An arm whose check before timing runs only where the harness asks for it (check_due): each
+// call appends "checked" or "elsewhere" to PAIRBENCH_TEST_CHECK_DIR/<arm>-<size>. With
+// `wrong_after_first`, the first check passes and every later one fails: a fault the first
+// process's inputs did not show, found by a drawn check.
+void check_logging_arm(benchmark::State& state, const Point& p, const std::string& arm, bool wrong_after_first) {
+  const char* dir = std::getenv("PAIRBENCH_TEST_CHECK_DIR");
+  const std::string log = dir ? std::string(dir) + "/" + arm + "-" + p.get("size") : std::string();
+  const std::string pid = std::to_string(getpid());
+  if (!check_due()) {
+    if (!log.empty()) std::ofstream(log, std::ios::app) << "elsewhere " << pid << "\n";
+    mark_checked_elsewhere(state);
+  } else {
+    // Whether this is the first process to check it (in all its calls: a calibration ramp calls
+    // the arm several times).
+    static std::map<std::string, bool> first_process;
+    const bool first = first_process.emplace(log, log.empty() || !std::filesystem::exists(log)).first->second;
+    if (!log.empty()) std::ofstream(log, std::ios::app) << "checked " << pid << "\n";
+    if (wrong_after_first && !first) return fail_verification(state, "wrong on this process's inputs");
+    mark_verified(state);
+  }
+  exec(state, Work{.ops = 1}, [&] { benchmark::DoNotOptimize(state.iterations()); });
+}
+
 }  // namespace
 
 PAIRBENCH_EXPERIMENT(faults) {
@@ -65,6 +91,21 @@ PAIRBENCH_EXPERIMENT(faults) {
                 .env = {{"PAIRBENCH_TEST_ENV", "on"}}},
                {.name = "stall_once", .run = stall_once_arm}},
       .grid = {{.name = "size", .quick = {"1", "2"}}},
+      .timing = Timing::kWallClock,
+      .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+  };
+}
+
+PAIRBENCH_EXPERIMENT(fault_checks) {
+  return Experiment{
+      .name = "faults.checks",
+      .claim = "",
+      .question = "Is an arm checked in its first process and a drawn share of the rest, and refused whole when one check fails?",
+      .arms = {{.name = "checked_ok",
+                .run = [](benchmark::State& s, const Point& p) { check_logging_arm(s, p, "checked_ok", false); }},
+               {.name = "wrong_on_recheck",
+                .run = [](benchmark::State& s, const Point& p) { check_logging_arm(s, p, "wrong_on_recheck", true); }}},
+      .grid = {{.name = "size", .quick = {"1"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
   };

@@ -136,8 +136,8 @@ TEST(Cli, ListJsonShowsArmsAndWhyTheyCannotRun) {
   const ProcessResult r = pairbench({"list", "--format", "json", "--bench-dir", FAULT_BENCH_DIR});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
-  ASSERT_EQ(j.size(), 1u);
-  EXPECT_EQ(j[0]["name"], "faults.mixed");
+  ASSERT_EQ(j.size(), 2u);  // faults.mixed and faults.checks
+  ASSERT_EQ(j[0]["name"], "faults.mixed");
   EXPECT_EQ(j[0]["arms"][0]["role"], "baseline");
   bool saw_absent = false;
   for (const auto& b : j[0]["benchmarks"]) {
@@ -171,8 +171,8 @@ TEST(Cli, CrashingHangingAndWrongArmsLeaveTheOthersIntact) {
   char tmpl[] = "/tmp/pairbench-cli-test-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   const std::string out = dir + "/run.json";
-  const ProcessResult r = pairbench({"run", "--bench-dir", FAULT_BENCH_DIR, "--repetitions", "2", "--timeout", "10",
-                                     "--process-sharing", "none", "--min-time", "0.01", "--no-history", "--out", out},
+  const ProcessResult r = pairbench({"run", "--bench-dir", FAULT_BENCH_DIR, "--experiments", "faults.mixed",
+                                     "--repetitions", "2", "--timeout", "10", "--process-sharing", "none", "--min-time", "0.01", "--no-history", "--out", out},
                                     300);
   ASSERT_EQ(r.status, ProcessResult::Status::kExited) << r.describe();
   EXPECT_EQ(r.exit_code, 3) << r.output;

@@ -282,6 +282,62 @@ TEST(Run, ACalibrationRampStalledOnItsFirstIterationIsRunAgain) {
   for (const auto& b : run["benchmarks"]) EXPECT_GT(b["iterations"].get<std::int64_t>(), 100) << b.dump();
 }
 
+// An arm's check before timing (bench experiment.h, check_due): done by the calibration process
+// (or the run's first), then only in a drawn quarter of the processes; one failed check refuses the
+// arm in every process of the run, those that relied on the others' checks included, and every
+// process after it checks again. Each process of the test arms logs whether it checked.
+TEST(Run, AnArmIsCheckedFirstAndInADrawnShareAndRefusedWholeWhenOneCheckFails) {
+  TempDir dir;
+  const ProcessResult r = run_process({PAIRBENCH_EXE, "run", "--bench-dir", FAULT_BENCH_DIR, "--experiments", "faults.checks",
+                                       "--repetitions", "12", "--seed", "7", "--no-history", "--calibration",
+                                       dir.path + "/cal.json", "--out", dir.path + "/run.json", "--instruction-processes", "0"},
+                                      {{"PAIRBENCH_TEST_CHECK_DIR", dir.path}}, std::chrono::seconds(300));
+  EXPECT_EQ(r.exit_code, 3) << r.output;  // the wrong arm's processes
+  // Each log line: "checked PID" or "elsewhere PID".
+  const auto log = [&](const std::string& name) {
+    std::vector<std::pair<std::string, std::string>> lines;
+    std::ifstream in(dir.path + "/" + name);
+    for (std::string what, pid; in >> what >> pid;) lines.emplace_back(what, pid);
+    return lines;
+  };
+  const auto ok = log("checked_ok-1"), wrong = log("wrong_on_recheck-1");
+  ASSERT_FALSE(ok.empty());
+  ASSERT_FALSE(wrong.empty());
+  EXPECT_EQ(ok.front().first, "checked");  // the calibration process's
+  const auto count = [](auto from, auto to, const std::string& what) {
+    return static_cast<int>(std::count_if(from, to, [&](const auto& l) { return l.first == what; }));
+  };
+  const int elsewhere = count(ok.begin(), ok.end(), "elsewhere");
+  // Of 12 timed processes, most relied on the others' checks and a drawn few checked (seed 7).
+  EXPECT_GE(elsewhere, 6);
+  EXPECT_LE(elsewhere, 11);
+  const nlohmann::json run = read(dir.path + "/run.json");
+  int ok_rows = 0, ok_elsewhere_rows = 0;
+  for (const auto& b : run["benchmarks"]) {
+    EXPECT_NE(b["arm"], "wrong_on_recheck") << "a row of the arm a check found wrong: " << b.dump();
+    if (b["arm"] != "checked_ok") continue;
+    ++ok_rows;
+    EXPECT_EQ(b["verification"], "passed");
+    ok_elsewhere_rows += b.value("checked_in", "") == "another process";
+  }
+  EXPECT_EQ(ok_rows, 12);
+  EXPECT_EQ(ok_elsewhere_rows, elsewhere);  // each row says whether its own process checked
+  // The wrong arm: a drawn check in another process than the first failed, after processes that
+  // relied on the first one; every process after it checked (and was refused), and the arm is
+  // incorrect in the run, none of it kept.
+  const std::string first_pid = wrong.front().second;
+  const auto failed_at = std::find_if(wrong.begin(), wrong.end(),
+                                      [&](const auto& l) { return l.first == "checked" && l.second != first_pid; });
+  ASSERT_NE(failed_at, wrong.end()) << "no drawn check of the wrong arm: choose another seed";
+  EXPECT_GT(count(wrong.begin(), failed_at, "elsewhere"), 0);
+  EXPECT_EQ(count(failed_at, wrong.end(), "elsewhere"), 0);
+  bool refused = false;
+  for (const auto& n : run["pairbench"]["not_run"]) {
+    if (n["arm"] == "wrong_on_recheck") refused = n["verification"] == "incorrect";
+  }
+  EXPECT_TRUE(refused) << run["pairbench"]["not_run"].dump();
+}
+
 TEST(Batches, FollowTheMetricsTimeRelation) {
   const nlohmann::json record = {{"iterations_recorded", 4}, {"measured_s", 4.0},
                                  {"batch_iterations", {2, 2}}, {"batch_seconds", {1.0, 3.0}}};
