@@ -171,7 +171,9 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                                     // It waits at PAIRBENCH_START_GATE before its first timed region.
                                     {"start_gate", true},
                                     // It may run in a process with others (--pairbench_plan).
-                                    {"shared_process", !e.own_process}});
+                                    {"shared_process", !e.own_process},
+                                    // It takes --pairbench_check (experiment.h, check_due).
+                                    {"check_on_request", true}});
       }
     }
     out["experiments"].push_back(je);

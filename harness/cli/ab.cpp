@@ -211,7 +211,6 @@ void recheck_regime(AbResult& r, const std::vector<Side>& sides, const std::vect
   options.instruction_processes = 0;  // the counts are not of a regime: the planned ones stay
   options.seed = options.seed ? options.seed ^ 0x726567696d65ULL : 0;
   const AbResult alone = run_ab(only(sides, again), envs, options, command_line);
-  counted.checked_before.insert(alone.checked.begin(), alone.checked.end());
   if (interrupt_signal()) return;  // cut short: the duet processes stay, and the check names them
   replace_processes(r, alone, again);
 }
@@ -275,7 +274,6 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   RunOptions counted = options;
   if (args.pairing == "duet" && args.probe) counted.one_side_at_a_time = duet_regime_probe(sides, envs, options, command_line);
   AbResult r = run_ab(sides, envs, counted, command_line);
-  counted.checked_before = r.checked;  // the arms checked here need no check in every later process
   if (args.pairing == "duet" && args.probe) recheck_regime(r, sides, envs, counted, command_line);
   report_regime(r, sides);
   // Sampling until decided (harness/sampling/paired.h): each round's processes appended to the
@@ -285,9 +283,7 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   round_options.instruction_processes = 0;  // time only: the counts were decided by the planned processes
   const RunPairedRound run_round = [&](const std::set<std::string>& chosen, int round) {
     round_options.seed = round_options.seed ? round_options.seed + static_cast<std::uint64_t>(round) : 0;
-    round_options.checked_before = counted.checked_before;
     AbResult more = run_ab(only(sides, chosen), envs, round_options, command_line);
-    counted.checked_before.insert(more.checked.begin(), more.checked.end());
     const bool interrupted = interrupt_signal() != 0;  // a cut-short round is kept out of the run files
     if (!interrupted) append_round(r.baseline, more.baseline), append_round(r.candidate, more.candidate);
     return PairedRound{std::move(more.baseline), std::move(more.candidate), interrupted};

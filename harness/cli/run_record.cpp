@@ -179,8 +179,7 @@ AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& 
                            kAbCalibrationLimit),
              outcome.sequential_in_duet,
              {calibration_check(outcome, 0, kAbCalibrationLimit), calibration_check(outcome, 1, kAbCalibrationLimit)},
-             outcome.calibration_ratios,
-             outcome.checked};
+             outcome.calibration_ratios};
   // The two halves of one run: the gate may compare duet pairs pair by pair only between these.
   char id[40];
   std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(outcome.seed));

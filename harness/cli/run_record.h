@@ -106,7 +106,6 @@ struct AbResult {
   std::vector<SequentialInDuet> sequential_in_duet;
   std::vector<RunRecord::CalibrationCheck> against_calibration;  // per side
   std::vector<CalibrationRatio> ratios;  // every benchmark's, both sides: what the checks were made from
-  std::set<std::string> checked;  // RunOutcome::checked: arms checked against their references
 };
 AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& envs, const RunOptions& options,
                 const std::string& command);

@@ -189,6 +189,7 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
       be.cuda = b.boolean_or("cuda", false);
       be.start_gate = b.boolean_or("start_gate", false);
       be.shared_process = b.boolean_or("shared_process", false);
+      be.check_on_request = b.boolean_or("check_on_request", false);
       e.benchmarks.push_back(std::move(be));
     }
     if (const auto figure = je.find("figure")) e.figure = parse_figure(*figure, e);
@@ -277,7 +278,7 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
                                   {"available", b.available}, {"reason", b.reason},
                                   {"instructions", b.instructions}, {"threads", b.threads},
                                   {"cuda", b.cuda}, {"start_gate", b.start_gate},
-                                  {"shared_process", b.shared_process}});
+                                  {"shared_process", b.shared_process}, {"check_on_request", b.check_on_request}});
     }
     out.push_back(je);
   }

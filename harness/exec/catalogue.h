@@ -34,6 +34,10 @@ struct BenchmarkEntry {
   // one sample each: its experiment does not measure the process's own history (heap, RSS, page
   // state). Absent from older listings: false, and it runs in a process of its own.
   bool shared_process = false;
+  // Its arm checks before timing only where asked (bench --pairbench_check, experiment.h
+  // check_due). Absent from older listings: false, and every process of it checks, on every side
+  // of a run that has it (an older binary would refuse the flag).
+  bool check_on_request = false;
 };
 
 struct ArmEntry {

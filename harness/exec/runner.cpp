@@ -62,8 +62,8 @@ struct Job {
   // key of its experiment, arm environment and chunk, the same on both sides; "" = alone or duet.
   std::string share;
   // Its arm's check before timing: drawn for a quarter of the time processes (the same draw for
-  // both sides of a repetition); launch_units also asks it of every process until one of its
-  // benchmark and side has passed the check in this run, and of every process after one failed it.
+  // both sides of a repetition); launch_units also asks it of every process of the benchmark, on
+  // every side, until each side has passed the check in this run, and after one failed it.
   bool check_drawn = false;
   bool check = true;  // what the process is told (bench --pairbench_check)
 };
@@ -514,7 +514,8 @@ struct Calibrated {
   std::map<std::string, std::int64_t> time_iterations, instruction_iterations;
   int calibrated = 0;
   double wall_s = 0;
-  std::set<std::string> checked;  // benchmarks whose calibration process passed its check
+  std::set<std::string> checked;  // benchmarks whose calibration passed its check, no ramp of it wrong
+  std::set<std::string> ramp_found_wrong;  // benchmarks a retried ramp found wrong
 };
 
 // Why a calibration process's record cannot size the benchmark ("" when it can): no value, or its
@@ -620,6 +621,7 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
     if (again.empty()) break;
     for (auto& [name, second] : ramp_all(again)) {
       std::optional<Sample>& kept = ramped[name];
+      if (second && second->verification == Verification::incorrect) out.ramp_found_wrong.insert(name);
       if (!second) {
         kept.reset();  // interrupted
       } else if (better_calibration(*second, *kept)) {
@@ -642,7 +644,9 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
       cache.put_failure(c.benchmark->name, problem);
       continue;
     }
-    if (s.verification == Verification::passed && !s.checked_elsewhere) out.checked.insert(c.benchmark->name);
+    if (s.verification == Verification::passed && !out.ramp_found_wrong.count(c.benchmark->name)) {
+      out.checked.insert(c.benchmark->name);
+    }
     const auto& rec = s.gbench["pairbench_record"];
     const double n = rec.value("iterations_recorded", 0.0);
     const double measured = rec.value("measured_s", 0.0), wall = rec.value("loop_wall_s", 0.0);
@@ -1159,14 +1163,27 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
   const auto timed_start = Clock::now();
   int sequence = 0, shared_id = 0;
   std::set<std::string> found_wrong;  // check keys of arms a check of this run found incorrect
+  // Whether a benchmark's processes may rely on other processes' checks: only where every side's
+  // binary takes the request (an older one refuses --pairbench_check), every side has passed a
+  // check in this run and none has failed one. Decided for all sides alike, so that both sides of
+  // a pair start timing from the same state.
+  const auto may_skip = [&](const std::string& benchmark) {
+    for (std::size_t side = 0; side < ctx.sides.size(); ++side) {
+      const std::string key = check_key(static_cast<int>(side), benchmark);
+      if (!outcome.checked.count(key) || found_wrong.count(key)) return false;
+      const BenchmarkEntry* entry = nullptr;
+      for (const ExperimentEntry& e : ctx.sides[side].experiments) {
+        for (const BenchmarkEntry& b : e.benchmarks) {
+          if (b.name == benchmark) entry = &b;
+        }
+      }
+      if (!entry || !entry->check_on_request) return false;
+    }
+    return true;
+  };
   for (std::vector<Job> unit : units) {
     if (interrupt_signal()) break;  // launch nothing more; what finished is kept
-    // Checked before timing unless one of its processes has passed the check in this run and none
-    // has failed it; and where drawn.
-    for (Job& j : unit) {
-      const std::string key = check_key(j.side, j.benchmark->name);
-      j.check = j.check_drawn || !outcome.checked.count(key) || found_wrong.count(key);
-    }
+    for (Job& j : unit) j.check = j.check_drawn || !may_skip(j.benchmark->name);
     std::vector<std::optional<Sample>> results(unit.size());
     const double unit_start = std::chrono::duration<double>(Clock::now() - timed_start).count();
     bool gated = false;
@@ -1223,8 +1240,7 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
   // every process: those that relied on the others' checks, and those whose own inputs passed,
   // are refused like the process that found it.
   for (Sample& s : outcome.samples) {
-    if (s.instrument != Instrument::time || s.verification != Verification::passed) continue;
-    if (!found_wrong.count(check_key(s.side, s.benchmark))) continue;
+    if (s.verification != Verification::passed || !found_wrong.count(check_key(s.side, s.benchmark))) continue;
     ++outcome.failed_processes;
     s.verification = Verification::incorrect;
     s.reason = "another process of this run found this arm wrong in its check before timing";
@@ -1367,7 +1383,6 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   CalibrationCache cache(options.calibration_path);
   if (!cache.load_problem().empty()) say(Verbosity::quiet) << "pairbench: warning: " << cache.load_problem() << "\n";
   const Calibrated cal = calibrate(ctx, runnable, cache);
-  outcome.checked = options.checked_before;
   // One side: its calibration processes checked its arms (a run with two sides checks both in
   // their first pair alike).
   if (sides.size() == 1) {

@@ -67,11 +67,6 @@ struct RunOptions {
   int min_repetitions = 4;
   double instruction_budget_s = 0;
   int min_instruction_processes = 2;
-  // Benchmarks (RunOutcome::checked's keys, "<side>|<name>") whose arms an earlier run of the same
-  // builds checked against their references: `ab`'s and `run --budget`'s later rounds. A time
-  // process checks its arm before timing until one of its benchmark and side has passed in this
-  // run or one before it, then in a drawn quarter of processes (bench experiment.h, check_due).
-  std::set<std::string> checked_before;
 };
 
 // What a run planned for one benchmark, and why.
@@ -138,7 +133,10 @@ struct RunOutcome {
   int interrupted_by = 0;            // SIGINT / SIGTERM that stopped the run early; 0 = ran to the end
   std::size_t completed_processes = 0, planned_processes = 0;  // timed and instruction processes
   RunPlan plan;
-  std::set<std::string> checked;  // "<side>|<benchmark>" whose arm passed a check, here or before (checked_before)
+  // "<side>|<benchmark>" whose arm passed a check in this run: a time process checks its arm
+  // before timing until every side's has, then in a drawn quarter (bench experiment.h, check_due).
+  // Per run: each of `ab`'s and `run --budget`'s rounds checks its own first processes again.
+  std::set<std::string> checked;
 };
 
 RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, const RunOptions& options);

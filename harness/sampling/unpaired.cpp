@@ -73,7 +73,6 @@ void merge_round(RunOutcome& run, const RunOutcome& round) {
   run.failed_processes += round.failed_processes;
   run.wall_s += round.wall_s;
   run.calibrated += round.calibrated;
-  run.checked.insert(round.checked.begin(), round.checked.end());
   run.calibration_wall_s += round.calibration_wall_s;
   for (const auto& d : round.drifted) {
     if (std::find(run.drifted.begin(), run.drifted.end(), d) == run.drifted.end()) run.drifted.push_back(d);
@@ -154,7 +153,6 @@ class UnpairedRounds final : public Rounds {
     }
     for (const auto& [count, names] : by_count) {
       options_.repetitions = count;
-      options_.checked_before = outcome_.checked;
       const RunOutcome more = run_experiments(only(experiments_, names), options_);
       merge_round(outcome_, more);
       out_.added_processes += static_cast<int>(more.completed_processes);

@@ -80,6 +80,29 @@ TEST(Catalogue, ThreadsAreReadAndAbsentMeansOne) {
   }
 }
 
+// A binary built before checks were made optional lists no check_on_request: it would refuse
+// --pairbench_check, so every process of it (and of the other side of an ab) checks.
+TEST(Catalogue, CheckOnRequestIsReadAndAbsentMeansEveryProcessChecks) {
+  nlohmann::json l = listing();
+  nlohmann::json second = l["experiments"][0]["benchmarks"][0];
+  second["name"] = "demo.loader/w2/device:cpu/batch:16";
+  second["arm"] = "w2";
+  second["check_on_request"] = true;
+  l["experiments"][0]["benchmarks"].push_back(second);
+  const auto experiments = parse_catalogue(l, "bench_demo");
+  ASSERT_EQ(experiments[0].benchmarks.size(), 2u);
+  EXPECT_FALSE(experiments[0].benchmarks[0].check_on_request);
+  EXPECT_TRUE(experiments[0].benchmarks[1].check_on_request);
+  EXPECT_EQ(catalogue_to_json(experiments)[0]["benchmarks"][1]["check_on_request"], true);
+  l["experiments"][0]["benchmarks"][1]["check_on_request"] = "yes";
+  try {
+    parse_catalogue(l, "bench_demo");
+    ADD_FAILURE() << "accepted check_on_request \"yes\"";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("check_on_request"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Catalogue, AFigureNamingWhatTheExperimentLacksIsRefusedByFieldPath) {
   struct Case {
     std::function<void(nlohmann::json&)> edit;
