@@ -15,7 +15,9 @@
 //                    "inprocess_sd": 0.002, per-iteration noise inside a process (SD of the log)
 //                    "outlier_p": 0, "outlier_x": 3,    a process this much slower, with this probability
 //                    "bimodal_p": 0, "bimodal_x": 1.5,  a process in the slow mode, with this probability
-//                    "drift": 0,            per process index, relative (0.01: each process 1 % slower)
+//                    "drift": 0,            per process index, relative (0.01: each process 1 % slower);
+//                                            both sides of an ab of one copy share its counter,
+//                                            so this is a drift over the run's order
 //                    "mode_every": 0, "mode_length": 0, "mode_x": 1,  processes i with i % every < length
 //                                            run mode_x slower (a speed mode the machine passes through)
 //                    "core_x": {"0": 1.2},  a process that starts on CPU 0 runs 1.2x slower (a core's mode)

@@ -216,6 +216,23 @@ TEST(AbSampling, ALaunchFirstAdvantageCancelsInTheBlocks) {
   for (const auto& [block, f] : firsts) EXPECT_EQ(f, std::make_pair(1, 1)) << "block " << block << "\n" << r.output;
 }
 
+// The machine drifts over the run: each process 5 % slower than the one before it in the run's
+// order (declared: drift, one counter for both sides, since both run the same copy), identical
+// builds, one side at a time. Each block runs its sides A B B A (runner.cpp, timed_units: the
+// block's second round swaps them), so a linear drift cancels in the block's mean and ab decides
+// `unchanged` within the cap of 24 processes per side (at 20, seed 7); run A B A B (or B A B A),
+// each block's mean carries a drift step of either sign, and it took 40 (issue 44: verified failing
+// so, tests/README.md).
+TEST(AbSampling, ADriftOverTheRunCancelsInTheBlocks) {
+  TempDir dir;
+  const std::string build = sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.005}, {"drift", 0.05}}}}}});
+  const ProcessResult r = sim_ab(dir.path, build, build,
+                                 {"--pairing", "sequential", "--threshold", "0.02", "--budget", "120", "--max-repetitions", "24",
+                                  "--instruction-processes", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(verdict_of(read(dir.path + "/gate.json")), "unchanged") << r.output;
+}
+
 // A planted 12 % in the candidate's declaration: a decided regression, its interval around it; the
 // same declaration on both sides: unchanged. Both ways, on the same generator.
 TEST(AbSampling, APlantedChangeIsDecidedAndItsAbsenceIsNot) {
