@@ -85,6 +85,22 @@ std::shared_ptr<const Inputs> shared_inputs(std::size_t n) {
   return process_input<Inputs>("ops.fusion/xy/" + std::to_string(n), 2 * n * sizeof(float), [n] { return Inputs(n); });
 }
 
+// The check against the fp64 reference before timing, where it is due (check_due): its result in
+// `check`; false when it failed (the arm is refused). Where it is not due, `check` stays empty and
+// the spot check after timing, run in every process, is the only one here.
+bool check_before_timing(benchmark::State& state, kf::Op op, const Inputs& in, std::span<const float> out,
+                         std::optional<kf::ErrorCheck>& check) {
+  if (!check_due()) {
+    mark_checked_elsewhere(state);
+    return true;
+  }
+  check = kf::check_against_reference(op, in.x, in.y, out, kChecked, in.seed);
+  state.counters["max_abs_error"] = check->max_abs_error;
+  if (!verified(state, *check, "before timing")) return false;
+  mark_verified(state);
+  return true;
+}
+
 void run_cpu(benchmark::State& state, const Point& p, kf::Form form) {
   const kf::Op op = kf::op_from_name(p.get("op"));
   const auto n = static_cast<std::size_t>(p.get_int("elements"));
@@ -97,17 +113,8 @@ void run_cpu(benchmark::State& state, const Point& p, kf::Form form) {
   kf::poison(out);
   auto once = [&] { unfused ? kf::run_unfused(op, in.x, in.y, a, b, out) : kf::run_fused(op, in.x, in.y, out); };
   once();  // the checked pass, and the warm-up in every process
-  // The check against the fp64 reference where it is due (check_due); the spot check after timing
-  // runs in every process, and its error is reported where the full check did not run.
   std::optional<kf::ErrorCheck> check;
-  if (check_due()) {
-    check = kf::check_against_reference(op, in.x, in.y, out, kChecked, in.seed);
-    state.counters["max_abs_error"] = check->max_abs_error;
-    if (!verified(state, *check, "before timing")) return;
-    mark_verified(state);
-  } else {
-    mark_checked_elsewhere(state);
-  }
+  if (!check_before_timing(state, op, in, out, check)) return;
   kf::poison(out);  // the check after timing must see the timed passes' output, not this one's
   state.SetLabel("1 core; libm sinf/cosf scalar, add/mul loops vectorised");
 
@@ -128,17 +135,8 @@ void run_cuda(benchmark::State& state, const Point& p, kf::Form form) {
   dev.enqueue(op, form);  // the evaluation checked below, and the warm-up (module load); download waits
   std::vector<float> out(n);
   dev.download(out);
-  // The check against the fp64 reference where it is due (check_due); the spot check after timing
-  // runs in every process.
   std::optional<kf::ErrorCheck> check;
-  if (check_due()) {
-    check = kf::check_against_reference(op, in.x, in.y, out, kChecked, in.seed);
-    state.counters["max_abs_error"] = check->max_abs_error;
-    if (!verified(state, *check, "before timing")) return;
-    mark_verified(state);
-  } else {
-    mark_checked_elsewhere(state);
-  }
+  if (!check_before_timing(state, op, in, out, check)) return;
   dev.poison();
   exec_cuda(state, evaluation_work(n, form), dev.stream(), [&] { dev.enqueue(op, form); });
   dev.download(out);

@@ -1167,17 +1167,17 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
   // binary takes the request (an older one refuses --pairbench_check), every side has passed a
   // check in this run and none has failed one. Decided for all sides alike, so that both sides of
   // a pair start timing from the same state.
+  std::map<std::string, std::size_t> takes_request;  // benchmark -> the sides whose binary lists check_on_request
+  for (const Side& side : ctx.sides) {
+    for (const ExperimentEntry& e : side.experiments) {
+      for (const BenchmarkEntry& b : e.benchmarks) takes_request[b.name] += b.check_on_request;
+    }
+  }
   const auto may_skip = [&](const std::string& benchmark) {
+    if (takes_request[benchmark] != ctx.sides.size()) return false;
     for (std::size_t side = 0; side < ctx.sides.size(); ++side) {
       const std::string key = check_key(static_cast<int>(side), benchmark);
       if (!outcome.checked.count(key) || found_wrong.count(key)) return false;
-      const BenchmarkEntry* entry = nullptr;
-      for (const ExperimentEntry& e : ctx.sides[side].experiments) {
-        for (const BenchmarkEntry& b : e.benchmarks) {
-          if (b.name == benchmark) entry = &b;
-        }
-      }
-      if (!entry || !entry->check_on_request) return false;
     }
     return true;
   };
