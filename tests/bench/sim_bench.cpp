@@ -21,6 +21,9 @@
 //                    "mode_every": 0, "mode_length": 0, "mode_x": 1,  processes i with i % every < length
 //                                            run mode_x slower (a speed mode the machine passes through)
 //                    "core_x": {"0": 1.2},  a process that starts on CPU 0 runs 1.2x slower (a core's mode)
+//                    "layout_x": {"0": 1.1}, a process running layout variant 0 (the plain binary;
+//                                            k: its copy bench_sim.layout<k>) runs 1.1x slower: a
+//                                            placement that favours or hurts one relinked variant
 //                    "launched_first_x": 1, a duet process launched first of its pair runs this much of
 //                                            its time (0.85: 15 % faster), by what the runner says it
 //                                            launched (PAIRBENCH_DUET_LAUNCHED=first|second), not
@@ -30,6 +33,8 @@
 //                    "crash": false}},      the process aborts when it reaches this case (SIGABRT)
 //    "start_s": 0}                          a process's start-up cost, slept once before its first
 //                                            case (a CUDA context, a dataset), outside timing
+// A copy named <executable>.layout<k> (sim_build's `layouts`) reads <executable>'s declaration and
+// counter: it is the same build relinked, as the harness's layout variants are.
 // The process index counts this executable's processes (<executable>.count, under a lock), one
 // per process however many cases it runs (a shared process runs several, bench --pairbench_plan);
 // each case draws its own process noise from the seed, its name and the index.
@@ -46,6 +51,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "bench/common/experiment.h"
 #include "bench/common/timed_region.h"
@@ -58,6 +64,17 @@ std::string self_path() {
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   return n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string();
+}
+
+// The build this executable is a layout variant of (its path less ".layout<k>") and k (0: the
+// plain binary).
+std::pair<std::string, int> build_and_variant(const std::string& self) {
+  const std::size_t dot = self.rfind(".layout");
+  if (dot == std::string::npos || dot + 7 == self.size() ||
+      self.find_first_not_of("0123456789", dot + 7) != std::string::npos) {
+    return {self, 0};
+  }
+  return {self.substr(0, dot), std::stoi(self.substr(dot + 7))};
 }
 
 // This executable's next process index, from the counter file beside it (0 for the first).
@@ -81,7 +98,7 @@ struct Case {
   double outlier_p = 0, outlier_x = 3, bimodal_p = 0, bimodal_x = 1.5, drift = 0;
   std::uint64_t mode_every = 0, mode_length = 0;
   double mode_x = 1, change = 0;
-  nlohmann::json core_x = nlohmann::json::object();
+  nlohmann::json core_x = nlohmann::json::object(), layout_x = nlohmann::json::object();
   double launched_first_x = 1;
   std::int64_t work = 100;
   double work_change = 0;
@@ -110,6 +127,7 @@ Case declared(const std::string& self, const std::string& name) {
   c.mode_length = k.value("mode_length", c.mode_length);
   c.mode_x = k.value("mode_x", c.mode_x);
   c.core_x = k.value("core_x", c.core_x);
+  c.layout_x = k.value("layout_x", c.layout_x);
   c.launched_first_x = k.value("launched_first_x", c.launched_first_x);
   c.change = k.value("change", c.change);
   c.work = k.value("work", c.work);
@@ -132,7 +150,9 @@ Case declared(const std::string& self, const std::string& name) {
 }
 
 void sim_arm(benchmark::State& state, const Point& p) {
-  const std::string self = self_path();
+  const std::pair<std::string, int> build = build_and_variant(self_path());
+  const std::string& self = build.first;
+  const int variant = build.second;
   const std::string name = p.get("case");
   const Case c = declared(self, name);
   // Verified: the chain of a known seed after 3 steps, worked out by hand (as bench_timing's).
@@ -157,6 +177,7 @@ void sim_arm(benchmark::State& state, const Point& p) {
   if (c.mode_every > 0 && index % c.mode_every < c.mode_length) factor *= c.mode_x;
   const std::string cpu = std::to_string(sched_getcpu());
   if (c.core_x.contains(cpu)) factor *= c.core_x[cpu].get<double>();
+  if (const std::string v = std::to_string(variant); c.layout_x.contains(v)) factor *= c.layout_x[v].get<double>();
   const char* launched = std::getenv("PAIRBENCH_DUET_LAUNCHED");
   const bool launched_first = launched && std::string(launched) == "first";
   if (launched_first) factor *= c.launched_first_x;
@@ -175,6 +196,7 @@ void sim_arm(benchmark::State& state, const Point& p) {
   }
   set_rate_counters(state, Work{.ops = 1}, declared_s);  // ns_per_op from the declared times
   state.counters["process_index"] = static_cast<double>(index);
+  state.counters["layout_variant"] = variant;
   if (launched) state.counters["launched_first"] = launched_first ? 1 : 0;
 }
 

@@ -233,6 +233,33 @@ TEST(AbSampling, ADriftOverTheRunCancelsInTheBlocks) {
   EXPECT_EQ(verdict_of(read(dir.path + "/gate.json")), "unchanged") << r.output;
 }
 
+// Two builds of the same code whose relinked variants run differently (one build's plain binary
+// is the other's slow variant: placement, not code). With each process drawing its variant (the
+// default, --layout random) both sides sample the same mixture: unchanged. With every process on
+// the plain binary (--layout none, what ab did before layout was sampled as noise) the placement
+// reads as a decided 8 % regression. Both ways, on the same generator.
+TEST(AbSampling, ALayoutOnlyDifferenceIsNoiseWhenEachProcessDrawsItsVariant) {
+  const auto declaration = [](double plain, double other) {
+    return nlohmann::json{{"cases", {{"a", {{"process_sd", 0.005},
+                                            {"layout_x", {{"0", plain}, {"1", other}, {"2", plain}, {"3", other}}}}}}}};
+  };
+  const std::vector<std::string> options = {"--threshold", "0.04", "--budget", "120", "--max-repetitions", "48",
+                                            "--instruction-processes", "0"};
+  TempDir drawn;
+  const std::string main_build = sim_build(drawn.path + "/main", declaration(1.0, 1.08), 4);
+  const std::string relinked = sim_build(drawn.path + "/branch", declaration(1.08, 1.0), 4);
+  const ProcessResult r = sim_ab(drawn.path, main_build, relinked, options);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(verdict_of(read(drawn.path + "/gate.json")), "unchanged") << r.output;
+
+  TempDir plain;
+  std::vector<std::string> none = options;
+  none.insert(none.end(), {"--layout", "none"});
+  const ProcessResult p = sim_ab(plain.path, main_build, relinked, none);
+  EXPECT_EQ(p.exit_code, 1) << p.output;
+  EXPECT_EQ(verdict_of(read(plain.path + "/gate.json")), "regression") << p.output;
+}
+
 // A planted 12 % in the candidate's declaration: a decided regression, its interval around it; the
 // same declaration on both sides: unchanged. Both ways, on the same generator.
 TEST(AbSampling, APlantedChangeIsDecidedAndItsAbsenceIsNot) {

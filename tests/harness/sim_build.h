@@ -13,10 +13,17 @@
 namespace pairbench::harness {
 
 // `spec`: {"seed": ..., "cases": {"a": {...}, ...}} as sim_bench.cpp's head describes. Returns DIR/bin.
-inline std::string sim_build(const std::string& dir, const nlohmann::json& spec) {
+// `layouts` > 1: the build has that many layout variants (bench_sim.layout1 ... copies, which read
+// bench_sim's declaration; a case's "layout_x" says how each one runs), as a real build's
+// bench_<area>.layout<k> relinked variants.
+inline std::string sim_build(const std::string& dir, const nlohmann::json& spec, int layouts = 1) {
   const std::string bin = dir + "/bin";
   std::filesystem::create_directories(bin);
   std::filesystem::copy_file(SIM_BENCH_EXE, bin + "/bench_sim", std::filesystem::copy_options::overwrite_existing);
+  for (int k = 1; k < layouts; ++k) {
+    std::filesystem::copy_file(SIM_BENCH_EXE, bin + "/bench_sim.layout" + std::to_string(k),
+                               std::filesystem::copy_options::overwrite_existing);
+  }
   std::ofstream(bin + "/bench_sim.sim") << spec.dump();
   return bin;
 }
