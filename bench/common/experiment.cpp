@@ -123,7 +123,7 @@ bool g_check_due = true;
 bool check_due() { return g_check_due; }
 void set_check_due(bool due) { g_check_due = due; }
 
-// "verified" 2: checked in another process of the run (the harness reads it, runner.cpp).
+// "verified" 2: checked in another process of the run (the harness reads it, harness/exec/jobs.cpp).
 void mark_checked_elsewhere(benchmark::State& state) {
   state.counters["verified"] = 2;
   note_verified();

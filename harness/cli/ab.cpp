@@ -1,5 +1,5 @@
 // `pairbench ab`: two builds' benchmarks in one run (duet pairs by default, each side on a core per
-// declared thread, or sequentially interleaved; two rounds make a crossover block, runner.cpp),
+// declared thread, or sequentially interleaved; two rounds make a crossover block, exec/plan.cpp),
 // then, within --budget, more processes for the benchmarks still undecided, in rounds, cheapest
 // first, decided on block means by always-valid intervals with Holm over the gate
 // (gate/sequential.h: valid at every look), then compared.

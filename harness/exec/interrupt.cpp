@@ -10,7 +10,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <iostream>
+
+#include "harness/exec/say.h"
 
 namespace pairbench::harness {
 namespace {
@@ -111,8 +112,8 @@ void untrack_child_group(pid_t pgid) {
 
 int exit_status_after_interrupt(int status) {
   if (!interrupt_signal()) return status;
-  std::cerr << "pairbench: interrupted by " << signal_name(interrupt_signal())
-            << ": the results written above are partial (marked 'interrupted')\n";
+  say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(interrupt_signal())
+                        << ": the results written above are partial (marked 'interrupted')\n";
   return interrupted_exit_status();
 }
 

@@ -44,7 +44,7 @@ struct SequentialState {
   void add_pair(double baseline_value, double current_value, bool lower_is_better = true);
   // Appends one observation, the mean log difference of a block's pairs (baseline, current):
   // `ab`'s crossover blocks, two pairs back to back with the sides' cores or order exchanged
-  // (runner.cpp, timed_units), whose mean cancels the machine's drift that both pairs saw. The
+  // (plan.cpp, timed_units), whose mean cancels the machine's drift that both pairs saw. The
   // mean is symmetric about the change as each pair is, so the robust sequence stays valid; its
   // cap and the pairs it reports count processes per side.
   void add_block(const std::vector<std::pair<double, double>>& values, bool lower_is_better = true);

@@ -27,10 +27,10 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
   std::map<std::string, std::map<std::string, const nlohmann::json*>> baseline_rows;
   for (const auto& b : base["benchmarks"]) baseline_rows[b["name"]][key(b)] = &b;
   // Per benchmark, its pairs by crossover block (repetitions 2j and 2j + 1 ran back to back with
-  // the sides exchanged: runner.cpp, timed_units), each block one observation, their mean.
+  // the sides exchanged: exec/plan.cpp, timed_units), each block one observation, their mean.
   std::map<std::string, std::map<int, std::vector<std::pair<double, double>>>> blocks;
   // Per benchmark and block, each duet pair's log change with whether the candidate was launched
-  // first (runner.cpp: exchanged between the block's two pairs), for the order-effect guard.
+  // first (exec/launch.cpp: exchanged between the block's two pairs), for the order-effect guard.
   struct Lead {
     double log_change;
     bool candidate_first;

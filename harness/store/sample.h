@@ -69,7 +69,7 @@ struct Sample {
   // other processes of the run checked it (bench experiment.h, check_due).
   bool checked_elsewhere = false;
   int pair = -1;          // duet: the pair this process ran in, beside the other side's process
-  bool duet_lead = false;        // duet: launched first of its pair (as launched, runner.cpp launch_units)
+  bool duet_lead = false;        // duet: launched first of its pair (as launched, launch.cpp launch_units)
   bool duet_start_gate = false;  // duet: both processes of its pair started timing together (start gate)
   int cpu = -1;           // the CPU it was pinned to (duet), -1 = not pinned; the first of `cpus`
   std::vector<int> cpus;  // every CPU it was pinned to: a duet side running several threads has several

@@ -2,7 +2,7 @@
 // (harness/sampling/paired.cpp: sample_pairs, whose add_round turns each block's two pairs into an
 // order effect and its stratum), not a copy of its formula (issue 44). The rows are synthetic duet
 // pairs with a declared launch-order effect, core difference and code change, laid out as the
-// runner lays them out (runner.cpp, timed_units and launch_units): in each crossover block both
+// runner lays them out (harness/exec/plan.cpp timed_units and launch.cpp launch_units): in each crossover block both
 // pairs have the same placement of the side launched first, the sides exchanged, so that a block's
 // two pairs launch each side first once. Rounds are more blocks from the same generator, so the
 // decision never depends on the machine (the budget is far from being reached).

@@ -120,7 +120,7 @@ TEST(AbSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
       EXPECT_EQ(apart, 1) << key.first << " repetition " << key.second;
       EXPECT_NE(first["cpu"], second->second["cpu"]) << key.first << " repetition " << key.second;
       // The launch order moves with the cores: the block's two pairs differ only in which side
-      // is where (runner.cpp, timed_units), and both of a pair start timing together.
+      // is where (harness/exec/plan.cpp, timed_units), and both of a pair start timing together.
       EXPECT_NE(first["duet_lead"], second->second["duet_lead"]) << key.first << " repetition " << key.second;
       EXPECT_EQ(first["duet_start_gate"], true) << key.first << " repetition " << key.second;
       EXPECT_EQ(second->second["duet_start_gate"], true) << key.first << " repetition " << key.second;
@@ -187,7 +187,7 @@ TEST(AbSampling, ACoreSlowerThanTheOtherCancelsInTheBlocks) {
 
 // The side launched first of a duet pair runs 15 % faster (declared: launched_first_x, by what the
 // runner tells each process it launched, PAIRBENCH_DUET_LAUNCHED), identical builds: each crossover
-// block launches each side first once (runner.cpp, launch_units), so the block means cancel it and
+// block launches each side first once (harness/exec/launch.cpp, launch_units), so the block means cancel it and
 // ab decides no change. With the baseline launched first in every pair the candidate would look
 // 18 % slower in every block: a regression (issue 44: verified failing so, tests/README.md). Each
 // row's duet_lead is what was launched: it agrees with what the process was told.
@@ -218,7 +218,7 @@ TEST(AbSampling, ALaunchFirstAdvantageCancelsInTheBlocks) {
 
 // The machine drifts over the run: each process 5 % slower than the one before it in the run's
 // order (declared: drift, one counter for both sides, since both run the same copy), identical
-// builds, one side at a time. Each block runs its sides A B B A (runner.cpp, timed_units: the
+// builds, one side at a time. Each block runs its sides A B B A (harness/exec/plan.cpp, timed_units: the
 // block's second round swaps them), so a linear drift cancels in the block's mean and ab decides
 // `unchanged` within the cap of 24 processes per side (at 20, seed 7); run A B A B (or B A B A),
 // each block's mean carries a drift step of either sign, and it took 40 (issue 44: verified failing
