@@ -331,3 +331,73 @@ class EmbeddedCode(unittest.TestCase):
     def test_the_check_counts_here_documents_and_inline_programs(self):
         text = "a\npython3 - <<'EOF'\n" + "x = 1\n" * 12 + "EOF\nb\npython3 -c '\nimport sys\nprint(1)'\ncat <<<\"$x\"\n"
         self.assertEqual(embedded_blocks(text), [(2, 12), (17, 3)])
+
+
+class DrawsStudy(unittest.TestCase):
+    """ci/draws-study.py's one-way analysis on generated groups whose answer is known, and its
+    refusals (no bench run)."""
+
+    @classmethod
+    def setUpClass(cls):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("draws_study", os.path.join(REPO, "ci", "draws-study.py"))
+        cls.study = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(cls.study)
+
+    @staticmethod
+    def groups(sd_process, sd_draw, n=400, k=4, seed=3, first=0.0):
+        import random
+        r = random.Random(seed)
+        out = []
+        for _ in range(n):
+            p = r.gauss(0, sd_process)
+            out.append([p + r.gauss(0, sd_draw) + (first if i == 0 else 0) for i in range(k)])
+        return out
+
+    def test_draws_as_independent_as_processes_have_icc_near_zero(self):
+        sd_p, sd_d, icc, _ = self.study.one_way(self.groups(0.0, 0.05))
+        self.assertLess(icc, 0.05)
+        self.assertAlmostEqual(sd_d, 0.05, delta=0.004)
+        self.assertLess(sd_p, 0.012)
+
+    def test_a_process_effect_as_large_as_the_draws_has_icc_near_one_half(self):
+        sd_p, sd_d, icc, f = self.study.one_way(self.groups(0.05, 0.05))
+        self.assertAlmostEqual(icc, 0.5, delta=0.08)
+        self.assertAlmostEqual(sd_p, 0.05, delta=0.006)
+        self.assertGreater(f, 3)
+
+    def test_the_first_draw_offset_is_found(self):
+        self.assertAlmostEqual(self.study.first_draw_offset(self.groups(0.02, 0.01, first=0.1)), 0.1, delta=0.005)
+
+    def test_too_few_groups_or_draws_are_refused(self):
+        with self.assertRaises(ValueError):
+            self.study.one_way([[1.0, 2.0]])
+        with self.assertRaises(ValueError):
+            self.study.one_way([[1.0], [2.0]])
+
+    def test_bad_arguments_are_one_line_and_exit_2(self):
+        import subprocess
+        import tempfile
+        script = os.path.join(REPO, "ci", "draws-study.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "run.json")
+            with open(bad, "w") as f:
+                f.write('{"benchmarks": 3}')
+            for argv, says in ((["--processes", "2"], "--processes: at least 3"),
+                               (["--draws", "1"], "--draws: at least 2"),
+                               ([], "benchmarks: expected an array")):
+                r = subprocess.run(["/usr/bin/python3", script, bad, tmp, *argv], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                self.assertIn(says, r.stderr)
+            good = os.path.join(tmp, "good.json")
+            with open(good, "w") as f:
+                json.dump({"benchmarks": [{"run_type": "iteration", "verification": "passed", "iterations": 5,
+                                           "name": "copy.stores/x", "experiment": "copy.stores"}]}, f)
+            for argv, says in ((["--experiments", "ops.fusion"], "no passed time rows of ops.fusion"),
+                               (["--experiments", "copy.stores,ops.fusion"], "--experiments: not in"),
+                               ([], "no executable bench_copy")):
+                r = subprocess.run(["/usr/bin/python3", script, good, tmp, *argv], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                self.assertIn(says, r.stderr)
