@@ -97,7 +97,11 @@ def main():
     wanted = set(filter(None, a.experiments.split(",")))
     iterations, experiment = {}, {}
     for b in run["benchmarks"]:
-        if b.get("run_type") != "iteration" or b.get("verification") != "passed" or b.get("instrument", "time") != "time":
+        if (
+            b.get("run_type") != "iteration"
+            or b.get("verification") != "passed"
+            or b.get("instrument", "time") != "time"
+        ):
             continue
         if wanted and b.get("experiment") not in wanted:
             continue
@@ -130,9 +134,16 @@ def main():
                 seed, pad = rnd.getrandbits(53), rnd.randrange(MAX_LAYOUT_PAD_BYTES + 1)
             env["PAIRBENCH_LAYOUT_SEED"] = str(seed)
             env["PAIRBENCH_LAYOUT_PAD"] = "x" * pad
-            argv = [exe, f"--pairbench_profile={a.profile}", f"--pairbench_only={name}",
-                    f"--pairbench_iterations={iterations[name]}", f"--benchmark_repetitions={a.draws}",
-                    f"--benchmark_out={out}", "--benchmark_out_format=json", "--pairbench_check=0"]
+            argv = [
+                exe,
+                f"--pairbench_profile={a.profile}",
+                f"--pairbench_only={name}",
+                f"--pairbench_iterations={iterations[name]}",
+                f"--benchmark_repetitions={a.draws}",
+                f"--benchmark_out={out}",
+                "--benchmark_out_format=json",
+                "--pairbench_check=0",
+            ]
             r = subprocess.run(argv, env=env, cwd=tmp, capture_output=True, text=True)
             if r.returncode != 0:
                 failed[name] = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
@@ -149,9 +160,17 @@ def main():
         if len(groups) < 3:
             continue
         sd_p, sd_d, icc, f = one_way(groups)
-        per_benchmark[name] = {"experiment": experiment[name], "processes": len(groups), "draws": a.draws,
-                               "sd_process": sd_p, "sd_draw": sd_d, "icc": icc, "f": f,
-                               "first_draw_offset": first_draw_offset(groups), "log_times": groups}
+        per_benchmark[name] = {
+            "experiment": experiment[name],
+            "processes": len(groups),
+            "draws": a.draws,
+            "sd_process": sd_p,
+            "sd_draw": sd_d,
+            "icc": icc,
+            "f": f,
+            "first_draw_offset": first_draw_offset(groups),
+            "log_times": groups,
+        }
     by_experiment = {}
     for row in per_benchmark.values():
         by_experiment.setdefault(row["experiment"], []).append(row)
@@ -160,13 +179,23 @@ def main():
     for e, rows in sorted(by_experiment.items()):
         med = {k: statistics.median(r[k] for r in rows) for k in ("sd_process", "sd_draw", "icc", "first_draw_offset")}
         table.append({"experiment": e, "benchmarks": len(rows), **med})
-        print(f"{e:32s} {len(rows):10d} {100 * med['sd_process']:9.2f}% {100 * med['sd_draw']:7.2f}% "
-              f"{med['icc']:5.2f} {100 * med['first_draw_offset']:+9.2f}%")
+        print(
+            f"{e:32s} {len(rows):10d} {100 * med['sd_process']:9.2f}% {100 * med['sd_draw']:7.2f}% "
+            f"{med['icc']:5.2f} {100 * med['first_draw_offset']:+9.2f}%"
+        )
     for name, why in sorted(failed.items()):
         print(f"failed: {name}: {why}", file=sys.stderr)
     if a.out:
-        doc = {"run_file": a.run_file, "processes": a.processes, "draws": a.draws, "fixed_layout": a.fixed_layout,
-               "seed": a.seed, "experiments": table, "benchmarks": per_benchmark, "failed": failed}
+        doc = {
+            "run_file": a.run_file,
+            "processes": a.processes,
+            "draws": a.draws,
+            "fixed_layout": a.fixed_layout,
+            "seed": a.seed,
+            "experiments": table,
+            "benchmarks": per_benchmark,
+            "failed": failed,
+        }
         tmp_out = a.out + ".tmp"
         with open(tmp_out, "w") as f:
             json.dump(doc, f, indent=1)

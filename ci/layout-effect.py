@@ -7,6 +7,7 @@
 # Environment: CPU (default 1), ITERS (iterations per process, default 200), WITH_SEED (set: a fresh
 # PAIRBENCH_LAYOUT_SEED per process: buffer offsets and heap shift drawn as the runner draws them).
 import json, os, shutil, subprocess, sys, statistics, tempfile
+
 benches = sys.argv[1].split(",")
 binaries = sys.argv[2].split(",")
 rounds = int(sys.argv[3])
@@ -21,11 +22,26 @@ for r in range(rounds):
         for x in binaries:
             k += 1
             env = dict(os.environ)
-            if seed_env: env["PAIRBENCH_LAYOUT_SEED"] = str(1000 + k)
+            if seed_env:
+                env["PAIRBENCH_LAYOUT_SEED"] = str(1000 + k)
             out = f"{tmp}/o.json"
-            subprocess.run(["taskset", "-c", cpu, x, f"--pairbench_only={b}", f"--pairbench_iterations={iters}",
-                            "--pairbench_batches=5", f"--benchmark_out={out}", "--benchmark_out_format=json",
-                            f"--pairbench_record={tmp}/r.json"], env=env, check=True, capture_output=True)
+            subprocess.run(
+                [
+                    "taskset",
+                    "-c",
+                    cpu,
+                    x,
+                    f"--pairbench_only={b}",
+                    f"--pairbench_iterations={iters}",
+                    "--pairbench_batches=5",
+                    f"--benchmark_out={out}",
+                    "--benchmark_out_format=json",
+                    f"--pairbench_record={tmp}/r.json",
+                ],
+                env=env,
+                check=True,
+                capture_output=True,
+            )
             rec = json.load(open(f"{tmp}/r.json"))
             res[(b, x)].append(rec["measured_s"] / rec["iterations_recorded"])
 shutil.rmtree(tmp, ignore_errors=True)
@@ -35,4 +51,7 @@ for b in benches:
     for x in binaries:
         v = res[(b, x)]
         m = statistics.median(v)
-        print("  %-60s median %.3f us  ratio %.3f  (min %.3f, max %.3f)" % (x[-60:], m * 1e6, m / base, min(v) * 1e6, max(v) * 1e6))
+        print(
+            "  %-60s median %.3f us  ratio %.3f  (min %.3f, max %.3f)"
+            % (x[-60:], m * 1e6, m / base, min(v) * 1e6, max(v) * 1e6)
+        )

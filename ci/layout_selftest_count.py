@@ -26,11 +26,25 @@ def main(path, name, layout, secs):
         count[r["verdict"]] = count.get(r["verdict"], 0) + 1
     decided = [r for r in rows if r["verdict"] in ("regression", "improvement")]
     for r in decided:
-        print("  %s %s %s %% [%s, %s] (slower +)" % (r["verdict"], r["name"], pct(r["slowdown"]),
-                                                    pct(r["slowdown_low"]), pct(r["slowdown_high"])), file=sys.stderr)
-    print("%s --layout %s: %d decided (%d regressions, %d improvements), %d unchanged, %d undecided of %d; %s s"
-          % (name, layout, len(decided), count.get("regression", 0), count.get("improvement", 0),
-             count.get("unchanged", 0), count.get("undecided", 0), len(rows), secs))
+        print(
+            "  %s %s %s %% [%s, %s] (slower +)"
+            % (r["verdict"], r["name"], pct(r["slowdown"]), pct(r["slowdown_low"]), pct(r["slowdown_high"])),
+            file=sys.stderr,
+        )
+    print(
+        "%s --layout %s: %d decided (%d regressions, %d improvements), %d unchanged, %d undecided of %d; %s s"
+        % (
+            name,
+            layout,
+            len(decided),
+            count.get("regression", 0),
+            count.get("improvement", 0),
+            count.get("unchanged", 0),
+            count.get("undecided", 0),
+            len(rows),
+            secs,
+        )
+    )
     return 1 if decided else 0
 
 

@@ -58,8 +58,11 @@ def keep_build(run, bin_dir, builds, keep, gate):
             shutil.copy2(f, os.path.join(tmp, "bin"))
         shutil.rmtree(dest, ignore_errors=True)
         os.replace(tmp, dest)
-    kept = sorted((d for d in glob.glob(os.path.join(builds, "*")) if os.path.isdir(d) and not d.endswith(".tmp")),
-                  key=os.path.getmtime, reverse=True)
+    kept = sorted(
+        (d for d in glob.glob(os.path.join(builds, "*")) if os.path.isdir(d) and not d.endswith(".tmp")),
+        key=os.path.getmtime,
+        reverse=True,
+    )
     for d in kept[keep:]:
         if os.path.basename(d) not in (baseline, key):
             shutil.rmtree(d, ignore_errors=True)

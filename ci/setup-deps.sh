@@ -21,6 +21,7 @@ packages=(
   python3-yaml                          # tests/slurm: the CI workflows parse
   slurm-wlm munge                       # tests/slurm: the job array on a one-node Slurm (~25 s)
   clang libclang-rt-14-dev              # the fuzzing tier (ci/fuzz.sh): libFuzzer, ASan, UBSan
+  clang-format black                    # the house formatters (ci/format-check.sh: .clang-format, pyproject.toml)
 )
 
 missing=()

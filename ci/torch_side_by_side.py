@@ -90,15 +90,20 @@ def main():
     del a, b
 
     n = 4096
-    for name, dtype, tf32 in (("fp32", torch.float32, False), ("tf32", torch.float32, True),
-                              ("fp16", torch.float16, False), ("bf16", torch.bfloat16, False)):
+    for name, dtype, tf32 in (
+        ("fp32", torch.float32, False),
+        ("tf32", torch.float32, True),
+        ("fp16", torch.float16, False),
+        ("bf16", torch.bfloat16, False),
+    ):
         torch.backends.cuda.matmul.allow_tf32 = tf32
         x = torch.randn(n, n, device=dev, dtype=dtype)
         y = torch.randn(n, n, device=dev, dtype=dtype)
         z = torch.empty(n, n, device=dev, dtype=dtype)
         s = timed(lambda: torch.mm(x, y, out=z), 10)
-        rows.append((f"GEMM 4096^3 {name}", f"precision.gpu_gemm/{name}/shape:4096x4096x4096", "TFLOP/s", 1e12,
-                     2 * n ** 3 / s))
+        rows.append(
+            (f"GEMM 4096^3 {name}", f"precision.gpu_gemm/{name}/shape:4096x4096x4096", "TFLOP/s", 1e12, 2 * n**3 / s)
+        )
         del x, y, z
     torch.backends.cuda.matmul.allow_tf32 = False
 
@@ -110,8 +115,15 @@ def main():
     # its broadcast path (the H200 table of 2026-11-28 was measured that way: 2.62 TB/s).
     b0 = torch.tensor(0.5)
     s = timed(lambda: torch.add(b0, x, alpha=1.5, out=y), 20)
-    rows.append(("fp32 a*x+b, 16M elements (bytes read + written)",
-                 "precision.bandwidth_ops/fp32/device:cuda/op:axpb/elements:16777216", "TB/s", 1e12, 8 * elements / s))
+    rows.append(
+        (
+            "fp32 a*x+b, 16M elements (bytes read + written)",
+            "precision.bandwidth_ops/fp32/device:cuda/op:axpb/elements:16777216",
+            "TB/s",
+            1e12,
+            8 * elements / s,
+        )
+    )
     del x, y
 
     tiny = torch.zeros(1024, device=dev)
@@ -128,10 +140,19 @@ def main():
             torch.cuda.synchronize()
 
     s = timed(launch_async, ops, host_clock=True)
-    rows.append(("tiny kernel x1000, one wait (eager)", "dispatch.sync_vs_async/async/device:cuda/ops:1000", "us/op", 1e-6, s))
+    rows.append(
+        ("tiny kernel x1000, one wait (eager)", "dispatch.sync_vs_async/async/device:cuda/ops:1000", "us/op", 1e-6, s)
+    )
     s = timed(launch_sync, ops, host_clock=True)
-    rows.append(("tiny kernel x1000, wait after each (eager)", "dispatch.sync_vs_async/sync/device:cuda/ops:1000", "us/op",
-                 1e-6, s))
+    rows.append(
+        (
+            "tiny kernel x1000, wait after each (eager)",
+            "dispatch.sync_vs_async/sync/device:cuda/ops:1000",
+            "us/op",
+            1e-6,
+            s,
+        )
+    )
 
     # pairbench's deciding metrics: bytes/s, flop/s, elements/s (axpb: 8 bytes each), ns per op.
     def ours_in_base(bench):
@@ -158,8 +179,15 @@ def main():
         ratio = f"{mine / theirs:.2f}" if mine else "not run"
         mine_text = f"{mine / scale:.3g}" if mine else "not in the run"
         lines.append(f"| {what} (`{bench}`) | {unit} | {mine_text} | {theirs / scale:.3g} | {ratio} |")
-        out_json.append({"work": what, "benchmark": bench, "unit": unit, "pairbench": mine and mine / scale,
-                         "pytorch": theirs / scale})
+        out_json.append(
+            {
+                "work": what,
+                "benchmark": bench,
+                "unit": unit,
+                "pairbench": mine and mine / scale,
+                "pytorch": theirs / scale,
+            }
+        )
     text = "\n".join(lines) + "\n"
     with open(args.out_markdown + ".partial", "w", encoding="utf-8") as f:
         f.write(text)

@@ -57,15 +57,17 @@ inline std::vector<Arm> allocator_arms(AllocatorWorkload workload) {
                   }});
   for (const ka::AllocatorLibrary& lib : ka::preloadable_allocators()) {
     arms.push_back({.name = ka::allocator_name(lib.which),
-                    .run = [workload, lib](benchmark::State& s, const Point& p) {
-                      std::string label;
-                      if (allocator_in_effect(s, lib.which, lib.path, label)) workload(s, p, label);
-                    },
-                    .unavailable = [lib](const Point&) {
-                      std::error_code ec;
-                      return std::filesystem::exists(lib.path, ec) ? std::string()
-                                                                  : "not available: install " + lib.package;
-                    },
+                    .run =
+                        [workload, lib](benchmark::State& s, const Point& p) {
+                          std::string label;
+                          if (allocator_in_effect(s, lib.which, lib.path, label)) workload(s, p, label);
+                        },
+                    .unavailable =
+                        [lib](const Point&) {
+                          std::error_code ec;
+                          return std::filesystem::exists(lib.path, ec) ? std::string()
+                                                                       : "not available: install " + lib.package;
+                        },
                     .env = {{"LD_PRELOAD", lib.path}}});
   }
   return arms;
@@ -83,18 +85,20 @@ inline Arm tuned_allocator_arm(std::string name, ka::Allocator which, std::map<s
   std::map<std::string, std::string> env = std::move(options);
   env["LD_PRELOAD"] = lib.path;
   return {.name = std::move(name),
-          .run = [workload, lib, options_in_effect](benchmark::State& s, const Point& p) {
-            std::string label;
-            if (!allocator_in_effect(s, lib.which, lib.path, label)) return;
-            if (const std::string why = options_in_effect(); !why.empty()) {
-              return fail_verification(s, "allocator options not in effect: " + why + "; " + label);
-            }
-            workload(s, p, label);
-          },
-          .unavailable = [lib](const Point&) {
-            std::error_code ec;
-            return std::filesystem::exists(lib.path, ec) ? std::string() : "not available: install " + lib.package;
-          },
+          .run =
+              [workload, lib, options_in_effect](benchmark::State& s, const Point& p) {
+                std::string label;
+                if (!allocator_in_effect(s, lib.which, lib.path, label)) return;
+                if (const std::string why = options_in_effect(); !why.empty()) {
+                  return fail_verification(s, "allocator options not in effect: " + why + "; " + label);
+                }
+                workload(s, p, label);
+              },
+          .unavailable =
+              [lib](const Point&) {
+                std::error_code ec;
+                return std::filesystem::exists(lib.path, ec) ? std::string() : "not available: install " + lib.package;
+              },
           .env = env};
 }
 
@@ -109,7 +113,8 @@ class MemoryCounters {
   }
   // Sets peak_rss_bytes, rss_before_bytes, minor_faults, major_faults (totals over the loop) and
   // minor_faults_per_op; says in the label what the peak covers.
-  void finish(benchmark::State& state, double ops, std::string& label, const std::string& region = "the timed loop") const {
+  void finish(benchmark::State& state, double ops, std::string& label,
+              const std::string& region = "the timed loop") const {
     const ka::ProcessMemory after = ka::read_process_memory();
     const double minor = static_cast<double>(after.minor_faults - before_.minor_faults);
     state.counters["peak_rss_bytes"] = static_cast<double>(after.peak_rss_bytes);

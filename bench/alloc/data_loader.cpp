@@ -30,8 +30,8 @@ void data_loader(benchmark::State& state, const Point& p, std::string& label) {
                                         " batches arrived with wrong contents");
   }
   if (check.allocations != check_batches * allocations_per_batch || check.frees != check.allocations) {
-    return fail_verification(state, std::to_string(check.allocations) + " allocations but " +
-                                        std::to_string(check.frees) + " frees");
+    return fail_verification(
+        state, std::to_string(check.allocations) + " allocations but " + std::to_string(check.frees) + " frees");
   }
   mark_verified(state);
   loader.run(kWarmupBatches, kTimedSeed);
@@ -69,7 +69,8 @@ PAIRBENCH_EXPERIMENT(alloc_data_loader) {
   return Experiment{
       .name = "alloc.data_loader",
       .claim = "C16",
-      .question = "When worker threads allocate batches and the main thread frees them, does another allocator beat glibc?",
+      .question =
+          "When worker threads allocate batches and the main thread frees them, does another allocator beat glibc?",
       .arms = allocator_arms(data_loader),
       .grid = {{.name = "workers", .quick = {"2"}, .nightly = {"1", "2", "4"}},
                {.name = "sample_bytes", .quick = {"150528"}, .nightly = {"4096", "150528"}}},
@@ -82,9 +83,10 @@ PAIRBENCH_EXPERIMENT(alloc_data_loader) {
       .own_process = true,
       .threads = [](const Arm&, const Point& p) { return 1 + static_cast<int>(p.get_int("workers")); },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"jemalloc", "tcmalloc"},
-                    .threshold = 1.0,
-                    .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the figures but do not decide it"}},
+                   .treatments = {"jemalloc", "tcmalloc"},
+                   .threshold = 1.0,
+                   .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the "
+                          "figures but do not decide it"}},
       .figure = {.kind = FigureKind::kMemory, .counter = "peak_rss_bytes"},
   };
 }

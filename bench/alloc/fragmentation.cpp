@@ -19,7 +19,8 @@ std::string check_replay(const ka::FragmentationStats& s, const ka::Fragmentatio
   const auto n = static_cast<std::int64_t>(trace.allocations());
   if (s.bad_objects != 0) return std::to_string(s.bad_objects) + " objects were overwritten while live";
   if (s.allocations != n || s.frees != n) {
-    return std::to_string(s.allocations) + " allocations, " + std::to_string(s.frees) + " frees, trace has " + std::to_string(n);
+    return std::to_string(s.allocations) + " allocations, " + std::to_string(s.frees) + " frees, trace has " +
+           std::to_string(n);
   }
   if (s.peak_live_bytes != trace.peak_live_bytes()) return "replayed peak live bytes differ from the trace's";
   return "";
@@ -45,7 +46,8 @@ void fragmentation(benchmark::State& state, const Point& p, std::string& label) 
     MemoryCounters memory;
     memory.start();
     for (int r = 0; r < kPeakReplays; ++r) {
-      if (const std::string why = check_replay(trace.replay(), trace); !why.empty()) return fail_verification(state, why);
+      if (const std::string why = check_replay(trace.replay(), trace); !why.empty())
+        return fail_verification(state, why);
     }
     memory.finish(state, static_cast<double>(trace.allocations()) * kPeakReplays, label,
                   "the first " + std::to_string(kPeakReplays) + " replays");
@@ -95,7 +97,9 @@ PAIRBENCH_EXPERIMENT(alloc_fragmentation) {
   return Experiment{
       .name = "alloc.fragmentation",
       .claim = "C16",
-      .question = "With interleaved object lifetimes, does another allocator hold a lower peak RSS than glibc for the same live bytes?",
+      .question =
+          "With interleaved object lifetimes, does another allocator hold a lower peak RSS than glibc for the same "
+          "live bytes?",
       .arms = std::move(arms),
       .grid = {{.name = "phase_bytes", .quick = {"67108864"}, .nightly = {"67108864", "268435456"}}},
       .timing = Timing::kWallClock,
@@ -105,9 +109,10 @@ PAIRBENCH_EXPERIMENT(alloc_fragmentation) {
       // Its own process per benchmark: the allocator's heap and the peak RSS are the process's history.
       .own_process = true,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"jemalloc", "tcmalloc"},
-                    .threshold = 1.0,
-                    .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the figures but do not decide it"}},
+                   .treatments = {"jemalloc", "tcmalloc"},
+                   .threshold = 1.0,
+                   .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the "
+                          "figures but do not decide it"}},
   };
 }
 

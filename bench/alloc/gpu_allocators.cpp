@@ -28,7 +28,8 @@ void gpu_step(benchmark::State& state, const Point& p, GpuAllocatorKind kind) {
   const kernels::alloc::TensorTrace trace = kernels::alloc::make_training_step_trace(layers, kTimedSeed);
   replay.run_step(trace);  // untimed warm-up: pools and caches reach their steady state
   exec(state, Work{.ops = static_cast<double>(trace.allocations())}, [&] { replay.run_step(trace); });
-  if (const std::string why = replay.verify_step(trace); !why.empty()) return fail_verification(state, "after timing: " + why);
+  if (const std::string why = replay.verify_step(trace); !why.empty())
+    return fail_verification(state, "after timing: " + why);
   state.counters["peak_live_bytes"] = static_cast<double>(trace.peak_live_bytes);
   state.counters["release_threshold_bytes"] = static_cast<double>(replay.release_threshold_bytes());
   state.SetLabel(replay.describe());
@@ -50,20 +51,27 @@ PAIRBENCH_EXPERIMENT(alloc_gpu_allocators) {
   return Experiment{
       .name = "alloc.gpu_allocators",
       .claim = "C16",
-      .question = "Is a stream-ordered pool or a caching allocator faster than cudaMalloc/cudaFree every step for a training step's tensors?",
-      .arms = {{.name = "cuda_malloc", .run = arm(GpuAllocatorKind::kCudaMalloc), .unavailable = needs_cuda, .cuda = true},
-               {.name = "async_pool", .run = arm(GpuAllocatorKind::kAsyncPool), .unavailable = needs_cuda, .cuda = true},
-               {.name = "async_pool_retain", .run = arm(GpuAllocatorKind::kAsyncPoolRetain), .unavailable = needs_cuda, .cuda = true},
-               {.name = "caching", .run = arm(GpuAllocatorKind::kCaching), .unavailable = needs_cuda, .cuda = true}},
+      .question =
+          "Is a stream-ordered pool or a caching allocator faster than cudaMalloc/cudaFree every step for a training "
+          "step's tensors?",
+      .arms =
+          {{.name = "cuda_malloc", .run = arm(GpuAllocatorKind::kCudaMalloc), .unavailable = needs_cuda, .cuda = true},
+           {.name = "async_pool", .run = arm(GpuAllocatorKind::kAsyncPool), .unavailable = needs_cuda, .cuda = true},
+           {.name = "async_pool_retain",
+            .run = arm(GpuAllocatorKind::kAsyncPoolRetain),
+            .unavailable = needs_cuda,
+            .cuda = true},
+           {.name = "caching", .run = arm(GpuAllocatorKind::kCaching), .unavailable = needs_cuda, .cuda = true}},
       .grid = {{.name = "layers", .quick = {"16"}, .nightly = {"16", "64"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
       // Its own process per benchmark: the allocator's heap and the peak RSS are the process's history.
       .own_process = true,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"jemalloc", "tcmalloc"},
-                    .threshold = 1.0,
-                    .why = "the claim names jemalloc and tcmalloc, host allocators this GPU experiment does not have: its arms are shown in the figures and never decide it"}},
+                   .treatments = {"jemalloc", "tcmalloc"},
+                   .threshold = 1.0,
+                   .why = "the claim names jemalloc and tcmalloc, host allocators this GPU experiment does not have: "
+                          "its arms are shown in the figures and never decide it"}},
   };
 }
 

@@ -19,9 +19,11 @@ int thread_count(const Point& p) {
 }
 
 std::string check_churn(const ka::ChurnStats& s, const char* when) {
-  if (s.bad_objects != 0) return std::string(when) + ": " + std::to_string(s.bad_objects) + " objects were overwritten while live";
+  if (s.bad_objects != 0)
+    return std::string(when) + ": " + std::to_string(s.bad_objects) + " objects were overwritten while live";
   if (s.allocations != s.frees) {
-    return std::string(when) + ": " + std::to_string(s.allocations) + " allocations but " + std::to_string(s.frees) + " frees";
+    return std::string(when) + ": " + std::to_string(s.allocations) + " allocations but " + std::to_string(s.frees) +
+           " frees";
   }
   return "";
 }
@@ -59,7 +61,8 @@ PAIRBENCH_EXPERIMENT(alloc_small_objects) {
   return Experiment{
       .name = "alloc.small_objects",
       .claim = "C16",
-      .question = "Do jemalloc, tcmalloc or mimalloc churn small objects faster than glibc, on one thread and on every core?",
+      .question =
+          "Do jemalloc, tcmalloc or mimalloc churn small objects faster than glibc, on one thread and on every core?",
       .arms = allocator_arms(small_objects),
       .grid = {{.name = "threads", .quick = {"1", "all"}}},
       .timing = Timing::kWallClock,
@@ -70,9 +73,10 @@ PAIRBENCH_EXPERIMENT(alloc_small_objects) {
       .own_process = true,
       .threads = [](const Arm&, const Point& p) { return thread_count(p); },  // the caller is thread 0
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"jemalloc", "tcmalloc"},
-                    .threshold = 1.0,
-                    .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the figures but do not decide it"}},
+                   .treatments = {"jemalloc", "tcmalloc"},
+                   .threshold = 1.0,
+                   .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the "
+                          "figures but do not decide it"}},
       .figure = {.kind = FigureKind::kMemory, .counter = "peak_rss_bytes"},
   };
 }

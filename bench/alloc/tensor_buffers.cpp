@@ -41,7 +41,8 @@ PAIRBENCH_EXPERIMENT(alloc_tensor_buffers) {
   return Experiment{
       .name = "alloc.tensor_buffers",
       .claim = "C16",
-      .question = "Does another allocator make allocating, touching and freeing a tensor-sized buffer cheaper than glibc?",
+      .question =
+          "Does another allocator make allocating, touching and freeing a tensor-sized buffer cheaper than glibc?",
       .arms = allocator_arms(tensor_buffers),
       .grid = {{.name = "bytes",
                 .quick = {"1048576", "67108864"},
@@ -53,9 +54,10 @@ PAIRBENCH_EXPERIMENT(alloc_tensor_buffers) {
       // Its own process per benchmark: the allocator's heap and the peak RSS are the process's history.
       .own_process = true,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"jemalloc", "tcmalloc"},
-                    .threshold = 1.0,
-                    .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the figures but do not decide it"}},
+                   .treatments = {"jemalloc", "tcmalloc"},
+                   .threshold = 1.0,
+                   .why = "the claim names jemalloc and tcmalloc; mimalloc and the GPU allocators are shown in the "
+                          "figures but do not decide it"}},
       .figure = {.kind = FigureKind::kMemory, .counter = "peak_rss_bytes"},
   };
 }

@@ -16,8 +16,8 @@ namespace {
 namespace kc = kernels::collective;
 
 std::string mismatch_text(const char* when, int participant, std::size_t i, float got, float want) {
-  return std::string(when) + ": participant " + std::to_string(participant) + " element " + std::to_string(i) +
-         " is " + std::to_string(got) + ", want " + std::to_string(want);
+  return std::string(when) + ": participant " + std::to_string(participant) + " element " + std::to_string(i) + " is " +
+         std::to_string(got) + ", want " + std::to_string(want);
 }
 
 // Metric (nccl-tests' definitions): algorithm bandwidth = one buffer's bytes per all-reduce time,
@@ -78,7 +78,7 @@ void run_cuda(benchmark::State& state, const Point& pt, kc::Algorithm algorithm)
     kc::fill_gradients(host, seed, q);
     gpus.upload(q, host);
   }
-  gpus.poison_staging();  // a gather copy that never happened leaves NaN in the sum
+  gpus.poison_staging();    // a gather copy that never happened leaves NaN in the sum
   gpus.enqueue(algorithm);  // the checked run; also NCCL's communicator set-up and module loads
   gpus.synchronize();
   // The exact sum's check where it is due (check_due); after timing every process checks that
@@ -110,9 +110,9 @@ void run_cuda(benchmark::State& state, const Point& pt, kc::Algorithm algorithm)
 
 Arm arm(const char* name, kc::Algorithm algorithm) {
   return {.name = name,
-          .run = [algorithm](benchmark::State& s, const Point& p) {
-            on_device(p, "cuda") ? run_cuda(s, p, algorithm) : run_cpu(s, p, algorithm);
-          },
+          .run = [algorithm](
+                     benchmark::State& s,
+                     const Point& p) { on_device(p, "cuda") ? run_cuda(s, p, algorithm) : run_cpu(s, p, algorithm); },
           .unavailable = [algorithm](const Point& p) -> std::string {
             if (!on_device(p, "cuda")) return "";
             if (const std::string& why = cuda_unavailable_reason(); !why.empty()) return why;
@@ -154,8 +154,9 @@ PAIRBENCH_EXPERIMENT(allreduce) {
   return Experiment{
       .name = "comm.allreduce",
       .claim = "C9",
-      .question = "Is a ring all-reduce (DistributedDataParallel) faster than reducing through one participant "
-                  "and broadcasting back (DataParallel)?",
+      .question =
+          "Is a ring all-reduce (DistributedDataParallel) faster than reducing through one participant "
+          "and broadcasting back (DataParallel)?",
       .arms = {arm("gather_broadcast", kc::Algorithm::kGatherBroadcast), arm("ring", kc::Algorithm::kRing)},
       .grid = {{.name = "device", .quick = {"cpu", "cuda"}},
                {.name = "participants", .quick = {"2"}, .nightly = {"2", "4"}},
@@ -167,20 +168,21 @@ PAIRBENCH_EXPERIMENT(allreduce) {
       .secondary = {{.name = "bus_bytes_per_second", .unit = "B/s", .better = Better::kHigher}},
       // device:cpu: P participant threads (the caller is participant 0); device:cuda: one host
       // thread enqueues every GPU's work and waits.
-      .threads = [](const Arm& a, const Point& p) {
-        return cpu_point(a, p) ? static_cast<int>(p.get_int("participants")) : 1;
-      },
+      .threads = [](const Arm& a,
+                    const Point& p) { return cpu_point(a, p) ? static_cast<int>(p.get_int("participants")) : 1; },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"ring"},
-                    .where = {{"device", {"cuda"}}},
-                    .threshold = 1.0},
-                   {.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"ring"},
-                    .where = {{"device", {"cpu"}}, {"participants", {"2"}}},
-                    .exclude = {{"elements", {"4096"}}},
-                    .threshold = 1.0,
-                    .why = "threads analogue: the ring splits the reduction across participants; at 4096 elements barrier latency dominates and is not judged",
-                    .analogue = "threads stand in for GPUs; the ring moves 2(N-1)/N of the data per participant where gather-broadcast funnels all of it through one, on any interconnect"}},
+                   .treatments = {"ring"},
+                   .where = {{"device", {"cuda"}}},
+                   .threshold = 1.0},
+                  {.test = VerdictCheck::Test::kBetter,
+                   .treatments = {"ring"},
+                   .where = {{"device", {"cpu"}}, {"participants", {"2"}}},
+                   .exclude = {{"elements", {"4096"}}},
+                   .threshold = 1.0,
+                   .why = "threads analogue: the ring splits the reduction across participants; at 4096 elements "
+                          "barrier latency dominates and is not judged",
+                   .analogue = "threads stand in for GPUs; the ring moves 2(N-1)/N of the data per participant where "
+                               "gather-broadcast funnels all of it through one, on any interconnect"}},
   };
 }
 

@@ -46,24 +46,30 @@ constexpr int kCatalogueSchemaVersion = 1;
 const char* better_name(Better b) { return b == Better::kHigher ? "higher" : "lower"; }
 const char* time_relation_name(TimeRelation r) {
   switch (r) {
-    case TimeRelation::kProportional: return "proportional";
-    case TimeRelation::kInverse: return "inverse";
-    default: return "none";
+    case TimeRelation::kProportional:
+      return "proportional";
+    case TimeRelation::kInverse:
+      return "inverse";
+    default:
+      return "none";
   }
 }
 
 const char* test_name(VerdictCheck::Test t) {
   switch (t) {
-    case VerdictCheck::Test::kSame: return "same";
-    case VerdictCheck::Test::kPlateau: return "plateau";
-    default: return "better";
+    case VerdictCheck::Test::kSame:
+      return "same";
+    case VerdictCheck::Test::kPlateau:
+      return "plateau";
+    default:
+      return "better";
   }
 }
 
 // One check as the harness reads it (harness/exec/catalogue.cpp); the defaults resolved here, once.
 nlohmann::json verdict_check_json(const VerdictCheck& c) {
-  nlohmann::json j = {{"test", test_name(c.test)}, {"treatments", c.treatments}, {"where", c.where},
-                      {"exclude", c.exclude}};
+  nlohmann::json j = {
+      {"test", test_name(c.test)}, {"treatments", c.treatments}, {"where", c.where}, {"exclude", c.exclude}};
   if (c.test == VerdictCheck::Test::kBetter) {
     j["threshold"] = c.threshold;
     j["equivalence"] = c.equivalence > 0 ? c.equivalence : 1.02;
@@ -79,23 +85,30 @@ nlohmann::json verdict_check_json(const VerdictCheck& c) {
 
 const char* figure_kind_name(FigureKind k) {
   switch (k) {
-    case FigureKind::kAccuracy: return "accuracy";
-    case FigureKind::kScaling: return "scaling";
-    case FigureKind::kMemory: return "memory";
-    default: return "metric";
+    case FigureKind::kAccuracy:
+      return "accuracy";
+    case FigureKind::kScaling:
+      return "scaling";
+    case FigureKind::kMemory:
+      return "memory";
+    default:
+      return "metric";
   }
 }
 const char* scale_name(Scale s) {
   switch (s) {
-    case Scale::kLinear: return "linear";
-    case Scale::kLog: return "log";
-    default: return "auto";
+    case Scale::kLinear:
+      return "linear";
+    case Scale::kLog:
+      return "log";
+    default:
+      return "auto";
   }
 }
 
 nlohmann::json figure_json(const Figure& f) {
-  return {{"kind", figure_kind_name(f.kind)}, {"x_axis", f.x_axis},     {"x_scale", scale_name(f.x_scale)},
-          {"y_scale", scale_name(f.y_scale)}, {"counter", f.counter},   {"arm_axis", f.arm_axis},
+  return {{"kind", figure_kind_name(f.kind)}, {"x_axis", f.x_axis},   {"x_scale", scale_name(f.x_scale)},
+          {"y_scale", scale_name(f.y_scale)}, {"counter", f.counter}, {"arm_axis", f.arm_axis},
           {"arm_values", f.arm_values}};
 }
 
@@ -110,9 +123,11 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
                          {"claim", e.claim},
                          {"question", e.question},
                          {"timing", timing_name(e.timing)},
-                         {"metric", {{"name", e.metric.name}, {"unit", e.metric.unit},
-                                     {"better", better_name(e.metric.better)},
-                                     {"time_relation", time_relation_name(resolved_time_relation(e.metric))}}},
+                         {"metric",
+                          {{"name", e.metric.name},
+                           {"unit", e.metric.unit},
+                           {"better", better_name(e.metric.better)},
+                           {"time_relation", time_relation_name(resolved_time_relation(e.metric))}}},
                          {"kind", e.is_limit ? "limit" : "comparison"},
                          {"figure", figure_json(e.figure)},
                          {"gate_threshold", e.gate_threshold},
@@ -130,9 +145,8 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
     }
     for (std::size_t i = 0; i < e.arms.size(); ++i) {
       const Arm& arm = e.arms[i];
-      je["arms"].push_back({{"name", arm.name},
-                            {"role", e.is_limit ? "limit" : (i == 0 ? "baseline" : "treatment")},
-                            {"env", arm.env}});
+      je["arms"].push_back(
+          {{"name", arm.name}, {"role", e.is_limit ? "limit" : (i == 0 ? "baseline" : "treatment")}, {"env", arm.env}});
     }
     for (const Target& t : e.targets) {
       je["targets"].push_back({{"arm", t.arm}, {"where", t.where}, {"bound", t.bound}, {"text", t.text}});
@@ -145,10 +159,16 @@ nlohmann::json catalogue(const std::string& profile, const char* binary) {
     for (const VerdictCheck& c : e.verdict) je["verdict"].push_back(verdict_check_json(c));
     for (const LimitRef& l : e.limits) {
       nlohmann::json also = nlohmann::json::array();
-      for (const LimitSource& c : l.also) also.push_back({{"experiment", c.experiment}, {"arm", c.arm}, {"where", c.where}});
-      je["limits"].push_back({{"experiment", l.experiment}, {"arm", l.arm}, {"where", l.where},
-                              {"arms", l.arms}, {"when", l.when}, {"counter", l.counter},
-                              {"also", also}, {"own_arms", l.own_arms}});
+      for (const LimitSource& c : l.also)
+        also.push_back({{"experiment", c.experiment}, {"arm", c.arm}, {"where", c.where}});
+      je["limits"].push_back({{"experiment", l.experiment},
+                              {"arm", l.arm},
+                              {"where", l.where},
+                              {"arms", l.arms},
+                              {"when", l.when},
+                              {"counter", l.counter},
+                              {"also", also},
+                              {"own_arms", l.own_arms}});
     }
     for (const Point& p : grid_points(e, profile)) {
       for (const Arm& arm : e.arms) {
@@ -188,23 +208,24 @@ void register_one(const Experiment& e, const Arm& arm, const Point& p, const std
   const std::string reason = arm.unavailable ? arm.unavailable(p) : std::string();
   const Timing timing = timing_at(e, p);
   const bool gpu = uses_cuda(e, arm, p);
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), [run = arm.run, p, reason, timing, gpu, check](benchmark::State& s) {
-    declare_gpu_use(gpu);
-    set_check_due(check);
-    if (!reason.empty()) {
-      s.SkipWithError(("not_supported: " + reason).c_str());
-      return;
-    }
-    try {
-      reset_timed_regions(s.max_iterations);
-      declare_timing(timing);  // the framework's loops check the arm times the way it declares
-      run(s, p);
-    } catch (const NotSupported& ex) {
-      s.SkipWithError((std::string("not_supported: ") + ex.what()).c_str());
-    } catch (const std::exception& ex) {
-      s.SkipWithError((std::string("failed: ") + ex.what()).c_str());
-    }
-  });
+  auto* b =
+      benchmark::RegisterBenchmark(name.c_str(), [run = arm.run, p, reason, timing, gpu, check](benchmark::State& s) {
+        declare_gpu_use(gpu);
+        set_check_due(check);
+        if (!reason.empty()) {
+          s.SkipWithError(("not_supported: " + reason).c_str());
+          return;
+        }
+        try {
+          reset_timed_regions(s.max_iterations);
+          declare_timing(timing);  // the framework's loops check the arm times the way it declares
+          run(s, p);
+        } catch (const NotSupported& ex) {
+          s.SkipWithError((std::string("not_supported: ") + ex.what()).c_str());
+        } catch (const std::exception& ex) {
+          s.SkipWithError((std::string("failed: ") + ex.what()).c_str());
+        }
+      });
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
   if (iterations > 0) b->Iterations(iterations);
 }
@@ -249,7 +270,8 @@ std::string read_plan(const std::string& path, std::vector<PlannedBenchmark>& pl
     const nlohmann::json doc = nlohmann::json::parse(in);
     for (const auto& b : doc.at("benchmarks")) {
       PlannedBenchmark p{b.at("name").get<std::string>(), b.at("out").get<std::string>(),
-                         b.at("record").get<std::string>(), b.value("iterations", std::int64_t{0}), b.value("check", true)};
+                         b.at("record").get<std::string>(), b.value("iterations", std::int64_t{0}),
+                         b.value("check", true)};
       if (p.iterations < 0) return path + ": " + p.name + ": iterations must be >= 0";
       plan.push_back(std::move(p));
     }
@@ -305,7 +327,8 @@ class FailureTrackingReporter : public benchmark::ConsoleReporter {
  private:
   void write_planned_outputs(const std::vector<Run>& runs) {
     const std::string& name = runs.front().run_name.function_name;
-    const auto it = std::find_if(plan_->begin(), plan_->end(), [&](const PlannedBenchmark& b) { return b.name == name; });
+    const auto it =
+        std::find_if(plan_->begin(), plan_->end(), [&](const PlannedBenchmark& b) { return b.name == name; });
     if (it == plan_->end()) return;
     std::ostringstream json, errors;
     benchmark::JSONReporter reporter;
@@ -379,7 +402,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--pairbench_check=0" || arg == "--pairbench_check=1") {
       check = arg.back() == '1';
     } else if (arg.rfind("--pairbench_check=", 0) == 0) {
-      std::cerr << argv[0] << ": --pairbench_check: 0 or 1, got '" << arg.substr(std::strlen("--pairbench_check=")) << "'\n";
+      std::cerr << argv[0] << ": --pairbench_check: 0 or 1, got '" << arg.substr(std::strlen("--pairbench_check="))
+                << "'\n";
       return 2;
     } else if (arg.rfind("--pairbench_plan=", 0) == 0) {
       plan_path = arg.substr(std::strlen("--pairbench_plan="));
@@ -403,8 +427,7 @@ int main(int argc, char** argv) {
     }
   }
   if (profile != "quick" && profile != "nightly" && profile != "full") {
-    std::cerr << argv[0] << ": --pairbench_profile: unknown profile '" << profile
-              << "' (quick, nightly, full)\n";
+    std::cerr << argv[0] << ": --pairbench_profile: unknown profile '" << profile << "' (quick, nightly, full)\n";
     return 2;
   }
   if (list) {

@@ -59,7 +59,8 @@ double exec(benchmark::State& state, const Work& work, UntimedBefore&& untimed_b
 
 template <class Body>
 double exec(benchmark::State& state, const Work& work, Body&& body) {
-  return exec(state, work, [] {}, std::forward<Body>(body), [] {});
+  return exec(
+      state, work, [] {}, std::forward<Body>(body), [] {});
 }
 
 // The CUDA-event loop, the one copy of it: per iteration `untimed_before()`, then an event pair
@@ -95,7 +96,8 @@ double exec_cuda(benchmark::State& state, const Work& work, kernels::cuda::Strea
 
 template <class Enqueue>
 double exec_cuda(benchmark::State& state, const Work& work, kernels::cuda::StreamRef stream, Enqueue&& enqueue) {
-  return exec_cuda(state, work, stream, [] {}, std::forward<Enqueue>(enqueue), [] {});
+  return exec_cuda(
+      state, work, stream, [] {}, std::forward<Enqueue>(enqueue), [] {});
 }
 
 }  // namespace pairbench::bench

@@ -145,9 +145,12 @@ Timing timing_at(const Experiment& e, const Point& p) {
 
 const char* timing_name(Timing t) {
   switch (t) {
-    case Timing::kCudaEvents: return "cuda_events";
-    case Timing::kByDevice: return "by_device";
-    default: return "wall_clock";
+    case Timing::kCudaEvents:
+      return "cuda_events";
+    case Timing::kByDevice:
+      return "by_device";
+    default:
+      return "wall_clock";
   }
 }
 

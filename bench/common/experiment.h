@@ -125,13 +125,13 @@ struct VerdictCheck {
     kPlateau,  // `treatments` in order: the last stopped beating an earlier one by `equivalence`
   };
   Test test = Test::kBetter;
-  std::vector<std::string> treatments;                    // empty = every treatment (plateau: >= 2, in order)
-  std::map<std::string, std::vector<std::string>> where;  // grid points judged (axis -> values); empty = all
+  std::vector<std::string> treatments;                      // empty = every treatment (plateau: >= 2, in order)
+  std::map<std::string, std::vector<std::string>> where;    // grid points judged (axis -> values); empty = all
   std::map<std::string, std::vector<std::string>> exclude;  // grid points not judged
-  double threshold = 1.0;    // kBetter: the ratio the interval must clear
-  double equivalence = 0;    // kBetter: 1.02, kPlateau: 1.05 when 0
-  double tolerance = 1.1;    // kSame
-  std::string why;           // the reason for this rule, shown in docs/claims.md
+  double threshold = 1.0;                                   // kBetter: the ratio the interval must clear
+  double equivalence = 0;                                   // kBetter: 1.02, kPlateau: 1.05 when 0
+  double tolerance = 1.1;                                   // kSame
+  std::string why;                                          // the reason for this rule, shown in docs/claims.md
   // Set when a CPU experiment stands in for a GPU claim: the argument why it tests the claim.
   // Its rows and a verdict decided by them alone are labelled as a CPU analogue.
   std::string analogue;
@@ -151,7 +151,7 @@ enum class FigureKind {
   kMemory,    // also the metric against `counter` (peak RSS), one point per arm and grid point
 };
 enum class Scale {
-  kAuto,    // x: log where the grid's values span 8x or more; y: log where medians span more than 8x
+  kAuto,  // x: log where the grid's values span 8x or more; y: log where medians span more than 8x
   kLinear,
   kLog,
 };
@@ -161,18 +161,18 @@ struct Figure {
   // one does; else the grid points are categories. The other varying axes become panels or lines.
   std::string x_axis;
   Scale x_scale = Scale::kAuto;
-  Scale y_scale = Scale::kAuto;  // the deciding metric's axis (ratios are always on a log axis)
-  std::string counter;           // the counter kAccuracy, kScaling and kMemory draw (see above)
-  std::string arm_axis;          // kScaling: what an arm's number counts, e.g. "worker threads"
+  Scale y_scale = Scale::kAuto;              // the deciding metric's axis (ratios are always on a log axis)
+  std::string counter;                       // the counter kAccuracy, kScaling and kMemory draw (see above)
+  std::string arm_axis;                      // kScaling: what an arm's number counts, e.g. "worker threads"
   std::map<std::string, double> arm_values;  // kScaling: arm name -> its number, e.g. {"workers_2", 2}
 };
 
 struct Experiment {
-  std::string name;         // "<area>.<experiment>", e.g. "dispatch.sync_vs_async"
-  std::string claim;        // id in claims.json, e.g. "C3"; empty for a machine limit
-  std::string question;     // the question the experiment answers
-  std::vector<Arm> arms;    // baseline first
-  std::vector<Axis> grid;   // shared by every arm, so arms cannot drift apart
+  std::string name;        // "<area>.<experiment>", e.g. "dispatch.sync_vs_async"
+  std::string claim;       // id in claims.json, e.g. "C3"; empty for a machine limit
+  std::string question;    // the question the experiment answers
+  std::vector<Arm> arms;   // baseline first
+  std::vector<Axis> grid;  // shared by every arm, so arms cannot drift apart
   Timing timing = Timing::kWallClock;
   Metric metric;
   std::vector<Target> targets;
@@ -181,7 +181,7 @@ struct Experiment {
   // Counters reported beside the deciding metric in the summary (peak RSS, page faults, error):
   // each arm's median and its ratio to the baseline, oriented by the counter's own direction.
   std::vector<Metric> secondary;
-  bool is_limit = false;    // measures this machine's physical limit; one arm, no ratios
+  bool is_limit = false;  // measures this machine's physical limit; one arm, no ratios
   // Whether each of its benchmarks needs a process of its own: what it measures is the process's
   // own history (its heap, its peak RSS, whether its pages were touched before), which another
   // benchmark run earlier in the same process would change. The rest may share a process with
@@ -269,7 +269,7 @@ void set_check_due(bool due);
 #define PAIRBENCH_CONCAT(a, b) PAIRBENCH_CONCAT_INNER(a, b)
 // PAIRBENCH_EXPERIMENT(id) { return Experiment{...}; } declares and registers one experiment.
 #define PAIRBENCH_EXPERIMENT(id)                                                          \
-  static ::pairbench::bench::Experiment PAIRBENCH_CONCAT(pairbench_declare_, id)();     \
-  [[maybe_unused]] static const bool PAIRBENCH_CONCAT(pairbench_registered_, id) =      \
+  static ::pairbench::bench::Experiment PAIRBENCH_CONCAT(pairbench_declare_, id)();       \
+  [[maybe_unused]] static const bool PAIRBENCH_CONCAT(pairbench_registered_, id) =        \
       ::pairbench::bench::register_experiment(&PAIRBENCH_CONCAT(pairbench_declare_, id)); \
   static ::pairbench::bench::Experiment PAIRBENCH_CONCAT(pairbench_declare_, id)()

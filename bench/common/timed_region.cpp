@@ -38,17 +38,18 @@ using Clock = std::chrono::steady_clock;
 // region (K may be fractional: the remainder carries over), which plants an exact instruction
 // count (instruction instrument).
 struct Injection {
-  double fraction = 0;        // of the region's time
+  double fraction = 0;  // of the region's time
   double loops_per_region = 0;
-  double loops_per_ns = 0;    // calibrated on first use (proportional mode)
-  double carry = 0;           // fractional loops owed
+  double loops_per_ns = 0;  // calibrated on first use (proportional mode)
+  double carry = 0;         // fractional loops owed
   std::uint64_t loops_done = 0;
   bool active() const { return fraction > 0 || loops_per_region > 0; }
 };
 
 Injection read_injection() {
   Injection in;
-  if (const char* v = std::getenv("PAIRBENCH_INJECT_SLOWDOWN_PCT"); v && *v) in.fraction = std::max(0.0, std::atof(v) / 100);
+  if (const char* v = std::getenv("PAIRBENCH_INJECT_SLOWDOWN_PCT"); v && *v)
+    in.fraction = std::max(0.0, std::atof(v) / 100);
   if (const char* v = std::getenv("PAIRBENCH_INJECT_LOOPS"); v && *v) in.loops_per_region = std::max(0.0, std::atof(v));
   return in;
 }
@@ -263,18 +264,20 @@ void record_iteration(benchmark::State& state, double seconds) {
 bool write_timed_region_record(const std::string& path, double finished_s) {
   const Record& r = record();
   const Clock::time_point now = Clock::now();
-  nlohmann::json out = {{"max_iterations", r.max_iterations},
-                        {"iterations_recorded", r.recorded},
-                        {"measured_s", r.measured_s},
-                        {"loop_wall_s", r.started ? std::chrono::duration<double>(r.last_record - r.first_begin).count() : 0.0},
-                        {"setup_s", std::chrono::duration<double>((r.started ? r.first_begin : now) - r.benchmark_begin).count()},
-                        {"after_s", r.started ? std::chrono::duration<double>(now - r.last_record).count() : 0.0},
-                        {"verify_s", r.verified_at ? std::chrono::duration<double>(*r.verified_at - r.benchmark_begin).count() : 0.0},
-                        {"batch_iterations", r.batch_iterations},
-                        {"batch_seconds", r.batch_seconds}};
+  nlohmann::json out = {
+      {"max_iterations", r.max_iterations},
+      {"iterations_recorded", r.recorded},
+      {"measured_s", r.measured_s},
+      {"loop_wall_s", r.started ? std::chrono::duration<double>(r.last_record - r.first_begin).count() : 0.0},
+      {"setup_s", std::chrono::duration<double>((r.started ? r.first_begin : now) - r.benchmark_begin).count()},
+      {"after_s", r.started ? std::chrono::duration<double>(now - r.last_record).count() : 0.0},
+      {"verify_s", r.verified_at ? std::chrono::duration<double>(*r.verified_at - r.benchmark_begin).count() : 0.0},
+      {"batch_iterations", r.batch_iterations},
+      {"batch_seconds", r.batch_seconds}};
   if (r.counter != InstructionCounter::kNone) out["counted_regions"] = r.regions_counted;
   switch (r.counter) {
-    case InstructionCounter::kNone: break;
+    case InstructionCounter::kNone:
+      break;
     case InstructionCounter::kCallgrind:
       // The count itself is in callgrind's output file; the harness reads it there.
       out["instruction_counter"] = "callgrind";
@@ -300,7 +303,8 @@ bool write_timed_region_record(const std::string& path, double finished_s) {
   if (g_uses_gpu) {
     const kernels::cuda::GpuClocks c = kernels::cuda::read_gpu_clocks();
     if (c.available) {
-      out["gpu_clock"] = {{"sm_mhz", c.sm_mhz}, {"sm_max_mhz", c.sm_max_mhz},
+      out["gpu_clock"] = {{"sm_mhz", c.sm_mhz},
+                          {"sm_max_mhz", c.sm_max_mhz},
                           {"throttling", kernels::cuda::throttling(c.slowdown_reasons)}};
     }
   }

@@ -39,8 +39,8 @@ void forget_declared_timing() { declared_timing().reset(); }
 bool timing_matches_declaration(benchmark::State& state, Timing used) {
   const std::optional<Timing>& declared = declared_timing();
   if (!declared || *declared == used) return true;
-  state.SkipWithError((std::string("failed: the arm timed with ") + timing_name(used) + " but its experiment declares " +
-                       timing_name(*declared) + " at this point")
+  state.SkipWithError((std::string("failed: the arm timed with ") + timing_name(used) +
+                       " but its experiment declares " + timing_name(*declared) + " at this point")
                           .c_str());
   return false;
 }

@@ -31,7 +31,8 @@ void run(benchmark::State& state, const Point& p, bool concurrent) {
       state, Work{.bytes = 2.0 * static_cast<double>(bytes)}, d.stream(), [&] { f0 = kc::minor_faults(); }, run_once,
       [&] { faults += kc::minor_faults() - f0; });  // bytes: one H2D and one D2H
   if (!d.spot_check(seed, kc::fresh_seed())) return fail_verification(state, "a destination differs after timing");
-  state.counters["minor_faults_per_op"] = static_cast<double>(faults) / static_cast<double>(state.iterations());  // op: one pair
+  state.counters["minor_faults_per_op"] =
+      static_cast<double>(faults) / static_cast<double>(state.iterations());  // op: one pair
 }
 
 ArmFn arm(bool concurrent) {
@@ -56,8 +57,7 @@ PAIRBENCH_EXPERIMENT(bidirectional) {
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.gpu_copy", .arm = "h2d_pinned"}},
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
   };
 }
 

@@ -40,7 +40,8 @@ std::string looks_standard_normal(const std::vector<float>& v) {
 std::string same_values(const std::vector<float>& got, std::span<const float> want, bool exact) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     const bool ok = exact ? got[i] == want[i] : std::fabs(got[i] - want[i]) <= 1e-4f * (1 + std::fabs(want[i]));
-    if (!ok) return "value " + std::to_string(i) + ": " + std::to_string(got[i]) + " vs host " + std::to_string(want[i]);
+    if (!ok)
+      return "value " + std::to_string(i) + ": " + std::to_string(got[i]) + " vs host " + std::to_string(want[i]);
   }
   return "";
 }
@@ -77,7 +78,8 @@ void run(benchmark::State& state, const Point& p, Where where) {
   std::string why = looks_standard_normal(got);
   if (why.empty() && where == Where::kHostThenCopy) why = same_values(got, t.host_values(), true);
   if (!why.empty()) return fail_verification(state, why + " after timing");
-  state.counters["minor_faults_per_op"] = static_cast<double>(faults) / static_cast<double>(state.iterations());  // op: one tensor
+  state.counters["minor_faults_per_op"] =
+      static_cast<double>(faults) / static_cast<double>(state.iterations());  // op: one tensor
 }
 
 ArmFn arm(Where where) {
@@ -108,8 +110,7 @@ PAIRBENCH_EXPERIMENT(creation) {
       // Its own process per benchmark: where a new tensor's memory comes from (fresh pages or the
       // allocator's reuse) is the process's history.
       .own_process = true,
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
   };
 }
 

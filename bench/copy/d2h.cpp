@@ -21,8 +21,7 @@ PAIRBENCH_EXPERIMENT(d2h) {
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.gpu_copy", .arm = "d2h_pinned"}},
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
   };
 }
 

@@ -23,8 +23,7 @@ PAIRBENCH_EXPERIMENT(h2d) {
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.gpu_copy", .arm = "h2d_pinned"}},
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
   };
 }
 

@@ -36,7 +36,9 @@ std::string check(kc::cuda::OverlapPipeline& pipe, const kc::cuda::Affine32& f, 
   }
   std::mt19937_64 rng(kc::fresh_seed());
   for (std::size_t k = 0; k < samples && !in.empty(); ++k) {
-    const std::size_t i = k == 0 ? 0 : k == 1 ? in.size() - 1 : std::uniform_int_distribution<std::size_t>(0, in.size() - 1)(rng);
+    const std::size_t i = k == 0   ? 0
+                          : k == 1 ? in.size() - 1
+                                   : std::uniform_int_distribution<std::size_t>(0, in.size() - 1)(rng);
     if (bad(i)) return "element " + std::to_string(i) + " is wrong";
   }
   return "";
@@ -69,7 +71,8 @@ void run(benchmark::State& state, const Point& p, Mode mode) {
       state, Work{.bytes = static_cast<double>(bytes)}, pipe.stream(), [&] { f0 = kc::minor_faults(); }, run_once,
       [&] { faults += kc::minor_faults() - f0; });
   pipe.synchronize();
-  if (const std::string why = check(pipe, f, 4096); !why.empty()) return fail_verification(state, why + " after timing");
+  if (const std::string why = check(pipe, f, 4096); !why.empty())
+    return fail_verification(state, why + " after timing");
   const double iterations = static_cast<double>(state.iterations());
   state.counters["minor_faults_per_op"] = static_cast<double>(faults) / iterations;  // op: one pass over all chunks
   state.counters["streams"] = mode == Mode::kPipelined ? kStreams : 1;
@@ -103,8 +106,7 @@ PAIRBENCH_EXPERIMENT(overlap) {
       .metric = {.name = "bytes_per_second", .unit = "B/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.gpu_copy", .arm = "h2d_pinned"}},
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
   };
 }
 

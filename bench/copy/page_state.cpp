@@ -64,7 +64,8 @@ void run(benchmark::State& state, const Point& p, kc::PageState dst_state) {
         f0 = kc::minor_faults();
       },
       [&] {
-        for (int c = 0; c < copies; ++c) std::memcpy(dst->data() + static_cast<std::size_t>(c) * bytes, src.data(), bytes);
+        for (int c = 0; c < copies; ++c)
+          std::memcpy(dst->data() + static_cast<std::size_t>(c) * bytes, src.data(), bytes);
       },
       [&] { faults += kc::minor_faults() - f0; });
   for (int c = 0; c < copies; c += std::max(1, copies / 8)) {
@@ -102,7 +103,10 @@ PAIRBENCH_EXPERIMENT(page_state) {
   // The limit is the best memory bandwidth the run measured (every limits.memory_bandwidth arm on
   // one core and on all, and our own arms): one core's memcpy alone was beaten by prefaulted.
   for (const char* large : {"67108864", "268435456", "1073741824"}) {
-    limits.push_back({.experiment = "limits.memory_bandwidth", .arm = "", .where = {}, .when = {{"bytes", large}},
+    limits.push_back({.experiment = "limits.memory_bandwidth",
+                      .arm = "",
+                      .where = {},
+                      .when = {{"bytes", large}},
                       .own_arms = true});
   }
   return Experiment{
@@ -126,9 +130,11 @@ PAIRBENCH_EXPERIMENT(page_state) {
       .own_process = true,
       .instructions = cpu_point,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0,
-                    .why = "faulting is the pageable baseline; pre-faulted and mlocked pages must copy faster",
-                    .analogue = "a pageable buffer is copied through a page fault and a zeroed page per fresh 4 KiB, a pinned one is already resident and locked; memcpy into fresh vs pre-faulted vs mlocked pages tests that residency half of the claim, not the DMA engine"}},
+                   .threshold = 1.0,
+                   .why = "faulting is the pageable baseline; pre-faulted and mlocked pages must copy faster",
+                   .analogue = "a pageable buffer is copied through a page fault and a zeroed page per fresh 4 KiB, a "
+                               "pinned one is already resident and locked; memcpy into fresh vs pre-faulted vs mlocked "
+                               "pages tests that residency half of the claim, not the DMA engine"}},
   };
 }
 

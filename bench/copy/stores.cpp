@@ -69,7 +69,10 @@ ArmFn arm(CopyFn copy) {
 PAIRBENCH_EXPERIMENT(stores) {
   std::vector<LimitRef> limits;
   for (const char* large : {"67108864", "268435456", "1073741824"}) {  // past every cache
-    limits.push_back({.experiment = "limits.memory_bandwidth", .arm = "", .where = {}, .when = {{"bytes", large}},
+    limits.push_back({.experiment = "limits.memory_bandwidth",
+                      .arm = "",
+                      .where = {},
+                      .when = {{"bytes", large}},
                       .own_arms = true});
   }
   return Experiment{

@@ -45,7 +45,8 @@ inline void run_transfer(benchmark::State& state, const Point& p, kc::cuda::Dire
   exec_cuda(
       state, Work{.bytes = static_cast<double>(bytes) * copies}, t.stream(), [&] { f0 = kc::minor_faults(); },
       [&] { t.enqueue(copies); }, [&] { faults += kc::minor_faults() - f0; });
-  if (!t.spot_check(seed, kc::fresh_seed())) return fail_verification(state, std::string(copy_name) + " differs after timing");
+  if (!t.spot_check(seed, kc::fresh_seed()))
+    return fail_verification(state, std::string(copy_name) + " differs after timing");
   const double iterations = static_cast<double>(state.iterations());
   state.counters["minor_faults_per_op"] = static_cast<double>(faults) / (iterations * copies);  // op: one copy
   state.counters["copies_per_iteration"] = copies;
@@ -65,9 +66,8 @@ inline std::vector<Arm> transfer_arms(kc::cuda::Direction direction) {
 inline Axis transfer_bytes_axis() {
   return {.name = "bytes",
           .quick = {"4096", "1048576", "67108864"},
-          .nightly = {"4096", "16384", "65536", "262144", "1048576", "4194304", "16777216", "67108864",
-                      "268435456", "1073741824"}};
+          .nightly = {"4096", "16384", "65536", "262144", "1048576", "4194304", "16777216", "67108864", "268435456",
+                      "1073741824"}};
 }
-
 
 }  // namespace pairbench::bench::copy_transfer

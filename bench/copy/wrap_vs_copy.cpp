@@ -84,7 +84,9 @@ ArmFn arm(Make make) {
 PAIRBENCH_EXPERIMENT(wrap_vs_copy) {
   std::vector<Target> targets;
   for (const char* bytes : {"4096", "1048576", "67108864", "1073741824"}) {
-    targets.push_back({.arm = "wrap", .where = {{"bytes", bytes}}, .bound = 1000,
+    targets.push_back({.arm = "wrap",
+                       .where = {{"bytes", bytes}},
+                       .bound = 1000,
                        .text = "wrap <= 1 us per tensor, independent of size"});
   }
   return Experiment{
@@ -101,8 +103,7 @@ PAIRBENCH_EXPERIMENT(wrap_vs_copy) {
       .secondary = {{.name = "minor_faults_per_op", .unit = "faults", .better = Better::kLower}},
       // Instruction counts gate this experiment too: one thread copies or wraps: deterministic user-space work.
       .instructions = cpu_point,
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
   };
 }
 

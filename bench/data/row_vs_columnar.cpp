@@ -16,9 +16,9 @@ namespace {
 namespace kt = kernels::table;
 
 enum class Format { kCsv, kColumnar };
-constexpr std::int32_t kScanCategory = 7;   // about 3 % of rows (categories are skewed to 0)
-constexpr int kLookupsPerIteration = 64;    // random row ids looked up per timed iteration
-constexpr int kLookupBatches = 64;          // distinct batches of ids, cycled through while timing
+constexpr std::int32_t kScanCategory = 7;  // about 3 % of rows (categories are skewed to 0)
+constexpr int kLookupsPerIteration = 64;   // random row ids looked up per timed iteration
+constexpr int kLookupBatches = 64;         // distinct batches of ids, cycled through while timing
 
 // One table per row count, generated and written once per process (outside timing) into a
 // scratch directory that is removed at exit.
@@ -134,7 +134,8 @@ PAIRBENCH_EXPERIMENT(data_row_vs_columnar) {
   return Experiment{
       .name = "data.row_vs_columnar",
       .claim = "C14",
-      .question = "Is a columnar binary file faster to scan and to look rows up in than CSV text rows, and which is smaller?",
+      .question =
+          "Is a columnar binary file faster to scan and to look rows up in than CSV text rows, and which is smaller?",
       .arms = {{.name = "csv_rows", .run = arm(Format::kCsv)}, {.name = "columnar", .run = arm(Format::kColumnar)}},
       .grid = {{.name = "access", .quick = {"scan", "random"}},
                {.name = "rows", .quick = {"100000"}, .nightly = {"100000", "1000000"}}},
@@ -145,12 +146,12 @@ PAIRBENCH_EXPERIMENT(data_row_vs_columnar) {
       // up to rows drawn afresh in every process: their counts vary by 15 % between processes.
       .instructions = [](const Arm&, const Point& p) { return p.get("access") == "scan"; },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .where = {{"access", {"random"}}},
-                    .threshold = 100.0,
-                    .why = "O(1) random access: a columnar lookup vs scanning CSV text to the row; file_bytes (the 'saves I/O' half) is reported beside it and does not decide, since neither file is compressed"},
-                   {.test = VerdictCheck::Test::kBetter,
-                    .where = {{"access", {"scan"}}},
-                    .threshold = 1.0}},
+                   .where = {{"access", {"random"}}},
+                   .threshold = 100.0,
+                   .why =
+                       "O(1) random access: a columnar lookup vs scanning CSV text to the row; file_bytes (the 'saves "
+                       "I/O' half) is reported beside it and does not decide, since neither file is compressed"},
+                  {.test = VerdictCheck::Test::kBetter, .where = {{"access", {"scan"}}}, .threshold = 1.0}},
   };
 }
 

@@ -97,9 +97,11 @@ PAIRBENCH_EXPERIMENT(data_simd_preprocess) {
       // Instruction counts gate this experiment too: one thread; the SIMD target is the one the CPU (or the simulator) reports.
       .instructions = cpu_point,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"highway"},
-                    .threshold = 4.0,
-                    .why = "the claim is quantitative: the hand-vectorised arm must be at least 4x the scalar one (the low end of the seed's 4-6x); autovec shows what the compiler alone gets and does not decide"}},
+                   .treatments = {"highway"},
+                   .threshold = 4.0,
+                   .why =
+                       "the claim is quantitative: the hand-vectorised arm must be at least 4x the scalar one (the low "
+                       "end of the seed's 4-6x); autovec shows what the compiler alone gets and does not decide"}},
   };
 }
 

@@ -49,7 +49,8 @@ void run_cpu(benchmark::State& state, const Point& p, Barrier barrier) {
   queue_unrelated();
   needed_and_barrier();
   check_and_drain();
-  if (!ok || unrelated.runs != unrelated_ops) return fail_verification(state, "needed result not complete after the barrier");
+  if (!ok || unrelated.runs != unrelated_ops)
+    return fail_verification(state, "needed result not complete after the barrier");
   mark_verified(state);
   exec(state, Work{.ops = /*waits per iteration=*/1}, queue_unrelated, needed_and_barrier, check_and_drain);
   if (!ok) return fail_verification(state, "needed result not complete after the barrier");
@@ -96,7 +97,9 @@ PAIRBENCH_EXPERIMENT(barriers) {
   return Experiment{
       .name = "dispatch.barriers",
       .claim = "C2",
-      .question = "With unrelated work queued, how much does waiting for everything cost over waiting for the one result needed?",
+      .question =
+          "With unrelated work queued, how much does waiting for everything cost over waiting for the one result "
+          "needed?",
       .arms = {{.name = "wait_all", .run = arm(Barrier::kAll), .unavailable = unavailable_for_device},
                {.name = "wait_for", .run = arm(Barrier::kOne), .unavailable = unavailable_for_device}},
       .grid = {{.name = "device", .quick = {"cpu", "cuda"}},
@@ -106,15 +109,15 @@ PAIRBENCH_EXPERIMENT(barriers) {
       // device:cpu: the frontend and the engine's two workers (an idle one spins before it parks).
       .threads = threads_at_cpu_points(3),
       .verdict = {{.test = VerdictCheck::Test::kSame,
-                    .treatments = {"wait_for"},
-                    .where = {{"unrelated_us", {"0"}}},
-                    .tolerance = 1.25,
-                    .why = "nothing else queued: the two waits should cost the same (within 25 %)"},
-                   {.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"wait_for"},
-                    .exclude = {{"unrelated_us", {"0"}}},
-                    .threshold = 1.0,
-                    .why = "unrelated work queued: waiting for one result should beat waiting for everything"}},
+                   .treatments = {"wait_for"},
+                   .where = {{"unrelated_us", {"0"}}},
+                   .tolerance = 1.25,
+                   .why = "nothing else queued: the two waits should cost the same (within 25 %)"},
+                  {.test = VerdictCheck::Test::kBetter,
+                   .treatments = {"wait_for"},
+                   .exclude = {{"unrelated_us", {"0"}}},
+                   .threshold = 1.0,
+                   .why = "unrelated work queued: waiting for one result should beat waiting for everything"}},
   };
 }
 

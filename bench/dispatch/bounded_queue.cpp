@@ -37,11 +37,13 @@ void run(benchmark::State& state, const Point& p, Queue queue) {
   // every tensor was freed; a bounded queue never held more than its bound plus the one being made.
   const MinibatchLoopStats first = run_minibatch_loop(engine, options, std::random_device{}());
   if (std::string why = check(first, options.batches); !why.empty()) return fail_verification(state, why);
-  const std::int64_t cap = static_cast<std::int64_t>(
-      (queue == Queue::kBounded ? kBound + 1 : queue == Queue::kSyncPerBatch ? 1 : options.batches) * options.tensor_bytes);
+  const std::int64_t cap = static_cast<std::int64_t>((queue == Queue::kBounded        ? kBound + 1
+                                                      : queue == Queue::kSyncPerBatch ? 1
+                                                                                      : options.batches) *
+                                                     options.tensor_bytes);
   if (first.peak_live_bytes > cap) {
-    return fail_verification(state, "peak " + std::to_string(first.peak_live_bytes) + " bytes alive exceeds the bound's " +
-                                        std::to_string(cap));
+    return fail_verification(state, "peak " + std::to_string(first.peak_live_bytes) +
+                                        " bytes alive exceeds the bound's " + std::to_string(cap));
   }
   mark_verified(state);
 
@@ -76,7 +78,9 @@ PAIRBENCH_EXPERIMENT(bounded_queue) {
   return Experiment{
       .name = "dispatch.bounded_queue",
       .claim = "C4",
-      .question = "Does bounding the engine's queue (or waiting once per minibatch) cap memory, and what does it cost in throughput?",
+      .question =
+          "Does bounding the engine's queue (or waiting once per minibatch) cap memory, and what does it cost in "
+          "throughput?",
       .arms = {{.name = "unbounded", .run = arm(Queue::kUnbounded)},
                {.name = "bounded", .run = arm(Queue::kBounded)},
                {.name = "sync_per_batch", .run = arm(Queue::kSyncPerBatch)}},
@@ -90,9 +94,10 @@ PAIRBENCH_EXPERIMENT(bounded_queue) {
       // The frontend making each minibatch's tensor (spinning when the queue is full) and the worker.
       .threads = [](const Arm&, const Point&) { return 2; },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"bounded", "sync_per_batch"},
-                    .threshold = 1.0,
-                    .why = "decided on peak bytes of queued input tensors: bounding the queue or waiting per minibatch must hold less than the unbounded queue; ns per minibatch is reported beside it"}},
+                   .treatments = {"bounded", "sync_per_batch"},
+                   .threshold = 1.0,
+                   .why = "decided on peak bytes of queued input tensors: bounding the queue or waiting per minibatch "
+                          "must hold less than the unbounded queue; ns per minibatch is reported beside it"}},
   };
 }
 

@@ -104,9 +104,7 @@ PAIRBENCH_EXPERIMENT(enqueue_vs_complete) {
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
       .threads = threads_at_cpu_points(2),  // device:cpu: the frontend and the engine's worker
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"enqueue"},
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .treatments = {"enqueue"}, .threshold = 1.0}},
   };
 }
 

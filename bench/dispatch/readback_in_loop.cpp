@@ -101,11 +101,12 @@ PAIRBENCH_EXPERIMENT(readback_in_loop) {
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
       // A synchronous hand-off cannot beat one cross-core round trip: the physical floor.
-      .limits = {{.experiment = "limits.core_pingpong", .arm = "spin", .arms = {"readback_every_step"}, .when = {{"device", "cpu"}}}},
+      .limits = {{.experiment = "limits.core_pingpong",
+                  .arm = "spin",
+                  .arms = {"readback_every_step"},
+                  .when = {{"device", "cpu"}}}},
       .threads = threads_at_cpu_points(2),  // device:cpu: the frontend and the engine's worker
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"accumulate_read_once"},
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .treatments = {"accumulate_read_once"}, .threshold = 1.0}},
   };
 }
 

@@ -34,8 +34,9 @@ void run_cpu(benchmark::State& state, const Point& p, Wait wait) {
   run_once();
   if (!x.all_equal(static_cast<float>(ops))) return fail_verification(state, "x != ops after one pass");
   mark_verified(state);
-  exec(state, Work{.ops = static_cast<double>(ops)}, [&] { x.fill(0); } /* untimed: the engine is idle after the last wait */,
-       run_once);
+  exec(
+      state, Work{.ops = static_cast<double>(ops)},
+      [&] { x.fill(0); } /* untimed: the engine is idle after the last wait */, run_once);
   if (!x.all_equal(static_cast<float>(ops))) return fail_verification(state, "x != ops after timing");
 }
 
@@ -62,7 +63,8 @@ void run_cuda(benchmark::State& state, const Point& p, Wait wait) {
     if (v != static_cast<float>(ops)) return fail_verification(state, "x != ops after one pass");
   }
   mark_verified(state);
-  exec(state, Work{.ops = static_cast<double>(ops)}, [&] { stream.fill(0); }, run_once);
+  exec(
+      state, Work{.ops = static_cast<double>(ops)}, [&] { stream.fill(0); }, run_once);
   if (stream.read_scalar() != static_cast<float>(ops)) return fail_verification(state, "x != ops after timing");
 }
 
@@ -93,17 +95,19 @@ PAIRBENCH_EXPERIMENT(sync_vs_async) {
                {.name = "ops", .quick = {"1000", "10000"}, .nightly = {"100", "1000", "10000"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
-      .targets = {{.arm = "async", .where = {{"device", "cpu"}}, .bound = 100,
+      .targets = {{.arm = "async",
+                   .where = {{"device", "cpu"}},
+                   .bound = 100,
                    .text = "async <= 100 ns per tiny op, amortised"},
-                  {.arm = "sync", .where = {{"device", "cpu"}}, .bound = 2000,
+                  {.arm = "sync",
+                   .where = {{"device", "cpu"}},
+                   .bound = 2000,
                    .text = "sync round trip (enqueue + wait) <= 2 us"}},
       // A synchronous hand-off cannot beat one cross-core round trip: the physical floor.
       .limits = {{.experiment = "limits.core_pingpong", .arm = "spin", .arms = {"sync"}, .when = {{"device", "cpu"}}}},
       // device:cpu: the frontend and the engine's worker, each spinning while the other works.
       .threads = threads_at_cpu_points(2),
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"async", "graph"},
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .treatments = {"async", "graph"}, .threshold = 1.0}},
   };
 }
 

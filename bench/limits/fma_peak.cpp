@@ -54,7 +54,8 @@ Round run_round(int threads, std::int64_t iterations) {
   for (std::thread& th : team) th.join();
   Round r;
   r.seconds = std::chrono::duration<double>(*std::max_element(end.begin(), end.end()) -
-                                            *std::min_element(begin.begin(), begin.end())).count();
+                                            *std::min_element(begin.begin(), begin.end()))
+                  .count();
   for (int t = 0; t < threads; ++t) {
     r.flop += done[static_cast<std::size_t>(t)];
     if (r.error.empty()) r.error = why[static_cast<std::size_t>(t)];
@@ -66,8 +67,8 @@ void run(benchmark::State& state, const Point& p) {
   const int cpus = kernels::usable_cpus();
   const int threads = p.get("threads") == "all" ? cpus : static_cast<int>(p.get_int("threads"));
   if (threads > cpus) {
-    state.SkipWithError(("not_supported: " + std::to_string(threads) + " threads, " + std::to_string(cpus) +
-                         " usable CPUs").c_str());
+    state.SkipWithError(
+        ("not_supported: " + std::to_string(threads) + " threads, " + std::to_string(cpus) + " usable CPUs").c_str());
     return;
   }
   // The check round is also the warm-up: the first wide FMAs can run at a lower clock for a while.
@@ -144,7 +145,9 @@ PAIRBENCH_EXPERIMENT(fma_peak) {
       .arms = {{.name = "fma_loop", .run = run}},
       .grid = {{.name = "threads", .quick = {"1", "all"}}},
       .timing = Timing::kWallClock,
-      .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher,
+      .metric = {.name = "flop_per_second",
+                 .unit = "FLOP/s",
+                 .better = Better::kHigher,
                  // the fastest round, not the mean: one sample per process
                  .time_relation = TimeRelation::kNone},
       .is_limit = true,

@@ -55,9 +55,15 @@ void run(benchmark::State& state, const Point& p, Kernel kernel) {
   auto pass = [&](int m, int members) {
     const auto [lo, hi] = kc::share(n, m, members, kGranule);
     switch (kernel) {
-      case Kernel::kMemcpy: std::memcpy(a + lo, b + lo, (hi - lo) * sizeof(double)); break;
-      case Kernel::kCopy: kc::stream_copy(a + lo, b + lo, hi - lo); break;
-      case Kernel::kTriad: kc::stream_triad(a + lo, b + lo, c + lo, kScalar, hi - lo); break;
+      case Kernel::kMemcpy:
+        std::memcpy(a + lo, b + lo, (hi - lo) * sizeof(double));
+        break;
+      case Kernel::kCopy:
+        kc::stream_copy(a + lo, b + lo, hi - lo);
+        break;
+      case Kernel::kTriad:
+        kc::stream_triad(a + lo, b + lo, c + lo, kScalar, hi - lo);
+        break;
     }
   };
   auto wrong_at = [&](std::size_t i) {

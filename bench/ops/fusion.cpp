@@ -147,9 +147,8 @@ void run_cuda(benchmark::State& state, const Point& p, kf::Form form) {
 
 Arm arm(const char* name, kf::Form form) {
   return {.name = name,
-          .run = [form](benchmark::State& s, const Point& p) {
-            on_device(p, "cuda") ? run_cuda(s, p, form) : run_cpu(s, p, form);
-          },
+          .run = [form](benchmark::State& s,
+                        const Point& p) { on_device(p, "cuda") ? run_cuda(s, p, form) : run_cpu(s, p, form); },
           .unavailable = unavailable_for_device};
 }
 
@@ -178,13 +177,17 @@ PAIRBENCH_EXPERIMENT(fusion) {
   // STREAM copy, which counts bytes the same way (read + written, no write-allocate).
   std::vector<LimitRef> limits;
   for (const char* large : {"16777216", "67108864"}) {
-    limits.push_back({.experiment = "limits.memory_bandwidth", .arm = "copy", .where = {{"threads", "1"}},
-                      .when = {{"device", "cpu"}, {"elements", large}}, .counter = "bytes_per_second"});
+    limits.push_back({.experiment = "limits.memory_bandwidth",
+                      .arm = "copy",
+                      .where = {{"threads", "1"}},
+                      .when = {{"device", "cpu"}, {"elements", large}},
+                      .counter = "bytes_per_second"});
   }
   return Experiment{
       .name = "ops.fusion",
       .claim = "C13",
-      .question = "Does fusing sin(x) + cos(y) into one pass beat three passes over memory with materialised temporaries?",
+      .question =
+          "Does fusing sin(x) + cos(y) into one pass beat three passes over memory with materialised temporaries?",
       .arms = {arm("unfused", kf::Form::kUnfused), arm("fused", kf::Form::kFused)},
       .grid = {{.name = "device", .quick = {"cpu", "cuda"}},
                {.name = "op", .quick = {"sin_cos", "add_mul"}},
@@ -199,19 +202,20 @@ PAIRBENCH_EXPERIMENT(fusion) {
       // Instruction counts gate this experiment too: one core runs the passes: deterministic; the CUDA points are GPU work.
       .instructions = cpu_point,
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"fused"},
-                    .where = {{"op", {"add_mul"}}},
-                    .threshold = 1.0,
-                    .why = "a memory-bound op: one pass (12 B per element) instead of three (28 B) must be faster"},
-                   {.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"fused"},
-                    .where = {{"device", {"cuda"}}},
-                    .threshold = 1.0},
-                   {.test = VerdictCheck::Test::kSame,
-                    .treatments = {"fused"},
-                    .where = {{"device", {"cpu"}}, {"op", {"sin_cos"}}},
-                    .tolerance = 1.2,
-                    .why = "scalar libm sinf/cosf (~17 ns per element) make the CPU sin_cos compute-bound: fusion still cuts bytes moved but should not change the time (within 20 %)"}},
+                   .treatments = {"fused"},
+                   .where = {{"op", {"add_mul"}}},
+                   .threshold = 1.0,
+                   .why = "a memory-bound op: one pass (12 B per element) instead of three (28 B) must be faster"},
+                  {.test = VerdictCheck::Test::kBetter,
+                   .treatments = {"fused"},
+                   .where = {{"device", {"cuda"}}},
+                   .threshold = 1.0},
+                  {.test = VerdictCheck::Test::kSame,
+                   .treatments = {"fused"},
+                   .where = {{"device", {"cpu"}}, {"op", {"sin_cos"}}},
+                   .tolerance = 1.2,
+                   .why = "scalar libm sinf/cosf (~17 ns per element) make the CPU sin_cos compute-bound: fusion still "
+                          "cuts bytes moved but should not change the time (within 20 %)"}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "max_abs_error"},
   };
 }

@@ -26,7 +26,7 @@ namespace {
 namespace kl = kernels::loader;
 
 constexpr std::int64_t kSamples = 1024;
-constexpr int kCrop = 56;  // 64x64 stored, 56x56 random crop, as ImageNet's 256 -> 224 in miniature
+constexpr int kCrop = 56;              // 64x64 stored, 56x56 random crop, as ImageNet's 256 -> 224 in miniature
 constexpr int kPrefetchPerWorker = 2;  // PyTorch's default prefetch_factor
 // The consumer's linear layer: 24 outputs x 9408 inputs per sample, tuned so that at batch 64 on
 // the 2-core development VM its compute per batch is about one worker's loading time per batch.
@@ -41,7 +41,8 @@ constexpr std::int64_t kSamplesPerIteration = 128;
 double process_cpu_s() {
   rusage r{};
   getrusage(RUSAGE_SELF, &r);
-  return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) + 1e-6 * static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+  return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
 }
 
 // Generated once per process with fresh contents; its temp directory goes at process exit.
@@ -89,12 +90,14 @@ std::string verify(kl::DataLoader& loader, const kl::Augment& augment, Consumer&
       return "batch " + std::to_string(g) + " holds the wrong samples";
     }
     for (int j = 0; j < slice.samples; ++j) {
-      if (b.sample_ids[j] != ref_ids[j]) return "batch " + std::to_string(g) + " row " + std::to_string(j) + " loaded the wrong sample";
+      if (b.sample_ids[j] != ref_ids[j])
+        return "batch " + std::to_string(g) + " row " + std::to_string(j) + " loaded the wrong sample";
       if (slice.epoch == 0) ++seen[static_cast<std::size_t>(b.sample_ids[j])];
     }
     const std::span<const float> got = b.values();
-    if (!std::equal(got.begin(), got.end(), ref.begin(), ref.end(),
-                    [](float x, float y) { return std::bit_cast<std::uint32_t>(x) == std::bit_cast<std::uint32_t>(y); })) {
+    if (!std::equal(got.begin(), got.end(), ref.begin(), ref.end(), [](float x, float y) {
+          return std::bit_cast<std::uint32_t>(x) == std::bit_cast<std::uint32_t>(y);
+        })) {
       return "batch " + std::to_string(g) + " differs from the sequential reference";
     }
     if (g == 0 && consumer.on_gpu() && consumer.gpu_checksum(b) != kl::batch_checksum(ref)) {
@@ -160,10 +163,12 @@ void run(benchmark::State& state, const Point& p, int workers) {
 
   const double idle_s = (after.idle_ns - before.idle_ns) * 1e-9;
   const double iterations = static_cast<double>(state.iterations());
-  set_rate_counters(state,
-                    Work{.per_second = {{"samples", static_cast<double>(after.samples - before.samples) / iterations},
-                                        {"bytes_read", static_cast<double>(after.compressed_bytes - before.compressed_bytes) / iterations}}},
-                    seconds);
+  set_rate_counters(
+      state,
+      Work{.per_second = {{"samples", static_cast<double>(after.samples - before.samples) / iterations},
+                          {"bytes_read",
+                           static_cast<double>(after.compressed_bytes - before.compressed_bytes) / iterations}}},
+      seconds);
   if (cuda) {
     const double busy = (consumer.gpu_busy_s() - busy_before) / seconds;
     state.counters["gpu_busy_fraction"] = busy;
@@ -222,13 +227,13 @@ PAIRBENCH_EXPERIMENT(loader) {
       // The consumer (at workers_0 it loads every batch itself) and its workers, on either device.
       .threads = [figure](const Arm& a, const Point&) { return 1 + static_cast<int>(figure.arm_values.at(a.name)); },
       .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .treatments = {"workers_1"},
-                    .threshold = 1.0,
-                    .why = "one background worker beats loading in the consumer's own thread (samples/s)"},
-                   {.test = VerdictCheck::Test::kPlateau,
-                    .treatments = {"workers_1", "workers_2", "workers_4"},
-                    .equivalence = 1.05,
-                    .why = "past a point more workers stop helping: workers_4 gains at most 5 % over fewer workers"}},
+                   .treatments = {"workers_1"},
+                   .threshold = 1.0,
+                   .why = "one background worker beats loading in the consumer's own thread (samples/s)"},
+                  {.test = VerdictCheck::Test::kPlateau,
+                   .treatments = {"workers_1", "workers_2", "workers_4"},
+                   .equivalence = 1.05,
+                   .why = "past a point more workers stop helping: workers_4 gains at most 5 % over fewer workers"}},
       .figure = figure,
   };
 }

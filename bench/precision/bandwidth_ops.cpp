@@ -42,8 +42,10 @@ std::shared_ptr<const std::vector<float>> fresh_input(std::size_t n) {
 
 std::vector<double> reference(const ElementwiseOp& op, const std::vector<float>& x) {
   std::vector<double> y(x.size());
-  if (op.kind == ElementwiseOp::Kind::kAxpb) ew::axpb_reference(op.a, op.b, x, y);
-  else ew::layer_norm_reference(x, static_cast<std::size_t>(op.cols), op.eps, y);
+  if (op.kind == ElementwiseOp::Kind::kAxpb)
+    ew::axpb_reference(op.a, op.b, x, y);
+  else
+    ew::layer_norm_reference(x, static_cast<std::size_t>(op.cols), op.eps, y);
   return y;
 }
 
@@ -66,7 +68,8 @@ bool verified(benchmark::State& state, ew::Storage storage, double rel_error) {
   return true;
 }
 
-bool verified(benchmark::State& state, ew::Storage storage, const std::vector<double>& ref, const std::vector<float>& y) {
+bool verified(benchmark::State& state, ew::Storage storage, const std::vector<double>& ref,
+              const std::vector<float>& y) {
   return verified(state, storage, ew::rel_error(ref, y));
 }
 
@@ -83,8 +86,10 @@ double chunked_rel_error(const ElementwiseOp& op, const std::vector<float>& x, c
     const std::size_t len = std::min(chunk, x.size() - i);
     const std::span<const float> xs(x.data() + i, len);
     const std::span<double> r(ref.data(), len);
-    if (op.kind == ElementwiseOp::Kind::kAxpb) ew::axpb_reference(op.a, op.b, xs, r);
-    else ew::layer_norm_reference(xs, cols, op.eps, r);
+    if (op.kind == ElementwiseOp::Kind::kAxpb)
+      ew::axpb_reference(op.a, op.b, xs, r);
+    else
+      ew::layer_norm_reference(xs, cols, op.eps, r);
     hy.load(std::span<float>(y.data(), len), i);
     sum.add(r, std::span<const float>(y.data(), len));
   }
@@ -100,8 +105,10 @@ void run_cpu(benchmark::State& state, const Point& p, ew::Storage storage) {
   hx.store(x);
   hy.poison();  // also first-touches y's pages, so page faults stay out of the timing
   auto once = [&] {
-    if (op.kind == ElementwiseOp::Kind::kAxpb) ew::axpb(op.a, op.b, hx, hy);
-    else ew::layer_norm_rows(hx, hy, static_cast<std::size_t>(op.cols), op.eps);
+    if (op.kind == ElementwiseOp::Kind::kAxpb)
+      ew::axpb(op.a, op.b, hx, hy);
+    else
+      ew::layer_norm_rows(hx, hy, static_cast<std::size_t>(op.cols), op.eps);
   };
   once();
   state.SetLabel(std::string("1 core; conversions via ") + ew::path_name(ew::best_path_for_bf16()) + " (bf16), " +
@@ -138,9 +145,8 @@ void run_cuda(benchmark::State& state, const Point& p, ew::Storage storage) {
 
 Arm arm(const char* name, ew::Storage storage) {
   return {.name = name,
-          .run = [storage](benchmark::State& s, const Point& p) {
-            on_device(p, "cuda") ? run_cuda(s, p, storage) : run_cpu(s, p, storage);
-          },
+          .run = [storage](benchmark::State& s,
+                           const Point& p) { on_device(p, "cuda") ? run_cuda(s, p, storage) : run_cpu(s, p, storage); },
           .unavailable = unavailable_for_device};
 }
 
@@ -164,13 +170,14 @@ PAIRBENCH_EXPERIMENT(bandwidth_ops) {
       .arms = {arm("fp32", ew::Storage::kFp32), arm("bf16", ew::Storage::kBf16), arm("fp16", ew::Storage::kFp16)},
       .grid = {{.name = "device", .quick = {"cpu", "cuda"}},
                {.name = "op", .quick = {"axpb", "layer_norm"}},
-               {.name = "elements", .quick = {"262144", "16777216"}, .nightly = {"262144", "1048576", "16777216", "67108864"}}},
+               {.name = "elements",
+                .quick = {"262144", "16777216"},
+                .nightly = {"262144", "1048576", "16777216", "67108864"}}},
       .timing = Timing::kByDevice,  // host clock at device:cpu, CUDA events at device:cuda
       .metric = {.name = "elements_per_second", .unit = "elements/s", .better = Better::kHigher},
       // Instruction counts gate this experiment too: one core: deterministic; the CUDA points are GPU work.
       .instructions = cpu_point,
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }

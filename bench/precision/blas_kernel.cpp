@@ -14,10 +14,11 @@ namespace eg = kernels::gemm;
 // which OpenBLAS 0.3.21 treats as unset: "Core not found: " and detection, not a fallback).
 Arm core_arm(const std::string& name, const std::string& core) {
   return {.name = name,
-          .run = [core](benchmark::State& s, const Point& p) {
-            if (!precision::env_in_effect(s, eg::check_coretype(core))) return;
-            precision::run_cpu_gemm(s, eg::parse_shape(p.get("n")), precision::CpuGemm::kOpenblas);
-          },
+          .run =
+              [core](benchmark::State& s, const Point& p) {
+                if (!precision::env_in_effect(s, eg::check_coretype(core))) return;
+                precision::run_cpu_gemm(s, eg::parse_shape(p.get("n")), precision::CpuGemm::kOpenblas);
+              },
           .unavailable = [core](const Point&) -> std::string {
             const int level = eg::core_isa_level(core);
             const int cpu_level = eg::core_isa_level(eg::best_core_for(eg::this_cpu_features()));
@@ -49,9 +50,9 @@ PAIRBENCH_EXPERIMENT(blas_kernel) {
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}}},
-      .threads = [](const Arm&, const Point& p) { return precision::openblas_busy_threads(eg::parse_shape(p.get("n"))); },
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .threads = [](const Arm&,
+                    const Point& p) { return precision::openblas_busy_threads(eg::parse_shape(p.get("n"))); },
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }

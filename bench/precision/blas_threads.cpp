@@ -27,10 +27,11 @@ std::vector<Arm> arms() {
   std::vector<Arm> out;
   for (int t : thread_counts()) {
     out.push_back({.name = kArmPrefix + std::to_string(t),
-                   .run = [t](benchmark::State& s, const Point& p) {
-                     if (!precision::env_in_effect(s, eg::check_threads(t))) return;
-                     precision::run_cpu_gemm(s, eg::parse_shape(p.get("n")), precision::CpuGemm::kOpenblas);
-                   },
+                   .run =
+                       [t](benchmark::State& s, const Point& p) {
+                         if (!precision::env_in_effect(s, eg::check_threads(t))) return;
+                         precision::run_cpu_gemm(s, eg::parse_shape(p.get("n")), precision::CpuGemm::kOpenblas);
+                       },
                    .env = {{"OPENBLAS_NUM_THREADS", std::to_string(t)}}});
   }
   return out;
@@ -52,15 +53,18 @@ PAIRBENCH_EXPERIMENT(blas_threads) {
       .grid = {{.name = "n", .quick = {"1024"}, .nightly = {"256", "1024", "2048"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
-      .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "1"}}, .arms = {"threads_1"}},
-                 {.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}, .arms = {all}}},
-      .threads = [](const Arm& a, const Point& p) {
-        const int num_threads = std::stoi(a.name.substr(std::string(kArmPrefix).size()));
-        return precision::openblas_busy_threads(eg::parse_shape(p.get("n")), num_threads);
-      },
+      .limits =
+          {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "1"}}, .arms = {"threads_1"}},
+           {.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}, .arms = {all}}},
+      .threads =
+          [](const Arm& a, const Point& p) {
+            const int num_threads = std::stoi(a.name.substr(std::string(kArmPrefix).size()));
+            return precision::openblas_busy_threads(eg::parse_shape(p.get("n")), num_threads);
+          },
       .verdict = {{.test = VerdictCheck::Test::kSame,
-                    .tolerance = 1.1,
-                    .why = "the claim is that more threads did not help: held if every thread count is within 10 % of one thread"}},
+                   .tolerance = 1.1,
+                   .why = "the claim is that more threads did not help: held if every thread count is within 10 % of "
+                          "one thread"}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }

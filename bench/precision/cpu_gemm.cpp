@@ -37,14 +37,19 @@ PAIRBENCH_EXPERIMENT(cpu_gemm) {
                 }},
                {.name = "bf16_storage", .run = arm(CpuGemm::kBf16Storage)},
                {.name = "fp16_storage", .run = arm(CpuGemm::kFp16Storage)}},
-      .grid = {{.name = "n", .quick = {"1024"}, .nightly = {"256", "1024", "2048"}, .full = {"256", "1024", "2048", "4096"}}},
+      .grid = {{.name = "n",
+                .quick = {"1024"},
+                .nightly = {"256", "1024", "2048"},
+                .full = {"256", "1024", "2048", "4096"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
       .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}}},
       // Every arm ends in an OpenBLAS call (sgemm or sbgemm) on OpenBLAS's threads.
-      .threads = [](const Arm&, const Point& p) { return precision::openblas_busy_threads(kernels::gemm::parse_shape(p.get("n"))); },
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .threads =
+          [](const Arm&, const Point& p) {
+            return precision::openblas_busy_threads(kernels::gemm::parse_shape(p.get("n")));
+          },
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }

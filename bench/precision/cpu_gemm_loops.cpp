@@ -32,18 +32,20 @@ PAIRBENCH_EXPERIMENT(cpu_gemm_loops) {
       .grid = {{.name = "n", .quick = {"128", "256"}, .nightly = {"64", "128", "256", "512"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
-      .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "1"}},
-                  .arms = {"naive", "blocked"}},
-                 {.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}},
-                  .arms = {"openblas"}}},
+      .limits =
+          {{.experiment = "limits.fma_peak",
+            .arm = "fma_loop",
+            .where = {{"threads", "1"}},
+            .arms = {"naive", "blocked"}},
+           {.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}, .arms = {"openblas"}}},
       // Instruction counts gate the two loops (one thread, deterministic); OpenBLAS picks its
       // kernel and thread count at run time, which a simulator's CPU model would change.
       .instructions = [](const Arm& a, const Point&) { return a.name != "openblas"; },
-      .threads = [](const Arm& a, const Point& p) {
-        return a.name == "openblas" ? precision::openblas_busy_threads(kernels::gemm::parse_shape(p.get("n"))) : 1;
-      },
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .threads =
+          [](const Arm& a, const Point& p) {
+            return a.name == "openblas" ? precision::openblas_busy_threads(kernels::gemm::parse_shape(p.get("n"))) : 1;
+          },
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }

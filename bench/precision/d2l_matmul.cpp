@@ -54,20 +54,22 @@ PAIRBENCH_EXPERIMENT(d2l_matmul) {
       .claim = "C19",
       .question = "How long do ten 1000x1000 fp32 matrix products take on the CPU (BLAS) vs the GPU (cuBLAS)?",
       .arms = {{.name = "cpu_blas",
-                .run = [](benchmark::State& s, const Point& p) {
-                  precision::run_cpu_gemm(s, eg::parse_shape(p.get("n")), precision::CpuGemm::kOpenblas, kProducts);
-                }},
+                .run =
+                    [](benchmark::State& s, const Point& p) {
+                      precision::run_cpu_gemm(s, eg::parse_shape(p.get("n")), precision::CpuGemm::kOpenblas, kProducts);
+                    }},
                {.name = "cublas", .run = run_cublas, .unavailable = needs_cuda, .cuda = true}},
       .grid = {{.name = "n", .quick = {"1000"}}},
       .timing = Timing::kWallClock,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
-      .limits = {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}, .arms = {"cpu_blas"}}},
+      .limits =
+          {{.experiment = "limits.fma_peak", .arm = "fma_loop", .where = {{"threads", "all"}}, .arms = {"cpu_blas"}}},
       // cublas: one host thread launches and waits.
-      .threads = [](const Arm& a, const Point& p) {
-        return a.name == "cpu_blas" ? precision::openblas_busy_threads(eg::parse_shape(p.get("n"))) : 1;
-      },
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .threads =
+          [](const Arm& a, const Point& p) {
+            return a.name == "cpu_blas" ? precision::openblas_busy_threads(eg::parse_shape(p.get("n"))) : 1;
+          },
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }

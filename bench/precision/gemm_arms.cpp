@@ -23,9 +23,12 @@ namespace ew = kernels::elementwise;
 ew::Precision precision_of(CpuGemm kind) {
   switch (kind) {
     case CpuGemm::kBf16Sbgemm:
-    case CpuGemm::kBf16Storage: return ew::Precision::kBf16;
-    case CpuGemm::kFp16Storage: return ew::Precision::kFp16;
-    default: return ew::Precision::kFp32;
+    case CpuGemm::kBf16Storage:
+      return ew::Precision::kBf16;
+    case CpuGemm::kFp16Storage:
+      return ew::Precision::kFp16;
+    default:
+      return ew::Precision::kFp32;
   }
 }
 
@@ -75,10 +78,14 @@ void run_cpu_gemm(benchmark::State& state, const eg::GemmShape& s, CpuGemm kind,
   }
   auto once = [&] {
     switch (kind) {
-      case CpuGemm::kNaive: return eg::gemm_naive(a.data(), b.data(), c.data(), s.m, s.n, s.k);
-      case CpuGemm::kBlocked: return eg::gemm_blocked(a.data(), b.data(), c.data(), s.m, s.n, s.k);
-      case CpuGemm::kOpenblas: return eg::openblas_sgemm(a.data(), b.data(), c.data(), s.m, s.n, s.k);
-      case CpuGemm::kBf16Sbgemm: return eg::openblas_sbgemm(a16b.data(), b16b.data(), c.data(), s.m, s.n, s.k);
+      case CpuGemm::kNaive:
+        return eg::gemm_naive(a.data(), b.data(), c.data(), s.m, s.n, s.k);
+      case CpuGemm::kBlocked:
+        return eg::gemm_blocked(a.data(), b.data(), c.data(), s.m, s.n, s.k);
+      case CpuGemm::kOpenblas:
+        return eg::openblas_sgemm(a.data(), b.data(), c.data(), s.m, s.n, s.k);
+      case CpuGemm::kBf16Sbgemm:
+        return eg::openblas_sbgemm(a16b.data(), b16b.data(), c.data(), s.m, s.n, s.k);
       case CpuGemm::kBf16Storage:
         ew::convert(std::span<const ew::Bf16>(a16b), std::span<float>(aw));
         ew::convert(std::span<const ew::Bf16>(b16b), std::span<float>(bw));
@@ -122,9 +129,14 @@ void run_cpu_gemm(benchmark::State& state, const eg::GemmShape& s, CpuGemm kind,
 
 bool env_in_effect(benchmark::State& state, const eg::EnvCheck& check) {
   switch (check.status) {
-    case eg::EnvCheck::Status::kInEffect: return true;
-    case eg::EnvCheck::Status::kNotSet: state.SkipWithError(("not_supported: " + check.message).c_str()); return false;
-    case eg::EnvCheck::Status::kIgnored: fail_verification(state, check.message); return false;
+    case eg::EnvCheck::Status::kInEffect:
+      return true;
+    case eg::EnvCheck::Status::kNotSet:
+      state.SkipWithError(("not_supported: " + check.message).c_str());
+      return false;
+    case eg::EnvCheck::Status::kIgnored:
+      fail_verification(state, check.message);
+      return false;
   }
   return false;
 }

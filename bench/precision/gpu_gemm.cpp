@@ -48,10 +48,11 @@ void run(benchmark::State& state, const Point& p, ew::Precision precision) {
 Arm arm(const char* name, ew::Precision precision) {
   return {.name = name,
           .run = [precision](benchmark::State& s, const Point& p) { run(s, p, precision); },
-          .unavailable = [precision](const Point&) {
-            const std::string& no_device = cuda_unavailable_reason();
-            return no_device.empty() ? kernels::cuda::gemm_unsupported_reason(precision) : no_device;
-          }};
+          .unavailable =
+              [precision](const Point&) {
+                const std::string& no_device = cuda_unavailable_reason();
+                return no_device.empty() ? kernels::cuda::gemm_unsupported_reason(precision) : no_device;
+              }};
 }
 
 }  // namespace
@@ -65,7 +66,8 @@ PAIRBENCH_EXPERIMENT(gpu_gemm) {
   return Experiment{
       .name = "precision.gpu_gemm",
       .claim = "C10",
-      .question = "How much faster are tf32, fp16 and bf16 GEMMs than fp32 on this GPU, and how much accuracy do they give up?",
+      .question =
+          "How much faster are tf32, fp16 and bf16 GEMMs than fp32 on this GPU, and how much accuracy do they give up?",
       .arms = {arm("fp32", ew::Precision::kFp32), arm("tf32", ew::Precision::kTf32), arm("fp16", ew::Precision::kFp16),
                arm("bf16", ew::Precision::kBf16)},
       // "MxNxK": C[M x N] = A[M x K] * B[K x N].
@@ -75,8 +77,7 @@ PAIRBENCH_EXPERIMENT(gpu_gemm) {
                             "8192x8192x8192", "4096x4096x1024", "8192x1024x4096"}}},
       .timing = Timing::kCudaEvents,
       .metric = {.name = "flop_per_second", .unit = "FLOP/s", .better = Better::kHigher},
-      .verdict = {{.test = VerdictCheck::Test::kBetter,
-                    .threshold = 1.0}},
+      .verdict = {{.test = VerdictCheck::Test::kBetter, .threshold = 1.0}},
       .figure = {.kind = FigureKind::kAccuracy, .counter = "rel_error"},
   };
 }

@@ -38,8 +38,8 @@ std::pair<std::size_t, double> best_split(std::span<const double> x, std::size_t
   return {best, std::fabs(mr - ml) / noise * std::sqrt(nl * nr / (nl + nr))};
 }
 
-void segment(std::span<const double> x, std::size_t begin, std::size_t end, double min_score,
-             double min_log_step, std::size_t min_segment, double noise, std::vector<std::size_t>& out) {
+void segment(std::span<const double> x, std::size_t begin, std::size_t end, double min_score, double min_log_step,
+             std::size_t min_segment, double noise, std::vector<std::size_t>& out) {
   if (end - begin < 2 * min_segment) return;
   double step = 0;
   const auto [k, score] = best_split(x, begin, end, min_segment, noise, &step);

@@ -21,7 +21,7 @@ std::vector<std::size_t> detect_change_points(std::span<const double> series, do
                                               double min_relative_step = 0.02, std::size_t min_segment = 3);
 
 struct FoundChangePoint {
-  std::size_t index;  // into the series' points: the first run at the new level
+  std::size_t index;           // into the series' points: the first run at the new level
   History::ChangePoint point;  // that run, and the medians of the segments before and after it
 };
 // The change points of one benchmark's series (its per-run medians), each with the median of

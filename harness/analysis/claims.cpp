@@ -34,7 +34,8 @@ std::vector<ClaimSpec> parse_claims(const nlohmann::json& doc, const std::string
       verdict["kind"].fail("ratio, environment or limits");
     }
     if (verdict.find("checks")) {
-      verdict["checks"].fail("no checks here: each experiment declares its own (`verdict` in bench/<area>/<experiment>.cpp)");
+      verdict["checks"].fail(
+          "no checks here: each experiment declares its own (`verdict` in bench/<area>/<experiment>.cpp)");
     }
     if (spec.kind == "environment") {
       spec.field = verdict["field"].string();
@@ -59,7 +60,8 @@ namespace {
 
 // Reasons an arm could not run that mean "this machine has no GPU" (bench/common/devices.h).
 bool gpu_only(const std::string& reason) {
-  return reason.find("no CUDA device") != std::string::npos || reason.find("not compiled with CUDA") != std::string::npos;
+  return reason.find("no CUDA device") != std::string::npos ||
+         reason.find("not compiled with CUDA") != std::string::npos;
 }
 
 // A text field of claims.json or the environment: absent or null takes the fallback, a number is
@@ -202,7 +204,8 @@ std::string arm_reason(const ArmSummary* arm) {
   if (!arm) return "not run";
   const Verification v = arm->verification;
   if (!arm->reason.empty()) {
-    return v == Verification::not_supported || v == Verification::not_run ? arm->reason : to_string(v) + ": " + arm->reason;
+    return v == Verification::not_supported || v == Verification::not_run ? arm->reason
+                                                                          : to_string(v) + ": " + arm->reason;
   }
   if (v != Verification::passed) return to_string(v);
   return "no ratio";
@@ -227,9 +230,11 @@ std::pair<ClaimVerdict, std::string> judge_point(const RatioSummary& r, const Ve
   }
   const double threshold = check.threshold, eq = check.equivalence;
   if (low > threshold) return {ClaimVerdict::held, "interval above " + fmt("%g", threshold)};
-  if (high < threshold) return {ClaimVerdict::did_not_hold, "interval below " + fmt("%g", threshold) + ": the treatment is worse"};
+  if (high < threshold)
+    return {ClaimVerdict::did_not_hold, "interval below " + fmt("%g", threshold) + ": the treatment is worse"};
   if (1 / eq <= low && high <= eq) {
-    return {ClaimVerdict::did_not_hold, "interval inside [" + fmt("%.3g", 1 / eq) + ", " + fmt("%.3g", eq) + "]: no meaningful difference"};
+    return {ClaimVerdict::did_not_hold,
+            "interval inside [" + fmt("%.3g", 1 / eq) + ", " + fmt("%.3g", eq) + "]: no meaningful difference"};
   }
   return {ClaimVerdict::inconclusive, "interval spans " + fmt("%g", threshold)};
 }
@@ -246,7 +251,7 @@ std::pair<ClaimVerdict, std::string> judge_plateau(const std::vector<const Ratio
   for (std::size_t k = 0; k + 1 < rows.size(); ++k) {
     if (last.ci_high / rows[k]->ci_low <= eq) {
       return {ClaimVerdict::held, last.treatment + " is at most " + fmt("%g", eq) + "x " + rows[k]->treatment +
-                         ": more stopped helping by " + rows[k]->treatment};
+                                      ": more stopped helping by " + rows[k]->treatment};
     }
   }
   bool beats_all = true;
@@ -258,8 +263,18 @@ std::pair<ClaimVerdict, std::string> judge_plateau(const std::vector<const Ratio
 ClaimRow measured_row(const Experiment& e, const Point& p, const RatioSummary& r, const VerdictCheckEntry& check,
                       std::pair<ClaimVerdict, std::string> verdict) {
   const ArmSummary* baseline = baseline_of(p);
-  return {e.name,   p.label, r.treatment, baseline ? baseline->arm : "", finite(r.ratio), finite(r.ci_low), finite(r.ci_high),
-          finite(r.confidence), verdict.first, std::move(verdict.second), check.test, check.analogue};
+  return {e.name,
+          p.label,
+          r.treatment,
+          baseline ? baseline->arm : "",
+          finite(r.ratio),
+          finite(r.ci_low),
+          finite(r.ci_high),
+          finite(r.confidence),
+          verdict.first,
+          std::move(verdict.second),
+          check.test,
+          check.analogue};
 }
 
 void plateau_rows(const Experiment& e, const VerdictCheckEntry& check, std::vector<ClaimRow>& measured,
@@ -357,8 +372,8 @@ void judge_ratio_claim(const ClaimSpec& claim, const std::vector<Experiment>& ru
     const bool all_gpu = !short_reasons.empty() && std::all_of(short_reasons.begin(), short_reasons.end(), gpu_only);
     if (all_gpu) {
       out.verdict = ClaimVerdict::not_testable_here;
-      out.detail = join(short_reasons, "; ") + " (" + join(needs, ", ") + (needs.size() == 1 ? " needs" : " need") +
-                   " one)";
+      out.detail =
+          join(short_reasons, "; ") + " (" + join(needs, ", ") + (needs.size() == 1 ? " needs" : " need") + " one)";
     } else {
       out.verdict = ClaimVerdict::not_run_here;
       out.detail = !short_reasons.empty() ? join(short_reasons, "; ")
@@ -377,7 +392,8 @@ void judge_ratio_claim(const ClaimSpec& claim, const std::vector<Experiment>& ru
   if (!failed.empty()) {
     out.verdict = ClaimVerdict::did_not_hold;
     std::vector<std::string> where;
-    for (std::size_t i = 0; i < failed.size() && i < 4; ++i) where.push_back(failed[i]->point + " (" + failed[i]->treatment + ")");
+    for (std::size_t i = 0; i < failed.size() && i < 4; ++i)
+      where.push_back(failed[i]->point + " (" + failed[i]->treatment + ")");
     out.detail = "held at " + std::to_string(held) + " of " + n + " points; not at " + join(where, "; ");
     if (failed.size() > 4) out.detail += " and " + std::to_string(failed.size() - 4) + " more";
   } else if (held == out.rows.size()) {
@@ -385,9 +401,10 @@ void judge_ratio_claim(const ClaimSpec& claim, const std::vector<Experiment>& ru
     out.detail = "held at all " + n + " points measured";
   } else {
     out.verdict = ClaimVerdict::inconclusive;
-    out.detail = held ? "held at " + std::to_string(held) + " of " + n + " points; the other intervals are too wide to decide"
-                      : "the intervals are too wide to decide at " + std::string(out.rows.size() == 1 ? "the" : "all") +
-                            " " + n + " point" + (out.rows.size() == 1 ? "" : "s") + " measured";
+    out.detail =
+        held ? "held at " + std::to_string(held) + " of " + n + " points; the other intervals are too wide to decide"
+             : "the intervals are too wide to decide at " + std::string(out.rows.size() == 1 ? "the" : "all") + " " +
+                   n + " point" + (out.rows.size() == 1 ? "" : "s") + " measured";
   }
   if (!missing.empty()) {
     std::vector<std::string> reasons;
@@ -397,11 +414,14 @@ void judge_ratio_claim(const ClaimSpec& claim, const std::vector<Experiment>& ru
   std::vector<std::string> analogues;
   bool all_analogue = true;
   for (const ClaimRow& r : out.rows) {
-    if (r.analogue.empty()) all_analogue = false;
-    else analogues.push_back(r.analogue);
+    if (r.analogue.empty())
+      all_analogue = false;
+    else
+      analogues.push_back(r.analogue);
   }
   out.analogue = all_analogue && !analogues.empty();
-  if (out.analogue) out.detail = "from a CPU analogue only (" + join(sorted_unique(analogues), "; ") + "): " + out.detail;
+  if (out.analogue)
+    out.detail = "from a CPU analogue only (" + join(sorted_unique(analogues), "; ") + "): " + out.detail;
 }
 
 void judge_environment(const ClaimSpec& claim, const nlohmann::json& environment, ClaimJudgement& out) {
@@ -444,7 +464,8 @@ void judge_limits(const ClaimSpec& claim, const std::vector<Experiment>& run, Cl
       for (const ArmSummary& a : p.arms) {
         if (!placed_against_limit(a)) continue;
         // Above its limit: a measurement defect, never a plain figure.
-        out.recorded.push_back((a.benchmark.empty() ? e.name : a.benchmark) + ": " + (limit_defect(a) ? "DEFECT " : "") +
+        out.recorded.push_back((a.benchmark.empty() ? e.name : a.benchmark) + ": " +
+                               (limit_defect(a) ? "DEFECT " : "") +
                                (a.limit->counter.empty() ? "" : a.limit->counter + " ") +
                                fmt("%.0f", *a.percent_of_limit) + " % of " + a.limit->benchmark);
       }
@@ -494,18 +515,35 @@ std::vector<ClaimJudgement> judge_claims(const std::vector<ClaimSpec>& claims,
 nlohmann::json to_json(const ClaimJudgement& v) {
   nlohmann::json rows = nlohmann::json::array(), not_run = nlohmann::json::array();
   for (const ClaimRow& r : v.rows) {
-    rows.push_back({{"experiment", r.experiment}, {"point", r.point}, {"treatment", r.treatment},
-                    {"baseline", r.baseline}, {"ratio", optional_number(r.ratio)},
-                    {"ci_low", optional_number(r.ci_low)}, {"ci_high", optional_number(r.ci_high)},
-                    {"confidence", optional_number(r.confidence)}, {"verdict", to_string(r.verdict)}, {"why", r.why},
-                    {"test", r.test}, {"analogue", r.analogue}});
+    rows.push_back({{"experiment", r.experiment},
+                    {"point", r.point},
+                    {"treatment", r.treatment},
+                    {"baseline", r.baseline},
+                    {"ratio", optional_number(r.ratio)},
+                    {"ci_low", optional_number(r.ci_low)},
+                    {"ci_high", optional_number(r.ci_high)},
+                    {"confidence", optional_number(r.confidence)},
+                    {"verdict", to_string(r.verdict)},
+                    {"why", r.why},
+                    {"test", r.test},
+                    {"analogue", r.analogue}});
   }
   for (const NotRunRow& m : v.not_run) {
-    not_run.push_back({{"experiment", m.experiment}, {"point", m.point}, {"treatment", m.treatment}, {"reason", m.reason}});
+    not_run.push_back(
+        {{"experiment", m.experiment}, {"point", m.point}, {"treatment", m.treatment}, {"reason", m.reason}});
   }
-  return {{"id", v.id},           {"claim", v.claim},     {"kind", v.kind},       {"verdict", to_string(v.verdict)},
-          {"detail", v.detail},   {"analogue", v.analogue}, {"experiments", v.experiments}, {"rows", rows},
-          {"not_run", not_run},   {"absent", v.absent},   {"excluded", v.excluded}, {"recorded", v.recorded},
+  return {{"id", v.id},
+          {"claim", v.claim},
+          {"kind", v.kind},
+          {"verdict", to_string(v.verdict)},
+          {"detail", v.detail},
+          {"analogue", v.analogue},
+          {"experiments", v.experiments},
+          {"rows", rows},
+          {"not_run", not_run},
+          {"absent", v.absent},
+          {"excluded", v.excluded},
+          {"recorded", v.recorded},
           {"details", v.details}};
 }
 
@@ -527,13 +565,16 @@ std::string check_text(const VerdictCheckEntry& c) {
   // The tests' wording is in "The rules" above: here only what this check chooses.
   std::string out;
   if (c.test == "better") {
-    out = "**better** than " + fmt("%g", c.threshold) + " (no meaningful difference within " + fmt("%g", c.equivalence) + "x)";
+    out = "**better** than " + fmt("%g", c.threshold) + " (no meaningful difference within " +
+          fmt("%g", c.equivalence) + "x)";
   } else if (c.test == "same") {
     out = "**same** within " + fmt("%g", c.tolerance) + "x";
   } else {
-    out = "**plateau** of " + join(c.treatments, " < ") + " (more stopped helping within " + fmt("%g", c.equivalence) + "x)";
+    out = "**plateau** of " + join(c.treatments, " < ") + " (more stopped helping within " + fmt("%g", c.equivalence) +
+          "x)";
   }
-  if (c.test != "plateau") out += "; treatments: " + (c.treatments.empty() ? std::string("all") : join(c.treatments, ", "));
+  if (c.test != "plateau")
+    out += "; treatments: " + (c.treatments.empty() ? std::string("all") : join(c.treatments, ", "));
   out += "; grid points: " + (c.where.empty() ? std::string("all") : axis_text(c.where));
   if (!c.exclude.empty()) out += " except " + axis_text(c.exclude);
   if (!c.why.empty()) out += ". Why: " + c.why;
@@ -568,12 +609,14 @@ std::string claims_markdown(const nlohmann::json& doc, const std::vector<Experim
   const nlohmann::json& rules = doc.contains("verdict_rules") ? doc["verdict_rules"] : nlohmann::json::object();
   std::string md =
       "# Claims: what pairbench tests and how each verdict is decided\n\n"
-      "<!-- Generated by `pairbench list --format claims-markdown` from harness/analysis/claims.json and the experiments'\n"
+      "<!-- Generated by `pairbench list --format claims-markdown` from harness/analysis/claims.json and the "
+      "experiments'\n"
       "     declarations (bench/<area>/<experiment>.cpp, `verdict`); the test docs.claims_current fails when\n"
       "     this file is stale. Edit those, then regenerate. -->\n\n"
       "Each claim of the seed documents, paraphrased, with its source, the experiments that test it and the\n"
       "rule that turns this machine's ratios into a verdict. The harness judges every claim at the end of a\n"
-      "run (`harness/analysis/claims.cpp`) and writes the verdicts into the run file (`pairbench.claims`); the terminal\n"
+      "run (`harness/analysis/claims.cpp`) and writes the verdicts into the run file (`pairbench.claims`); the "
+      "terminal\n"
       "summary prints them and the report draws them.\n\n"
       "## The rules\n\n";
   for (const char* key : {"ratio", "selection", "analogue", "combine"}) {
@@ -584,20 +627,23 @@ std::string claims_markdown(const nlohmann::json& doc, const std::vector<Experim
       if (rules["tests"].contains(key)) md += "- `" + std::string(key) + "`: " + text(rules["tests"], key) + "\n";
     }
   }
-  md += "\nVerdicts: held, did not hold, inconclusive, not run here (with the reasons), not testable here (every\n"
-        "arm that could decide it needs a CUDA device this machine lacks), recorded (environment and limits\n"
-        "claims, which have no ratio).\n";
+  md +=
+      "\nVerdicts: held, did not hold, inconclusive, not run here (with the reasons), not testable here (every\n"
+      "arm that could decide it needs a CUDA device this machine lacks), recorded (environment and limits\n"
+      "claims, which have no ratio).\n";
   for (std::size_t i = 0; i < claims.size(); ++i) {
     const ClaimSpec& c = claims[i];
     const nlohmann::json& entry = doc["claims"][i];
     md += "\n## " + c.id + ": " + c.text + "\n\n";
     md += "- Source: " + seed_text(doc, entry) + ".\n";
-    if (!text(entry, "baseline_vs_treatment").empty()) md += "- Compared: " + text(entry, "baseline_vs_treatment") + ".\n";
+    if (!text(entry, "baseline_vs_treatment").empty())
+      md += "- Compared: " + text(entry, "baseline_vs_treatment") + ".\n";
     md += "- CPU: " + text(entry, "cpu", "-") + "; GPU: " + text(entry, "gpu", "-") + ".\n";
     if (entry.contains("quoted_figures")) {
       for (const auto& q : entry["quoted_figures"]) {
         md += "- The seed quotes: " + text(q, "text");
-        if (q.contains("implied_ratio")) md += " (implied ratio " + text(q, "implied_ratio") + ": " + text(q, "implied_ratio_meaning") + ")";
+        if (q.contains("implied_ratio"))
+          md += " (implied ratio " + text(q, "implied_ratio") + ": " + text(q, "implied_ratio_meaning") + ")";
         md += ".\n";
       }
     }
@@ -606,9 +652,10 @@ std::string claims_markdown(const nlohmann::json& doc, const std::vector<Experim
             "`; the verdict is **recorded** with its value (tensor cores from 7.0 on), or not testable here with `" +
             c.absent_reason_field + "` where there is no such device.\n";
     } else if (c.kind == "limits") {
-      md += "- Decided: not by a ratio. Every result placed against a limit measured in the same run is **recorded** "
-            "with its percentage of that limit (a median more than 5 % above its limit is a measurement defect, "
-            "flagged DEFECT); not run here when the run measured no limit. Limits and comparisons listed:\n";
+      md +=
+          "- Decided: not by a ratio. Every result placed against a limit measured in the same run is **recorded** "
+          "with its percentage of that limit (a median more than 5 % above its limit is a measurement defect, "
+          "flagged DEFECT); not run here when the run measured no limit. Limits and comparisons listed:\n";
     } else {
       md += "- Decided by (any point that did not hold decides; all held: held; else inconclusive):\n";
     }
@@ -616,7 +663,8 @@ std::string claims_markdown(const nlohmann::json& doc, const std::vector<Experim
     for (const ClaimExperiment& x : c.experiments) {
       const auto it = by_name.find(x.name);
       if (it == by_name.end()) {
-        md += "  - `" + x.name + "`: " + (x.planned ? "planned, not implemented yet" : "not declared by any bench binary") + ".\n";
+        md += "  - `" + x.name +
+              "`: " + (x.planned ? "planned, not implemented yet" : "not declared by any bench binary") + ".\n";
         continue;
       }
       const ExperimentEntry& e = *it->second;
@@ -638,7 +686,8 @@ std::string claims_markdown(const nlohmann::json& doc, const std::vector<Experim
     for (const ExperimentEntry& e : experiments) {
       const bool listed = std::any_of(c.experiments.begin(), c.experiments.end(),
                                       [&](const ClaimExperiment& x) { return x.name == e.name; });
-      if (e.claim == c.id && !listed) md += "  - `" + e.name + "` declares " + c.id + " but is not listed: not counted.\n";
+      if (e.claim == c.id && !listed)
+        md += "  - `" + e.name + "` declares " + c.id + " but is not listed: not counted.\n";
     }
   }
   return md;
@@ -694,7 +743,8 @@ ClaimJudgement judgement_from_json(const JsonField& c) {
 
 std::vector<ClaimJudgement> claims_from_json(const nlohmann::json& claims, const std::string& source) {
   std::vector<ClaimJudgement> out;
-  for (const JsonField& c : JsonField(claims, source, "pairbench.claims").elements()) out.push_back(judgement_from_json(c));
+  for (const JsonField& c : JsonField(claims, source, "pairbench.claims").elements())
+    out.push_back(judgement_from_json(c));
   return out;
 }
 

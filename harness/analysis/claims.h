@@ -20,13 +20,15 @@ namespace pairbench::harness {
 // run file's (`pairbench.claims[].verdict`, results/schema/run-file.schema.json).
 enum class ClaimVerdict { held, did_not_hold, inconclusive, not_run_here, not_testable_here, recorded };
 inline constexpr NameTable<ClaimVerdict, 6> kClaimVerdictNames{{{ClaimVerdict::held, "held"},
-                                                               {ClaimVerdict::did_not_hold, "did not hold"},
-                                                               {ClaimVerdict::inconclusive, "inconclusive"},
-                                                               {ClaimVerdict::not_run_here, "not run here"},
-                                                               {ClaimVerdict::not_testable_here, "not testable here"},
-                                                               {ClaimVerdict::recorded, "recorded"}}};
+                                                                {ClaimVerdict::did_not_hold, "did not hold"},
+                                                                {ClaimVerdict::inconclusive, "inconclusive"},
+                                                                {ClaimVerdict::not_run_here, "not run here"},
+                                                                {ClaimVerdict::not_testable_here, "not testable here"},
+                                                                {ClaimVerdict::recorded, "recorded"}}};
 inline std::string to_string(ClaimVerdict v) { return std::string(name_in(kClaimVerdictNames, v)); }
-inline std::optional<ClaimVerdict> claim_verdict_from_string(std::string_view s) { return value_in(kClaimVerdictNames, s); }
+inline std::optional<ClaimVerdict> claim_verdict_from_string(std::string_view s) {
+  return value_in(kClaimVerdictNames, s);
+}
 void to_json(nlohmann::json&, ClaimVerdict) = delete;  // no implicit JSON (vocabulary.h)
 void from_json(const nlohmann::json&, ClaimVerdict&) = delete;
 
@@ -68,8 +70,8 @@ struct NotRunRow {
 struct ClaimJudgement {
   std::string id, claim, kind;
   ClaimVerdict verdict = ClaimVerdict::not_run_here;
-  std::string detail;  // one line: why
-  bool analogue = false;  // decided by CPU analogue rows only
+  std::string detail;                    // one line: why
+  bool analogue = false;                 // decided by CPU analogue rows only
   std::vector<std::string> experiments;  // the experiments claims.json lists for it
   std::vector<ClaimRow> rows;
   std::vector<NotRunRow> not_run;

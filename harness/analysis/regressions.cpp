@@ -61,9 +61,14 @@ long current_index(const History::Series& s, const ComparedRuns& runs) {
 CommitRange commit_range(const ConfirmedRegression& row, const ComparedRuns& runs, const History::Series* series) {
   const double ratio = row.current_median / row.baseline_median;  // the gate's change, > 1 = larger values
   const bool time = row.instrument == "time";
-  CommitRange range{runs.baseline_sha,         runs.baseline_run,       runs.current_sha,
-                    runs.current_run,          time ? row.baseline_median : kNan,
-                    time ? row.current_median : kNan, runs.current_run, runs.current_started_at};
+  CommitRange range{runs.baseline_sha,
+                    runs.baseline_run,
+                    runs.current_sha,
+                    runs.current_run,
+                    time ? row.baseline_median : kNan,
+                    time ? row.current_median : kNan,
+                    runs.current_run,
+                    runs.current_started_at};
   const long current = series ? current_index(*series, runs) : -1;
   if (current < 0) return range;
   const auto& points = series->points;
@@ -150,11 +155,14 @@ RecordOutcome record_regressions(History& db, const ComparedRuns& runs, const st
                                  const std::string& culprit) {
   RecordOutcome out;
   out.closed = close_returned_regressions(db, runs.machine_key);
-  const std::string seen_at = runs.current_started_at.empty() ? utc_stamp("%Y-%m-%dT%H:%M:%SZ") : runs.current_started_at;
+  const std::string seen_at =
+      runs.current_started_at.empty() ? utc_stamp("%Y-%m-%dT%H:%M:%SZ") : runs.current_started_at;
   // Time rows first: a benchmark with both instruments' rows is recorded by its time row.
   std::vector<const ConfirmedRegression*> ordered;
-  for (const auto& row : rows) if (row.instrument == "time") ordered.push_back(&row);
-  for (const auto& row : rows) if (row.instrument != "time") ordered.push_back(&row);
+  for (const auto& row : rows)
+    if (row.instrument == "time") ordered.push_back(&row);
+  for (const auto& row : rows)
+    if (row.instrument != "time") ordered.push_back(&row);
   std::set<std::string> done;
   for (const ConfirmedRegression* p : ordered) {
     const ConfirmedRegression& row = *p;
@@ -191,17 +199,35 @@ RecordOutcome record_regressions(History& db, const ComparedRuns& runs, const st
 nlohmann::json regression_json(const History::Regression& r) {
   auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
   auto text = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
-  return {{"id", r.id}, {"machine_key", r.machine_key}, {"benchmark", r.benchmark}, {"instrument", r.instrument},
-          {"metric", r.metric}, {"unit", r.unit}, {"better", r.better}, {"state", r.state},
-          {"last_good_sha", r.last_good_sha}, {"last_good_run_id", text(r.last_good_run)},
-          {"first_bad_sha", r.first_bad_sha}, {"first_bad_run_id", text(r.first_bad_run)},
-          {"culprit_sha", text(r.culprit_sha)}, {"change", num(r.change)}, {"change_low", num(r.change_low)},
-          {"change_high", num(r.change_high)}, {"threshold", r.threshold}, {"level_before", num(r.level_before)},
-          {"level_after", num(r.level_after)}, {"first_seen_at", r.first_seen_at},
-          {"first_seen_run_id", text(r.first_seen_run)}, {"last_seen_at", r.last_seen_at},
-          {"last_seen_run_id", text(r.last_seen_run)}, {"times_seen", r.times_seen},
-          {"acknowledged_at", text(r.acknowledged_at)}, {"ack_reason", text(r.ack_reason)},
-          {"fixed_at", text(r.fixed_at)}, {"fixed_run_id", text(r.fixed_run)}, {"fixed_reason", text(r.fixed_reason)}};
+  return {{"id", r.id},
+          {"machine_key", r.machine_key},
+          {"benchmark", r.benchmark},
+          {"instrument", r.instrument},
+          {"metric", r.metric},
+          {"unit", r.unit},
+          {"better", r.better},
+          {"state", r.state},
+          {"last_good_sha", r.last_good_sha},
+          {"last_good_run_id", text(r.last_good_run)},
+          {"first_bad_sha", r.first_bad_sha},
+          {"first_bad_run_id", text(r.first_bad_run)},
+          {"culprit_sha", text(r.culprit_sha)},
+          {"change", num(r.change)},
+          {"change_low", num(r.change_low)},
+          {"change_high", num(r.change_high)},
+          {"threshold", r.threshold},
+          {"level_before", num(r.level_before)},
+          {"level_after", num(r.level_after)},
+          {"first_seen_at", r.first_seen_at},
+          {"first_seen_run_id", text(r.first_seen_run)},
+          {"last_seen_at", r.last_seen_at},
+          {"last_seen_run_id", text(r.last_seen_run)},
+          {"times_seen", r.times_seen},
+          {"acknowledged_at", text(r.acknowledged_at)},
+          {"ack_reason", text(r.ack_reason)},
+          {"fixed_at", text(r.fixed_at)},
+          {"fixed_run_id", text(r.fixed_run)},
+          {"fixed_reason", text(r.fixed_reason)}};
 }
 
 }  // namespace pairbench::harness

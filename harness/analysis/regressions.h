@@ -18,7 +18,7 @@ namespace pairbench::harness {
 // One row the gate decided `regression`, as `regressions record` takes it from the gate's JSON.
 struct ConfirmedRegression {
   std::string benchmark, instrument, metric, unit, better;  // instrument: time | instructions
-  double change = 0, change_low = 0, change_high = 0;        // relative, + = worse (NaN: unbounded)
+  double change = 0, change_low = 0, change_high = 0;       // relative, + = worse (NaN: unbounded)
   double threshold = 0.05;
   double baseline_median = 0, current_median = 0;  // in the instrument's unit
 };
@@ -33,8 +33,8 @@ struct ComparedRuns {
 // Where the history places a regression: the last run at the old level and the first at the new.
 struct CommitRange {
   std::string last_good_sha, last_good_run, first_bad_sha, first_bad_run;
-  double level_before = 0;  // the metric's level before it, in the history's terms (NaN: unknown)
-  double level_after = 0;   // and at the current run (the history's median, else the gate's)
+  double level_before = 0;        // the metric's level before it, in the history's terms (NaN: unknown)
+  double level_after = 0;         // and at the current run (the history's median, else the gate's)
   std::string seen_run, seen_at;  // the history's run of the gate's current side (else the gate's own)
 };
 // The current side's run in the benchmark's series on this machine (oldest first): by run id, else
@@ -67,9 +67,9 @@ std::optional<Fix> level_returned(const History::Regression& regression, const H
 std::vector<History::Regression> close_returned_regressions(History& db, const std::string& machine_key = "");
 
 struct RecordOutcome {
-  std::vector<History::Regression> new_ones;    // to announce
-  std::vector<History::Regression> known;      // open or acknowledged before this gate: seen again
-  std::vector<History::Regression> closed;     // fixed by the level's return, found on the way
+  std::vector<History::Regression> new_ones;  // to announce
+  std::vector<History::Regression> known;     // open or acknowledged before this gate: seen again
+  std::vector<History::Regression> closed;    // fixed by the level's return, found on the way
 };
 // Closes what returned, then records each confirmed regression of `runs.machine_key` (new, or
 // known and seen again), with `culprit` (a bisection's first bad commit, "" for none) where given.

@@ -41,12 +41,17 @@ namespace {
 // How bad a process's status is for its arm: the worst of its processes wins.
 int severity(Verification v) {
   switch (v) {
-    case Verification::passed: return 0;
-    case Verification::not_verified: return 1;
-    case Verification::not_supported: return 2;
-    case Verification::incorrect: return 3;
+    case Verification::passed:
+      return 0;
+    case Verification::not_verified:
+      return 1;
+    case Verification::not_supported:
+      return 2;
+    case Verification::incorrect:
+      return 3;
     case Verification::failed:
-    case Verification::not_run: return 4;
+    case Verification::not_run:
+      return 4;
   }
   return 4;
 }
@@ -129,8 +134,9 @@ ArmSummary summarise_arm(const ExperimentEntry& e, const ArmEntry& arm, const Be
     }
   }
   if (!labels.empty()) {
-    a.label = std::max_element(labels.begin(), labels.end(), [](const auto& x, const auto& y) { return x.second < y.second; })
-                  ->first;
+    a.label = std::max_element(labels.begin(), labels.end(), [](const auto& x, const auto& y) {
+                return x.second < y.second;
+              })->first;
     a.labels_differ = labels.size() > 1;
   }
   a.verification = combine_verification(ss);
@@ -153,7 +159,8 @@ std::vector<RatioSummary> ratios_of(const ExperimentEntry& e, const std::map<std
   for (std::size_t i = 1; i < e.arms.size(); ++i) {
     const auto it = values.find(e.arms[i].name);
     if (it == values.end()) continue;
-    const auto r = lower_better ? stats::ratio_of(base, it->second, confidence) : stats::ratio_of(it->second, base, confidence);
+    const auto r =
+        lower_better ? stats::ratio_of(base, it->second, confidence) : stats::ratio_of(it->second, base, confidence);
     const double base_median = stats::median(base), median = stats::median(it->second);
     out.push_back({e.arms[i].name, r.ratio, r.ci_low, r.ci_high, r.confidence_achieved,
                    lower_better ? base_median / median : median / base_median});
@@ -175,7 +182,8 @@ void secondary_ratios(PointSummary& p) {
   }
 }
 
-std::vector<TargetResult> targets_of(const ExperimentEntry& e, const Params& params, const std::map<std::string, double>& medians) {
+std::vector<TargetResult> targets_of(const ExperimentEntry& e, const Params& params,
+                                     const std::map<std::string, double>& medians) {
   std::vector<TargetResult> out;
   for (const TargetEntry& t : e.targets) {
     const auto it = medians.find(t.arm);
@@ -241,7 +249,8 @@ std::vector<LimitCandidate> external_candidates(const LimitEntry& l, const std::
       for (const PointSummary& p : other.points) {
         if (!matches(p.params, source.where)) continue;
         for (const ArmSummary& a : p.arms) {
-          if ((source.arm.empty() || a.arm == source.arm) && a.statistics) out.push_back({a.benchmark, a.statistics->median});
+          if ((source.arm.empty() || a.arm == source.arm) && a.statistics)
+            out.push_back({a.benchmark, a.statistics->median});
         }
       }
     }
@@ -264,7 +273,8 @@ void attach_limits(const std::vector<ExperimentEntry>& experiments, std::vector<
         std::vector<LimitCandidate> candidates = external;
         if (l.own_arms) {
           for (const ArmSummary& a : p.arms) {
-            if (const auto v = placed_value(a, l.counter, summary[i].better)) candidates.push_back({a.benchmark, v->first});
+            if (const auto v = placed_value(a, l.counter, summary[i].better))
+              candidates.push_back({a.benchmark, v->first});
           }
         }
         for (ArmSummary& a : p.arms) {
@@ -295,8 +305,12 @@ void attach_limits(const std::vector<ExperimentEntry>& experiments, std::vector<
 }
 
 nlohmann::json to_json(const ArmSummary& a) {
-  nlohmann::json j = {{"arm", a.arm}, {"role", a.role}, {"benchmark", a.benchmark}, {"unit", a.unit},
-                      {"verification", to_string(a.verification)}, {"samples", a.samples}};
+  nlohmann::json j = {{"arm", a.arm},
+                      {"role", a.role},
+                      {"benchmark", a.benchmark},
+                      {"unit", a.unit},
+                      {"verification", to_string(a.verification)},
+                      {"samples", a.samples}};
   if (!a.secondary.empty()) {
     j["secondary"] = nlohmann::json::object();
     for (const auto& [name, m] : a.secondary) {
@@ -325,17 +339,24 @@ nlohmann::json to_json(const ArmSummary& a) {
 }
 
 nlohmann::json to_json(const PointSummary& p) {
-  nlohmann::json j = {{"params", nlohmann::json::object()}, {"arms", nlohmann::json::array()},
-                      {"ratios", nlohmann::json::array()}, {"targets", nlohmann::json::array()}};
+  nlohmann::json j = {{"params", nlohmann::json::object()},
+                      {"arms", nlohmann::json::array()},
+                      {"ratios", nlohmann::json::array()},
+                      {"targets", nlohmann::json::array()}};
   for (const auto& [k, v] : p.params) j["params"][k] = v;
   for (const ArmSummary& a : p.arms) j["arms"].push_back(to_json(a));
   for (const RatioSummary& r : p.ratios) {
-    j["ratios"].push_back({{"treatment", r.treatment}, {"ratio", r.ratio}, {"ci_low", r.ci_low},
-                           {"ci_high", r.ci_high}, {"confidence", r.confidence},
-                           {"ratio_of_medians", r.ratio_of_medians}, {"estimator", "hodges_lehmann_log"}});
+    j["ratios"].push_back({{"treatment", r.treatment},
+                           {"ratio", r.ratio},
+                           {"ci_low", r.ci_low},
+                           {"ci_high", r.ci_high},
+                           {"confidence", r.confidence},
+                           {"ratio_of_medians", r.ratio_of_medians},
+                           {"estimator", "hodges_lehmann_log"}});
   }
   for (const TargetResult& t : p.targets) {
-    j["targets"].push_back({{"arm", t.arm}, {"text", t.text}, {"bound", t.bound}, {"median", t.median}, {"met", t.met}});
+    j["targets"].push_back(
+        {{"arm", t.arm}, {"text", t.text}, {"bound", t.bound}, {"median", t.median}, {"met", t.met}});
   }
   return j;
 }
@@ -343,9 +364,15 @@ nlohmann::json to_json(const PointSummary& p) {
 }  // namespace
 
 nlohmann::json to_json(const ExperimentSummary& e) {
-  nlohmann::json j = {{"name", e.name},     {"question", e.question}, {"claim", e.claim},
-                      {"kind", e.kind},     {"metric", e.metric},     {"unit", e.unit},
-                      {"better", e.better}, {"timing", e.timing},     {"time_relation", e.time_relation},
+  nlohmann::json j = {{"name", e.name},
+                      {"question", e.question},
+                      {"claim", e.claim},
+                      {"kind", e.kind},
+                      {"metric", e.metric},
+                      {"unit", e.unit},
+                      {"better", e.better},
+                      {"timing", e.timing},
+                      {"time_relation", e.time_relation},
                       {"points", nlohmann::json::array()}};
   if (e.gate_threshold > 0) j["gate_threshold"] = e.gate_threshold;
   if (e.instructions_gate_threshold > 0) j["instructions_gate_threshold"] = e.instructions_gate_threshold;
@@ -363,14 +390,24 @@ std::vector<ExperimentSummary> summarise_experiments(const std::vector<Experimen
                                                      const std::vector<Sample>& samples, double confidence) {
   std::map<std::string, std::vector<const Sample*>> by_benchmark;
   for (const Sample& s : samples) {
-    if (s.instrument == Instrument::time) by_benchmark[s.benchmark].push_back(&s);  // instruction counts are gated, not summarised
+    if (s.instrument == Instrument::time)
+      by_benchmark[s.benchmark].push_back(&s);  // instruction counts are gated, not summarised
   }
   std::vector<ExperimentSummary> out;
   for (const ExperimentEntry& e : experiments) {
-    ExperimentSummary x{e.name,           e.question, e.claim,          e.kind,
-                        e.metric,         e.unit,     e.better,         e.timing,
-                        e.time_relation,  e.gate_threshold, e.instructions_gate_threshold,
-                        e.verdict,        {}};
+    ExperimentSummary x{e.name,
+                        e.question,
+                        e.claim,
+                        e.kind,
+                        e.metric,
+                        e.unit,
+                        e.better,
+                        e.timing,
+                        e.time_relation,
+                        e.gate_threshold,
+                        e.instructions_gate_threshold,
+                        e.verdict,
+                        {}};
     // Grid points in grid order: the distinct params of its benchmarks.
     std::vector<Params> points;
     for (const auto& b : e.benchmarks) {
@@ -460,7 +497,8 @@ ArmSummary arm_from_json(const JsonField& j) {
   }
   if (const auto secondary = j.find("secondary")) {
     for (const auto& [name, m] : secondary->members()) {
-      a.secondary[name] = {figure_or_nan(m, "median"), text_or(m, "unit"), text_or(m, "better"), optional_figure(m, "ratio")};
+      a.secondary[name] = {figure_or_nan(m, "median"), text_or(m, "unit"), text_or(m, "better"),
+                           optional_figure(m, "ratio")};
     }
   }
   a.harness_overhead = optional_figure(j, "harness_overhead");
@@ -488,7 +526,8 @@ PointSummary point_from_json(const JsonField& j) {
   for (const JsonField& a : elements_or_none(j, "arms")) p.arms.push_back(arm_from_json(a));
   for (const JsonField& r : elements_or_none(j, "ratios")) {
     p.ratios.push_back({text_or(r, "treatment"), figure_or_nan(r, "ratio"), figure_or_nan(r, "ci_low"),
-                        figure_or_nan(r, "ci_high"), figure_or_nan(r, "confidence"), figure_or_nan(r, "ratio_of_medians")});
+                        figure_or_nan(r, "ci_high"), figure_or_nan(r, "confidence"),
+                        figure_or_nan(r, "ratio_of_medians")});
   }
   for (const JsonField& t : elements_or_none(j, "targets")) {
     p.targets.push_back({text_or(t, "arm"), text_or(t, "text"), figure_or_nan(t, "bound"), figure_or_nan(t, "median"),
@@ -513,7 +552,8 @@ ExperimentSummary experiment_from_json(const JsonField& j) {
   ExperimentSummary e;
   e.name = text_or(j, "name"), e.question = text_or(j, "question"), e.claim = text_or(j, "claim");
   e.kind = text_or(j, "kind", "comparison"), e.metric = text_or(j, "metric"), e.unit = text_or(j, "unit");
-  e.better = text_or(j, "better"), e.timing = text_or(j, "timing"), e.time_relation = text_or(j, "time_relation", "none");
+  e.better = text_or(j, "better"), e.timing = text_or(j, "timing"),
+  e.time_relation = text_or(j, "time_relation", "none");
   e.gate_threshold = j.number_or("gate_threshold", 0);
   e.instructions_gate_threshold = j.number_or("instructions_gate_threshold", 0);
   for (const JsonField& c : elements_or_none(j, "verdict")) e.verdict.push_back(parse_verdict_check(c));
@@ -566,8 +606,9 @@ void print_arm(std::ostream& out, const ExperimentSummary& e, const PointSummary
   }
   if (!a.reason.empty() && a.verification != Verification::passed) ratio = a.reason;
   char line[512];
-  std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3d  %-13s %s\n", point.c_str(), a.arm.c_str(), median.c_str(),
-                cv.c_str(), static_cast<int>(a.samples), to_string(a.verification).c_str(), ratio.c_str());
+  std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3d  %-13s %s\n", point.c_str(), a.arm.c_str(),
+                median.c_str(), cv.c_str(), static_cast<int>(a.samples), to_string(a.verification).c_str(),
+                ratio.c_str());
   out << line;
   if (!a.secondary.empty()) {
     std::string extra;
@@ -600,8 +641,9 @@ void print_summary(std::ostream& out, const std::vector<ExperimentSummary>& summ
   char line[512];
   for (const ExperimentSummary& e : summary) {
     out << "\n" << e.name << (e.claim.empty() ? "" : " (" + e.claim + ")") << ": " << e.question << "\n";
-    std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3s  %-13s %s\n", "point", "arm", ("median " + e.metric).c_str(),
-                  "cv", "n", "verification", e.kind == "limit" ? "" : "vs baseline (>1: treatment better) [95% CI]");
+    std::snprintf(line, sizeof line, "  %-34s %-22s %12s %7s %3s  %-13s %s\n", "point", "arm",
+                  ("median " + e.metric).c_str(), "cv", "n", "verification",
+                  e.kind == "limit" ? "" : "vs baseline (>1: treatment better) [95% CI]");
     out << line;
     for (const PointSummary& p : e.points) {
       // Axes by name, as the run file's params object orders them (the table has always read it so).
@@ -611,8 +653,8 @@ void print_summary(std::ostream& out, const std::vector<ExperimentSummary>& summ
       if (point.empty()) point = "-";
       for (std::size_t i = 0; i < p.arms.size(); ++i) print_arm(out, e, p, p.arms[i], i == 0 ? point : "");
       for (const TargetResult& t : p.targets) {
-        out << "    target " << (t.met ? "met:    " : "MISSED: ") << t.text << " (median " << format_quantity(t.median, e.unit)
-            << ")\n";
+        out << "    target " << (t.met ? "met:    " : "MISSED: ") << t.text << " (median "
+            << format_quantity(t.median, e.unit) << ")\n";
       }
     }
   }

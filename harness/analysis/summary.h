@@ -48,9 +48,9 @@ struct ArmStatistics {
 struct ArmSummary {
   std::string arm, role, benchmark, unit;
   Verification verification = Verification::not_run;  // the worst of its processes; not_run when none ran
-  std::string reason;        // the first failed process's reason
-  std::size_t samples = 0;   // processes that passed
-  std::optional<ArmStatistics> statistics;  // none passed: absent
+  std::string reason;                                 // the first failed process's reason
+  std::size_t samples = 0;                            // processes that passed
+  std::optional<ArmStatistics> statistics;            // none passed: absent
   std::map<std::string, SecondarySummary> secondary;
   std::optional<double> harness_overhead;  // share of the process's wall time outside the measurement
   bool environment_arm = false;
@@ -85,7 +85,7 @@ struct PointSummary {
 struct ExperimentSummary {
   std::string name, question, claim, kind, metric, unit, better, timing, time_relation;
   double gate_threshold = 0, instructions_gate_threshold = 0;  // 0: the gate's default (not written)
-  std::vector<VerdictCheckEntry> verdict;  // the checks that decide its claim
+  std::vector<VerdictCheckEntry> verdict;                      // the checks that decide its claim
   std::vector<PointSummary> points;
   std::optional<FigureEntry> figure;  // how the report draws it, as declared (absent: older binaries)
 };

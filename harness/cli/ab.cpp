@@ -81,34 +81,35 @@ void report_regime(const AbResult& r, const std::vector<Side>& sides) {
     std::map<std::string, int> by_reason;
     for (const auto& q : r.sequential_in_duet) ++by_reason[q.reason];
     std::string why;
-    for (const auto& [reason, n] : by_reason) why += (why.empty() ? "" : "; ") + reason + " (" + std::to_string(n) + ")";
+    for (const auto& [reason, n] : by_reason)
+      why += (why.empty() ? "" : "; ") + reason + " (" + std::to_string(n) + ")";
     say() << "pairbench: " << r.sequential_in_duet.size() << " benchmark"
-              << (r.sequential_in_duet.size() == 1 ? "" : "s")
-              << " ran their two sides one after the other, not in duet pairs: " << why
-              << " (sampling.sequential_in_duet in the run files)\n";
+          << (r.sequential_in_duet.size() == 1 ? "" : "s")
+          << " ran their two sides one after the other, not in duet pairs: " << why
+          << " (sampling.sequential_in_duet in the run files)\n";
   }
   for (std::size_t side = 0; side < r.against_calibration.size(); ++side) {
     const RunRecord::CalibrationCheck& check = r.against_calibration[side];
     for (const auto& c : check.over) {
       sayf(Verbosity::normal, "pairbench: %s (%s) ran %.2fx its %s (limit %.1fx%s)\n", c.name.c_str(),
-                   sides[side].name.c_str(), c.ratio, reference_text(c.against_run), check.limit,
-                   c.run_spread > check.limit ? (", its own runs here up to " + fixed2(c.run_spread) + "x").c_str() : "");
+           sides[side].name.c_str(), c.ratio, reference_text(c.against_run), check.limit,
+           c.run_spread > check.limit ? (", its own runs here up to " + fixed2(c.run_spread) + "x").c_str() : "");
     }
     if (check.max) {
       sayf(Verbosity::normal,
-                   "pairbench: %s: %zu benchmark%s above %.1fx their time per iteration in run (else calibrated) and "
-                   "above their own runs' spread; highest ratio %.2fx (%s, against its %s%s)\n",
-                   sides[side].name.c_str(), check.over.size(), check.over.size() == 1 ? "" : "s", check.limit,
-                   check.max->ratio, check.max->name.c_str(), reference_text(check.max->against_run),
-                   check.max->run_spread > 0 ? (", its own runs up to " + fixed2(check.max->run_spread) + "x").c_str() : "");
+           "pairbench: %s: %zu benchmark%s above %.1fx their time per iteration in run (else calibrated) and "
+           "above their own runs' spread; highest ratio %.2fx (%s, against its %s%s)\n",
+           sides[side].name.c_str(), check.over.size(), check.over.size() == 1 ? "" : "s", check.limit,
+           check.max->ratio, check.max->name.c_str(), reference_text(check.max->against_run),
+           check.max->run_spread > 0 ? (", its own runs up to " + fixed2(check.max->run_spread) + "x").c_str() : "");
     }
   }
 }
 
 struct AbArgs {
   std::string baseline_build, candidate_build, experiments, arms, profile = "quick", out_dir;
-  std::string benchmarks;  // a regular expression on benchmark names ("" = all)
-  std::string pairing = "duet";  // duet (both sides at once, a core per thread each) | sequential
+  std::string benchmarks;         // a regular expression on benchmark names ("" = all)
+  std::string pairing = "duet";   // duet (both sides at once, a core per thread each) | sequential
   std::string layout = "random";  // random: each process draws its placement (harness/exec/layout.h) | none
   std::string process_sharing = "experiment";  // RunArgs::process_sharing
   int repetitions = 0;
@@ -148,7 +149,8 @@ std::vector<Side> only(const std::vector<Side>& sides, const std::set<std::strin
 // (round_units_of), so probing it would spend the budget on nothing (on the 2-vCPU VM, 42 of 127
 // benchmarks, the 0.5-0.7 s loader processes among them).
 std::set<std::string> duet_pairable(const std::vector<Side>& sides, const RunOptions& options) {
-  const std::size_t pool = options.duet_cpu_pool.empty() ? kernels::usable_cpu_list().size() : options.duet_cpu_pool.size();
+  const std::size_t pool =
+      options.duet_cpu_pool.empty() ? kernels::usable_cpu_list().size() : options.duet_cpu_pool.size();
   std::map<std::string, std::vector<const BenchmarkEntry*>> by_name;
   for (const Side& side : sides) {
     for (const auto& e : side.experiments) {
@@ -166,8 +168,9 @@ std::set<std::string> duet_pairable(const std::vector<Side>& sides, const RunOpt
   return out;
 }
 
-std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& all_sides, const std::vector<Environment>& envs,
-                                                     RunOptions options, const std::string& command_line) {
+std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& all_sides,
+                                                     const std::vector<Environment>& envs, RunOptions options,
+                                                     const std::string& command_line) {
   std::map<std::string, std::string> out;
   const std::set<std::string> pairable = duet_pairable(all_sides, options);
   if (pairable.empty()) return out;
@@ -176,14 +179,17 @@ std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& al
   options.instruction_processes = 0;  // the probe times; its processes are thrown away
   options.seed = options.seed ? options.seed ^ 0x70726f6265ULL : 0;
   say() << "ab: duet regime probe: one pair of each of the " << pairable.size()
-            << " benchmarks a duet pairs, not counted\n";
+        << " benchmarks a duet pairs, not counted\n";
   const AbResult probe = run_ab(sides, envs, options, command_line);
   for (const RunRecord::CalibrationCheck& check : probe.against_calibration) {
     for (const auto& c : check.over) {
       char why[160];
-      std::snprintf(why, sizeof why, "a duet probe ran it above %.1fx its %s", check.limit, reference_text(c.against_run));
-      sayf(Verbosity::normal, "ab: duet regime probe: %s ran %.2fx its %s beside the other side: its sides run one at a "
-                           "time\n", c.name.c_str(), c.ratio, reference_text(c.against_run));
+      std::snprintf(why, sizeof why, "a duet probe ran it above %.1fx its %s", check.limit,
+                    reference_text(c.against_run));
+      sayf(Verbosity::normal,
+           "ab: duet regime probe: %s ran %.2fx its %s beside the other side: its sides run one at a "
+           "time\n",
+           c.name.c_str(), c.ratio, reference_text(c.against_run));
       out.emplace(c.name, why);
     }
   }
@@ -203,9 +209,10 @@ void recheck_regime(AbResult& r, const std::vector<Side>& sides, const std::vect
   if (again.empty() || interrupt_signal()) return;
   for (const std::string& name : again) {
     counted.one_side_at_a_time[name] = "its planned duet processes ran above 1.5x its time per iteration in run";
-    sayf(Verbosity::normal, "ab: regime: %s ran above %.1fx its time per iteration in run over its planned duet pairs: "
-                         "measured again one side at a time, its duet processes dropped\n",
-                 name.c_str(), kAbCalibrationLimit);
+    sayf(Verbosity::normal,
+         "ab: regime: %s ran above %.1fx its time per iteration in run over its planned duet pairs: "
+         "measured again one side at a time, its duet processes dropped\n",
+         name.c_str(), kAbCalibrationLimit);
   }
   RunOptions options = counted;
   options.instruction_processes = 0;  // the counts are not of a regime: the planned ones stay
@@ -240,7 +247,8 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   run_args.process_sharing = args.process_sharing;
   run_args.instruction_processes = args.instruction_processes;
   run_args.instruction_counter = args.instruction_counter;
-  RunOptions options = run_options(run_args, capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint.value("machine_key", ""));
+  RunOptions options =
+      run_options(run_args, capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint.value("machine_key", ""));
   options.layout = args.layout;
   // Every benchmark the same count on both sides, then sampled until decided: no time budget.
   options.process_budget_s = options.instruction_budget_s = 0;
@@ -272,7 +280,8 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   const auto start = std::chrono::steady_clock::now();
   if (args.budget_s > 0) announce_planned_look(sides, options, args.budget_s, args.pairing == "duet");
   RunOptions counted = options;
-  if (args.pairing == "duet" && args.probe) counted.one_side_at_a_time = duet_regime_probe(sides, envs, options, command_line);
+  if (args.pairing == "duet" && args.probe)
+    counted.one_side_at_a_time = duet_regime_probe(sides, envs, options, command_line);
   AbResult r = run_ab(sides, envs, counted, command_line);
   if (args.pairing == "duet" && args.probe) recheck_regime(r, sides, envs, counted, command_line);
   report_regime(r, sides);
@@ -301,18 +310,20 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   if (args.budget_s > 0) {
     apply_sequential(report, decision, split_two_stage(gate.options).sequence.interval_level);
     attach_function_diffs(report, r.baseline, r.candidate);  // for the verdicts the sampling changed
-    std::printf("sampled until decided (the planned look's fixed-sample gate at half of alpha, then robust always-valid "
-                "intervals at the other half, Holm over the gate; docs/gate.md) within %.0f s, "
-                "at most %d processes per benchmark and side, in %.1f s\n",
-                args.budget_s, args.max_repetitions,
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    std::printf(
+        "sampled until decided (the planned look's fixed-sample gate at half of alpha, then robust always-valid "
+        "intervals at the other half, Holm over the gate; docs/gate.md) within %.0f s, "
+        "at most %d processes per benchmark and side, in %.1f s\n",
+        args.budget_s, args.max_repetitions,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     std::fflush(stdout);
   } else if (const int held = hold_changes_ranks_cannot_show(report); held > 0) {
     // The fixed design (--budget 0) decides as the planned look does: no change on processes
     // too few for their ranks (under ctest's load 4 and 4 once made identical builds +4.8 %).
-    sayf(Verbosity::normal, "ab: %d change%s held undecided: too few processes per side to decide a change "
-                         "(--repetitions, or --budget > 0 to sample until decided)\n",
-                 held, held == 1 ? "" : "s");
+    sayf(Verbosity::normal,
+         "ab: %d change%s held undecided: too few processes per side to decide a change "
+         "(--repetitions, or --budget > 0 to sample until decided)\n",
+         held, held == 1 ? "" : "s");
   }
   return finish_gate(report, gate);
 }
@@ -320,66 +331,69 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
 }  // namespace
 
 Command command_ab() {
-  return {"ab", "run two builds interleaved process by process and compare them",
-          "0 no regression; 1 a regression; 2 bad input; 3 a build's benchmark process failed; 4 some benchmark "
-          "undecided (--undecided fail); 130/143 interrupted by SIGINT/SIGTERM (what was measured is kept)",
-          "a bench binary's output, a calibration cache or a run file (ab)", [](CLI::App& cmd) -> CommandAction {
-            auto a = std::make_shared<AbArgs>();
-            cmd.add_option("--baseline-build", a->baseline_build, "build directory of the baseline (e.g. main)")->required();
-            cmd.add_option("--candidate-build", a->candidate_build, "build directory of the candidate")->required();
-            cmd.add_option("--experiments", a->experiments, "comma-separated experiment names or areas")
-                ->check(name_list("experiment names or areas"));
-            cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
-            cmd.add_option("--benchmarks", a->benchmarks,
-                           "only the benchmarks whose names this regular expression finds (ECMAScript, anywhere "
-                           "in the name, as --benchmark_filter)")
-                ->check(benchmark_regex());
-            cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
-            cmd.add_option("--repetitions", a->repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
-            cmd.add_option("--min-time", a->min_time_s)->check(finite_in(0.001, 600.0));
-            cmd.add_option("--timeout", a->timeout_s)->check(finite_in(1.0, 86400.0));
-            cmd.add_option("--seed", a->seed)->check(unsigned_64());
-            cmd.add_option("--instruction-processes", a->instruction_processes,
-                           "instruction-counting processes per benchmark and side that declares them meaningful "
-                           "(default: the profile's; 0 = none); under callgrind each records its top functions, "
-                           "and the gate's regressions show which added instructions")
-                ->check(CLI::Range(0, 100));
-            cmd.add_option("--instructions", a->instruction_counter,
-                           "instruction counter: perf, callgrind or none (default: detect)")
-                ->check(CLI::IsMember({"perf", "callgrind", "none"}));
-            cmd.add_option("--pairing", a->pairing,
-                           "duet: both sides' processes at once, each pinned to its own cores (one per thread it "
-                           "declares), cores swapped each round; a benchmark whose two sides do not fit runs them one "
-                           "at a time; sequential: one process at a time")
-                ->check(CLI::IsMember({"duet", "sequential"}));
-            cmd.add_option("--layout", a->layout,
-                           "random: every process of both sides draws its own code and data placement from the seed "
-                           "(a relinked layout variant of its bench binary, environment padding, buffer page "
-                           "offsets; recorded in its row), so that layout is noise, not a constant of one build; "
-                           "none: the plain binaries as built")
-                ->check(CLI::IsMember({"random", "none"}));
-            add_process_sharing_option(cmd, a->process_sharing);
-            cmd.add_option("--budget", a->budget_s,
-                           "seconds of wall time for the whole ab: after the planned processes, rounds of more "
-                           "processes for the benchmarks still undecided, cheapest first, decided by always-valid "
-                           "intervals (0: the planned processes only)")
-                ->check(finite_in(0, 86400.0));
-            cmd.add_option("--max-repetitions", a->max_repetitions, "the cap of processes per benchmark and side")
-                ->check(CLI::Range(2, 1000));
-            cmd.add_flag("!--no-probe", a->probe,
-                         "duet: skip the regime probe (one uncounted pair of every benchmark a duet would pair first; a benchmark "
-                         "either side of which runs above 1.5x its time per iteration in run (learnt from runs here; "
-                         "else its calibrated time) beside the other then runs its sides one at a time) and its second "
-                         "look (a benchmark whose planned duet processes ran above that is measured again one side "
-                         "at a time)");
-            cmd.add_option("--out-dir", a->out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
-                ->check(path_is(directory_or_absent_problem, "DIR"));
-            add_gate_options(&cmd, a->gate);
-            return [a](const std::string& command_line) {
-              finish_up_on_interrupt();
-              return exit_status_after_interrupt(cmd_ab(*a, command_line));
-            };
-          }};
+  return {
+      "ab", "run two builds interleaved process by process and compare them",
+      "0 no regression; 1 a regression; 2 bad input; 3 a build's benchmark process failed; 4 some benchmark "
+      "undecided (--undecided fail); 130/143 interrupted by SIGINT/SIGTERM (what was measured is kept)",
+      "a bench binary's output, a calibration cache or a run file (ab)", [](CLI::App& cmd) -> CommandAction {
+        auto a = std::make_shared<AbArgs>();
+        cmd.add_option("--baseline-build", a->baseline_build, "build directory of the baseline (e.g. main)")
+            ->required();
+        cmd.add_option("--candidate-build", a->candidate_build, "build directory of the candidate")->required();
+        cmd.add_option("--experiments", a->experiments, "comma-separated experiment names or areas")
+            ->check(name_list("experiment names or areas"));
+        cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
+        cmd.add_option("--benchmarks", a->benchmarks,
+                       "only the benchmarks whose names this regular expression finds (ECMAScript, anywhere "
+                       "in the name, as --benchmark_filter)")
+            ->check(benchmark_regex());
+        cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
+        cmd.add_option("--repetitions", a->repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
+        cmd.add_option("--min-time", a->min_time_s)->check(finite_in(0.001, 600.0));
+        cmd.add_option("--timeout", a->timeout_s)->check(finite_in(1.0, 86400.0));
+        cmd.add_option("--seed", a->seed)->check(unsigned_64());
+        cmd.add_option("--instruction-processes", a->instruction_processes,
+                       "instruction-counting processes per benchmark and side that declares them meaningful "
+                       "(default: the profile's; 0 = none); under callgrind each records its top functions, "
+                       "and the gate's regressions show which added instructions")
+            ->check(CLI::Range(0, 100));
+        cmd.add_option("--instructions", a->instruction_counter,
+                       "instruction counter: perf, callgrind or none (default: detect)")
+            ->check(CLI::IsMember({"perf", "callgrind", "none"}));
+        cmd.add_option("--pairing", a->pairing,
+                       "duet: both sides' processes at once, each pinned to its own cores (one per thread it "
+                       "declares), cores swapped each round; a benchmark whose two sides do not fit runs them one "
+                       "at a time; sequential: one process at a time")
+            ->check(CLI::IsMember({"duet", "sequential"}));
+        cmd.add_option("--layout", a->layout,
+                       "random: every process of both sides draws its own code and data placement from the seed "
+                       "(a relinked layout variant of its bench binary, environment padding, buffer page "
+                       "offsets; recorded in its row), so that layout is noise, not a constant of one build; "
+                       "none: the plain binaries as built")
+            ->check(CLI::IsMember({"random", "none"}));
+        add_process_sharing_option(cmd, a->process_sharing);
+        cmd.add_option("--budget", a->budget_s,
+                       "seconds of wall time for the whole ab: after the planned processes, rounds of more "
+                       "processes for the benchmarks still undecided, cheapest first, decided by always-valid "
+                       "intervals (0: the planned processes only)")
+            ->check(finite_in(0, 86400.0));
+        cmd.add_option("--max-repetitions", a->max_repetitions, "the cap of processes per benchmark and side")
+            ->check(CLI::Range(2, 1000));
+        cmd.add_flag(
+            "!--no-probe", a->probe,
+            "duet: skip the regime probe (one uncounted pair of every benchmark a duet would pair first; a benchmark "
+            "either side of which runs above 1.5x its time per iteration in run (learnt from runs here; "
+            "else its calibrated time) beside the other then runs its sides one at a time) and its second "
+            "look (a benchmark whose planned duet processes ran above that is measured again one side "
+            "at a time)");
+        cmd.add_option("--out-dir", a->out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
+            ->check(path_is(directory_or_absent_problem, "DIR"));
+        add_gate_options(&cmd, a->gate);
+        return [a](const std::string& command_line) {
+          finish_up_on_interrupt();
+          return exit_status_after_interrupt(cmd_ab(*a, command_line));
+        };
+      }};
 }
 
 }  // namespace pairbench::harness

@@ -66,8 +66,9 @@ Command command_baseline() {
                 ->check(path_is(directory_or_absent_problem, "DIR"));
             update
                 ->add_option("--db,--history", a->history,
-                             kDbHelp + "results/history.sqlite, marked there where it holds the run) to store the "
-                                       "baseline in (none: leave it)")
+                             kDbHelp +
+                                 "results/history.sqlite, marked there where it holds the run) to store the "
+                                 "baseline in (none: leave it)")
                 ->envname(kDbEnv)
                 ->check(history_path({"auto", "none"}));
             return [a](const std::string&) { return cmd_baseline_update(a->run, a->results_dir, a->history); };

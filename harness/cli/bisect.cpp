@@ -152,7 +152,8 @@ std::vector<Commit> first_parent_range(const std::string& repo, const std::strin
 std::set<std::string> areas_matching(const std::string& regex, const std::string& profile) {
   std::set<std::string> out;
   try {
-    for (const auto& e : keep_benchmarks_matching(load_catalogue(find_bench_binaries(default_bench_dir()), profile), regex)) {
+    for (const auto& e :
+         keep_benchmarks_matching(load_catalogue(find_bench_binaries(default_bench_dir()), profile), regex)) {
       out.insert(e.name.substr(0, e.name.find('.')));
     }
   } catch (const std::exception&) {
@@ -169,7 +170,8 @@ std::vector<std::string> configure_args_like_this_build() {
   std::ifstream cache(fs::path(default_bench_dir()).parent_path() / "CMakeCache.txt");
   bool build_type = false;
   for (std::string line; std::getline(cache, line);) {
-    for (const char* name : {"CMAKE_BUILD_TYPE", "PAIRBENCH_WITH_CUDA", "PAIRBENCH_LAYOUT_VARIANTS", "PAIRBENCH_ALIGN_LOOPS"}) {
+    for (const char* name :
+         {"CMAKE_BUILD_TYPE", "PAIRBENCH_WITH_CUDA", "PAIRBENCH_LAYOUT_VARIANTS", "PAIRBENCH_ALIGN_LOOPS"}) {
       const std::string prefix = std::string(name) + ":";
       if (line.rfind(prefix, 0) != 0) continue;
       const auto eq = line.find('=');
@@ -226,10 +228,10 @@ struct Comparison {
 };
 
 struct Step {
-  std::string role;  // check (good vs bad) | step | recheck
-  int commit = -1;   // the commit the step tested (index into the range)
-  int baseline = -1, candidate = -1;  // the ab sides (indices), -1 where none ran
-  std::string verdict;  // good | bad | skipped | regression | unchanged | undecided ...
+  std::string role;                         // check (good vs bad) | step | recheck
+  int commit = -1;                          // the commit the step tested (index into the range)
+  int baseline = -1, candidate = -1;        // the ab sides (indices), -1 where none ran
+  std::string verdict;                      // good | bad | skipped | regression | unchanged | undecided ...
   std::optional<Comparison> first, second;  // against the good side; where undecided, against the bad side
   bool skipped = false;
   std::string why;
@@ -240,7 +242,9 @@ class Bisection {
  public:
   Bisection(BisectArgs args, std::string repo, std::vector<Commit> commits)
       : args_(std::move(args)), repo_(std::move(repo)), commits_(std::move(commits)), start_(Clock::now()) {
-    work_ = fs::absolute(args_.work_dir.empty() ? repo_ + "/.pairbench-bisect" : args_.work_dir).lexically_normal().string();
+    work_ = fs::absolute(args_.work_dir.empty() ? repo_ + "/.pairbench-bisect" : args_.work_dir)
+                .lexically_normal()
+                .string();
     regex_ = args_.benchmarks;
   }
 
@@ -287,8 +291,8 @@ void Bisection::prepare_worktree() {
   if (fs::exists(wt + "/.git")) {
     const ProcessResult r = git(wt, {"rev-parse", "--git-common-dir"});
     const std::string common = git_out(repo_, {"rev-parse", "--git-common-dir"});
-    if (r.exit_code == 0 && fs::weakly_canonical(fs::path(wt) / trimmed(r.output)) ==
-                                fs::weakly_canonical(fs::path(repo_) / common)) {
+    if (r.exit_code == 0 &&
+        fs::weakly_canonical(fs::path(wt) / trimmed(r.output)) == fs::weakly_canonical(fs::path(repo_) / common)) {
       return;
     }
     throw BisectFailed(wt + " is a worktree of another repository: give another --work-dir");
@@ -303,7 +307,8 @@ std::string Bisection::build(int i, double* seconds) {
   const std::string dest = bench_dir(i) + "/bin", stamp = bench_dir(i) + "/built";
   std::string targets;
   for (const auto& a : areas_) targets += (targets.empty() ? "" : " ") + ("bench_" + a);
-  const std::string key = (args_.build_command.empty() ? "cmake" : "command " + args_.build_command) + "\ntargets " + targets;
+  const std::string key =
+      (args_.build_command.empty() ? "cmake" : "command " + args_.build_command) + "\ntargets " + targets;
   auto done = [&](std::string why) {
     *seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     return why;
@@ -329,7 +334,8 @@ std::string Bisection::build(int i, double* seconds) {
     if (r.status == ProcessResult::Status::kInterrupted) throw Interrupted{};
     if (r.status == ProcessResult::Status::kExited && r.exit_code == 0) return "";
     if (r.status == ProcessResult::Status::kTimedOut) return "budget spent while building (log: " + log_path + ")";
-    return "does not build: " + r.describe() + ": " + quoted_for_message(last_line(r.output), 160) + " (log: " + log_path + ")";
+    return "does not build: " + r.describe() + ": " + quoted_for_message(last_line(r.output), 160) +
+           " (log: " + log_path + ")";
   };
   std::string why;
   if (!args_.build_command.empty()) {
@@ -342,7 +348,8 @@ std::string Bisection::build(int i, double* seconds) {
       std::vector<std::string> argv{program("cmake"), "-S", wt, "-B", build_dir};
       for (const auto& a : configure_args_like_this_build()) argv.push_back(a);
       if (!on_path("ccache").empty()) {
-        for (const char* lang : {"C", "CXX", "CUDA"}) argv.push_back(std::string("-DCMAKE_") + lang + "_COMPILER_LAUNCHER=ccache");
+        for (const char* lang : {"C", "CXX", "CUDA"})
+          argv.push_back(std::string("-DCMAKE_") + lang + "_COMPILER_LAUNCHER=ccache");
       }
       why = step(argv, env);
     }
@@ -367,12 +374,14 @@ std::string Bisection::build(int i, double* seconds) {
   for (const auto& entry : fs::directory_iterator(from, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("bench_", 0) != 0 || !entry.is_regular_file()) continue;
-    const std::string area = name.substr(6, name.find('.') == std::string::npos ? std::string::npos : name.find('.') - 6);
+    const std::string area =
+        name.substr(6, name.find('.') == std::string::npos ? std::string::npos : name.find('.') - 6);
     if (!areas_.empty() && !areas_.count(area)) continue;
     fs::copy_file(entry.path(), dest + "/" + name, fs::copy_options::overwrite_existing);
     ++copied;
   }
-  if (copied == 0) return done("its build left no bench_" + (targets.empty() ? std::string("*") : targets) + " in " + from);
+  if (copied == 0)
+    return done("its build left no bench_" + (targets.empty() ? std::string("*") : targets) + " in " + from);
   try {
     if (keep_benchmarks_matching(load_catalogue(find_bench_binaries(dest), args_.profile), regex_).empty()) {
       return done("has no benchmark matching " + quoted_for_message(regex_));
@@ -394,7 +403,8 @@ std::string Bisection::first_failure(const std::string& run_file) const {
     for (const auto& n : doc.at("pairbench").value("not_run", nlohmann::json::array())) {
       const std::string v = n.value("verification", "");
       const std::string name = n.value("name", "");
-      if ((v == "failed" || v == "incorrect") && std::regex_search(name, re)) return name + ": " + v + ": " + n.value("reason", "");
+      if ((v == "failed" || v == "incorrect") && std::regex_search(name, re))
+        return name + ": " + v + ": " + n.value("reason", "");
     }
   } catch (const std::exception&) {
   }
@@ -411,17 +421,31 @@ Comparison Bisection::compare(int baseline, int candidate, double budget_s, cons
   std::error_code ec;
   fs::remove_all(c.dir, ec);
   fs::create_directories(fs::path(c.dir).parent_path());
-  std::vector<std::string> argv{fs::read_symlink("/proc/self/exe").string(), "ab",
-                                "--baseline-build", bench_dir(baseline), "--candidate-build", bench_dir(candidate),
-                                "--benchmarks", regex_, "--profile", args_.profile,
-                                "--budget", format("%.0f", std::max(1.0, budget_s)),
-                                "--out-dir", c.dir, "--json", c.dir + "/gate.json", "--undecided", "fail"};
+  std::vector<std::string> argv{fs::read_symlink("/proc/self/exe").string(),
+                                "ab",
+                                "--baseline-build",
+                                bench_dir(baseline),
+                                "--candidate-build",
+                                bench_dir(candidate),
+                                "--benchmarks",
+                                regex_,
+                                "--profile",
+                                args_.profile,
+                                "--budget",
+                                format("%.0f", std::max(1.0, budget_s)),
+                                "--out-dir",
+                                c.dir,
+                                "--json",
+                                c.dir + "/gate.json",
+                                "--undecided",
+                                "fail"};
   if (args_.threshold > 0) argv.insert(argv.end(), {"--threshold", format("%g", args_.threshold)});
   // The re-check also counts instructions (callgrind where there is no PMU), where the experiments
   // declare counts meaningful: its regressions then carry the functions that added the most.
   if (count_instructions) argv.insert(argv.end(), {"--instruction-processes", "2"});
   say() << "bisect: pairbench ab " << commits_[baseline].short_sha() << " (baseline) vs "
-            << commits_[candidate].short_sha() << ", budget " << format("%.0f", std::max(1.0, budget_s)) << " s (log: " << c.dir << ".log)\n";
+        << commits_[candidate].short_sha() << ", budget " << format("%.0f", std::max(1.0, budget_s))
+        << " s (log: " << c.dir << ".log)\n";
   // ab's planned processes and probe may run past its budget; a hung one is stopped well after.
   const double limit = std::max(remaining(), 0.0) + 300;
   const ProcessResult r = run_process(argv, {}, std::chrono::duration<double>(limit), -1, 16u << 20);
@@ -437,8 +461,8 @@ Comparison Bisection::compare(int baseline, int candidate, double budget_s, cons
   try {
     gate = read_gate_json(c.dir + "/gate.json");
   } catch (const std::exception& e) {
-    throw BisectFailed("pairbench ab " + r.describe() + " without a comparison (" + e.what() + "): " +
-                       quoted_for_message(last_line(r.output), 200) + " (log: " + c.dir + ".log)");
+    throw BisectFailed("pairbench ab " + r.describe() + " without a comparison (" + e.what() +
+                       "): " + quoted_for_message(last_line(r.output), 200) + " (log: " + c.dir + ".log)");
   }
   bool all_pass = true;
   const BenchmarkVerdict* worst = nullptr;
@@ -460,9 +484,12 @@ Comparison Bisection::compare(int baseline, int candidate, double budget_s, cons
   for (const BenchmarkVerdict& row : gate.rows) {
     if (row.verdict != Verdict::regression) continue;
     if (!row.functions.empty()) {
-      c.functions.push_back({{"benchmark", row.benchmark}, {"instrument", to_string(row.instrument)},
-                             {"total_change", row.functions_total_change}, {"functions", function_diff_json(row.functions)}});
-    } else if (c.functions_note.empty() && row.functions_note.find("under its [instructions] row") == std::string::npos) {
+      c.functions.push_back({{"benchmark", row.benchmark},
+                             {"instrument", to_string(row.instrument)},
+                             {"total_change", row.functions_total_change},
+                             {"functions", function_diff_json(row.functions)}});
+    } else if (c.functions_note.empty() &&
+               row.functions_note.find("under its [instructions] row") == std::string::npos) {
       c.functions_note = row.benchmark + ": " + (row.functions_note.empty() ? "no function diff" : row.functions_note);
     }
   }
@@ -538,22 +565,23 @@ int Bisection::finish(const std::string& outcome, int first_bad, int exit_status
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
   if (args_.json.empty()) return exit_status;
-  nlohmann::json j = {{"format", "pairbench-bisect/1"},
-                      {"outcome", outcome},
-                      {"exit_status", exit_status},
-                      {"summary", line},
-                      {"good", commits_.front().sha},
-                      {"bad", commits_.back().sha},
-                      {"benchmarks", args_.benchmarks},
-                      {"bisected_benchmarks", bisected_},
-                      {"commits_in_range", commits_.size() - 1},
-                      {"first_bad", first_bad >= 0 ? nlohmann::json(commits_[first_bad].sha) : nlohmann::json(nullptr)},
-                      {"first_bad_subject", first_bad >= 0 ? nlohmann::json(commits_[first_bad].subject) : nlohmann::json(nullptr)},
-                      {"change", comparison_json(change)},
-                      {"budget_s", args_.budget_s},
-                      {"elapsed_s", elapsed()},
-                      {"work_dir", work_},
-                      {"steps", nlohmann::json::array()}};
+  nlohmann::json j = {
+      {"format", "pairbench-bisect/1"},
+      {"outcome", outcome},
+      {"exit_status", exit_status},
+      {"summary", line},
+      {"good", commits_.front().sha},
+      {"bad", commits_.back().sha},
+      {"benchmarks", args_.benchmarks},
+      {"bisected_benchmarks", bisected_},
+      {"commits_in_range", commits_.size() - 1},
+      {"first_bad", first_bad >= 0 ? nlohmann::json(commits_[first_bad].sha) : nlohmann::json(nullptr)},
+      {"first_bad_subject", first_bad >= 0 ? nlohmann::json(commits_[first_bad].subject) : nlohmann::json(nullptr)},
+      {"change", comparison_json(change)},
+      {"budget_s", args_.budget_s},
+      {"elapsed_s", elapsed()},
+      {"work_dir", work_},
+      {"steps", nlohmann::json::array()}};
   if (last_good >= 0) {
     nlohmann::json candidates = nlohmann::json::array();
     for (int i = last_good + 1; i < static_cast<int>(commits_.size()); ++i) {
@@ -566,18 +594,19 @@ int Bisection::finish(const std::string& outcome, int first_bad, int exit_status
     j["range"] = {{"last_good", commits_[last_good].sha}, {"first_bad_candidates", candidates}};
   }
   for (const Step& s : steps_) {
-    j["steps"].push_back({{"role", s.role},
-                          {"commit", commits_[s.commit].sha},
-                          {"subject", commits_[s.commit].subject},
-                          {"verdict", s.verdict},
-                          {"skipped", s.skipped},
-                          {"why", s.why},
-                          {"baseline", s.baseline >= 0 ? nlohmann::json(commits_[s.baseline].sha) : nlohmann::json(nullptr)},
-                          {"against_good_side", comparison_json(s.first)},
-                          {"against_bad_side", comparison_json(s.second)},
-                          {"change", comparison_json(s.second && s.first && s.first->verdict == "undecided" ? s.second : s.first)},
-                          {"build_s", s.build_s},
-                          {"seconds", s.seconds}});
+    j["steps"].push_back(
+        {{"role", s.role},
+         {"commit", commits_[s.commit].sha},
+         {"subject", commits_[s.commit].subject},
+         {"verdict", s.verdict},
+         {"skipped", s.skipped},
+         {"why", s.why},
+         {"baseline", s.baseline >= 0 ? nlohmann::json(commits_[s.baseline].sha) : nlohmann::json(nullptr)},
+         {"against_good_side", comparison_json(s.first)},
+         {"against_bad_side", comparison_json(s.second)},
+         {"change", comparison_json(s.second && s.first && s.first->verdict == "undecided" ? s.second : s.first)},
+         {"build_s", s.build_s},
+         {"seconds", s.seconds}});
   }
   try {
     write_json_atomically(args_.json, j);
@@ -592,8 +621,8 @@ int Bisection::finish(const std::string& outcome, int first_bad, int exit_status
 // per iteration (callgrind, self), or why there is none (time-only benchmarks, perf).
 void print_functions(const Comparison& c) {
   if (c.functions.empty()) {
-    std::printf("where: no function diff: %s\n", c.functions_note.empty() ? "no instruction counts in the re-check"
-                                                                           : c.functions_note.c_str());
+    std::printf("where: no function diff: %s\n",
+                c.functions_note.empty() ? "no instruction counts in the re-check" : c.functions_note.c_str());
     return;
   }
   for (const auto& f : c.functions) {
@@ -602,7 +631,8 @@ void print_functions(const Comparison& c) {
     int shown = 0;
     for (const auto& fn : f["functions"]) {
       if (++shown > 5) break;
-      std::printf("  %14s %14s %14s  %s\n", gate_text::count_text(fn.value("baseline", 0.0), false, fn.value("baseline_bound", false)).c_str(),
+      std::printf("  %14s %14s %14s  %s\n",
+                  gate_text::count_text(fn.value("baseline", 0.0), false, fn.value("baseline_bound", false)).c_str(),
                   gate_text::count_text(fn.value("current", 0.0), false, fn.value("current_bound", false)).c_str(),
                   gate_text::count_text(fn.value("change", 0.0), true).c_str(), fn.value("function", "").c_str());
     }
@@ -613,7 +643,8 @@ void print_functions(const Comparison& c) {
 std::string regex_escape(const std::string& s) {
   std::string out;
   for (const char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '/' && c != ':' && c != '-' && c != ' ') out += '\\';
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '/' && c != ':' && c != '-' && c != ' ')
+      out += '\\';
     out += c;
   }
   return out;
@@ -623,21 +654,21 @@ int Bisection::run() {
   const int n = static_cast<int>(commits_.size()) - 1;  // commits after good
   areas_ = areas_matching(args_.benchmarks, args_.profile);
   if (areas_.empty() && args_.build_command.empty()) {
-    throw UsageError("--benchmarks: " + quoted_for_message(args_.benchmarks) + " matches no benchmark of the bench "
-                     "binaries beside this pairbench (" + default_bench_dir() + "; pairbench list)");
+    throw UsageError("--benchmarks: " + quoted_for_message(args_.benchmarks) +
+                     " matches no benchmark of the bench "
+                     "binaries beside this pairbench (" +
+                     default_bench_dir() + "; pairbench list)");
   }
   std::string areas_text;
   for (const auto& a : areas_) areas_text += (areas_text.empty() ? "" : ", ") + ("bench_" + a);
   std::printf("bisect: %d commits after good %s, up to bad %s; benchmarks %s; building %s in %s\n", n,
               commits_.front().short_sha().c_str(), commits_.back().short_sha().c_str(),
-              quoted_for_message(args_.benchmarks).c_str(), areas_text.empty() ? "what --build-command builds" : areas_text.c_str(),
-              work_.c_str());
+              quoted_for_message(args_.benchmarks).c_str(),
+              areas_text.empty() ? "what --build-command builds" : areas_text.c_str(), work_.c_str());
   std::fflush(stdout);
   prepare_worktree();
   const double reserve = std::min(args_.ab_budget_s, 0.15 * args_.budget_s);  // kept for the re-check
-  auto ab_budget = [&](bool recheck) {
-    return std::min(args_.ab_budget_s, remaining() - (recheck ? 0 : reserve));
-  };
+  auto ab_budget = [&](bool recheck) { return std::min(args_.ab_budget_s, remaining() - (recheck ? 0 : reserve)); };
 
   // 1. The two ends: both must build and run, and bad must be a decided regression against good.
   Step check{"check", n, 0, n};
@@ -646,11 +677,12 @@ int Bisection::run() {
     const std::string why = build(end, &s);
     check.build_s += s;
     if (why.rfind("has no benchmark matching", 0) == 0) {
-      throw UsageError("--benchmarks: " + (end ? std::string("bad ") : std::string("good ")) + commits_[end].short_sha() +
-                       " " + why);
+      throw UsageError("--benchmarks: " + (end ? std::string("bad ") : std::string("good ")) +
+                       commits_[end].short_sha() + " " + why);
     }
     if (!why.empty()) {
-      check.skipped = true, check.verdict = "failed", check.why = (end ? "bad " : "good ") + commits_[end].short_sha() + " " + why;
+      check.skipped = true, check.verdict = "failed",
+      check.why = (end ? "bad " : "good ") + commits_[end].short_sha() + " " + why;
       check.seconds = check.build_s;
       steps_.push_back(check);
       print_step(check);
@@ -744,21 +776,23 @@ int Bisection::run() {
   }
   std::vector<int> between;  // untested or skipped commits left between lo and hi
   for (int i = lo + 1; i < hi; ++i) between.push_back(i);
-  const bool budget_spent = std::any_of(between.begin(), between.end(), [&](int i) { return commits_[i].state == "untested"; });
+  const bool budget_spent =
+      std::any_of(between.begin(), between.end(), [&](int i) { return commits_[i].state == "untested"; });
   auto range_text = [&] {
-    return "the first bad commit is one of " + std::to_string(between.size() + 1) + " after " + commits_[lo].short_sha() +
-           ", up to " + commits_[hi].short_sha();
+    return "the first bad commit is one of " + std::to_string(between.size() + 1) + " after " +
+           commits_[lo].short_sha() + ", up to " + commits_[hi].short_sha();
   };
   if (budget_spent) {
     return finish("budget_spent", -1, kExitUndecided,
-                  "first_bad: none: the budget (" + format("%.0f", args_.budget_s) + " s) was spent; " + range_text(), std::nullopt, lo);
+                  "first_bad: none: the budget (" + format("%.0f", args_.budget_s) + " s) was spent; " + range_text(),
+                  std::nullopt, lo);
   }
 
   // 3. The re-check: hi against its parent (where commits between were skipped: against lo), fresh.
   Step recheck{"recheck", hi, lo, hi};
   if (ab_budget(true) < kMinComparisonS) {
-    return finish("budget_spent", -1, kExitUndecided, "first_bad: none: no budget left for the re-check; " + range_text(),
-                  std::nullopt, lo);
+    return finish("budget_spent", -1, kExitUndecided,
+                  "first_bad: none: no budget left for the re-check; " + range_text(), std::nullopt, lo);
   }
   recheck.first = compare(lo, hi, ab_budget(true), "recheck", /*count_instructions=*/true);
   recheck.seconds = recheck.first->seconds;
@@ -768,8 +802,8 @@ int Bisection::run() {
   if (recheck.first->verdict != "regression") {
     return finish("inconclusive", -1, kExitUndecided,
                   "first_bad: none: inconclusive: the re-check of " + commits_[hi].short_sha() + " against " +
-                      commits_[lo].short_sha() + " was " + verdict_text(*recheck.first) + " (" + change_text(*recheck.first) +
-                      "), not a decided regression",
+                      commits_[lo].short_sha() + " was " + verdict_text(*recheck.first) + " (" +
+                      change_text(*recheck.first) + "), not a decided regression",
                   recheck.first, lo);
   }
   if (!between.empty()) {
@@ -829,7 +863,8 @@ Command command_bisect() {
           "a bench binary's listing or ab's gate JSON (bisect)", [](CLI::App& cmd) -> CommandAction {
             auto a = std::make_shared<BisectArgs>();
             cmd.add_option("--good", a->good, "a revision without the regression (the older end)")->required();
-            cmd.add_option("--bad", a->bad, "a revision with it (the newer end; good must be on its first-parent history)")
+            cmd.add_option("--bad", a->bad,
+                           "a revision with it (the newer end; good must be on its first-parent history)")
                 ->required();
             cmd.add_option("--benchmarks", a->benchmarks,
                            "regular expression on benchmark names (ECMAScript, anywhere in the name); only the bench "
@@ -845,7 +880,8 @@ Command command_bisect() {
                 ->check(finite_in(1, 86400.0));
             cmd.add_option("--profile", a->profile, "the profile ab runs (its grid names the benchmarks)")
                 ->check(CLI::IsMember(kProfiles));
-            cmd.add_option("--threshold", a->threshold, "ab --threshold (default: the gate's)")->check(finite_in(0.0001, 10.0));
+            cmd.add_option("--threshold", a->threshold, "ab --threshold (default: the gate's)")
+                ->check(finite_in(0.0001, 10.0));
             cmd.add_option("--work-dir", a->work_dir,
                            "where the worktree, the build directory, each tested commit's bench binaries and the "
                            "comparisons go (default .pairbench-bisect/ in the repository; reused by later bisections)")
@@ -853,9 +889,13 @@ Command command_bisect() {
             cmd.add_option("--build-command", a->build_command,
                            "shell command that builds the checked-out commit, run in the worktree, instead of cmake "
                            "configured as this pairbench's build: it finds the build directory in $" +
-                               std::string(kBuildDirEnv) + ", the commit in $" + kCommitEnv + " and the bench targets "
-                               "needed in $" + kTargetsEnv + " (empty when not known), and leaves bench_<area> binaries "
-                               "in $" + kBuildDirEnv + "/bin (or in it); a non-zero exit skips the commit");
+                               std::string(kBuildDirEnv) + ", the commit in $" + kCommitEnv +
+                               " and the bench targets "
+                               "needed in $" +
+                               kTargetsEnv +
+                               " (empty when not known), and leaves bench_<area> binaries "
+                               "in $" +
+                               kBuildDirEnv + "/bin (or in it); a non-zero exit skips the commit");
             cmd.add_option("--json", a->json, "also write the bisection as JSON (atomically)")
                 ->check(path_is(regular_file_or_absent_problem, "FILE"));
             return [a](const std::string&) {

@@ -70,49 +70,54 @@ int cmd_bisect_args(const ConfirmArgs& a) {
 }  // namespace
 
 Command command_confirm() {
-  return {"confirm", "the nightly's same-runner confirmation of the gate's suspects (ci/confirm.sh's steps)",
-          "0 done (classify: nothing confirmed); 1 classify: a regression confirmed; 2 bad input",
-          "the gate's JSON or confirmed.json", [](CLI::App& cmd) -> CommandAction {
-            cmd.require_subcommand(1);
-            auto a = std::make_shared<ConfirmArgs>();
-            const auto file = path_is(regular_file_problem, "FILE");
-            auto* select = cmd.add_subcommand(
-                "select", "print the suspects to measure again: COUNT BASELINE_BUILD CURRENT_BUILD REGEX (- for none); "
-                          "regressions and undecided first, then by p-value");
-            select->add_option("--gate", a->gate, "the night's gate JSON (gate --json)")->required()->check(file);
-            select->add_option("--max-suspects", a->max_suspects, "at most this many benchmarks")->check(CLI::Range(0, 100000));
-            auto* none = cmd.add_subcommand("none", "write confirmed.json with nothing to confirm (no suspect)");
-            none->add_option("--gate", a->gate, "the night's gate JSON")->required()->check(file);
-            none->add_option("--out", a->out, "confirmed.json to write")->required();
-            auto* classify_cmd = cmd.add_subcommand(
-                "classify", "each suspect as the ab left it: confirmed, cleared or unresolved (confirmed.json and the "
-                            "summary); exit 1 when a regression is confirmed");
-            classify_cmd->add_option("--gate", a->gate, "the night's gate JSON")->required()->check(file);
-            classify_cmd->add_option("--ab", a->ab, "the confirming ab's gate JSON (ab --json)")->required()->check(file);
-            classify_cmd->add_option("--out", a->out, "confirmed.json to write")->required();
-            classify_cmd->add_option("--summary", a->summary, "also write the job summary's paragraph (Markdown)");
-            classify_cmd->add_option("--count", a->count, "how many suspects the ab measured")->check(CLI::Range(0, 100000));
-            classify_cmd->add_option("--seconds", a->seconds, "the ab's wall time")->check(CLI::Range(0.0, 1e9));
-            auto* bisect = cmd.add_subcommand("bisect-args", "print GOOD BAD REGEX for ci/bisect.sh --confirmed, or none");
-            bisect->add_option("--confirmed", a->confirmed, "confirmed.json")->required()->check(file);
-            bisect->add_option("--gate", a->gate, "the night's gate JSON: its runs' git shas where confirmed.json has none")
-                ->check(file);
-            return [a, select, none, classify_cmd](const std::string&) {
-              for (const std::string* out : {&a->out, &a->summary}) {
-                if (out->empty()) continue;
-                try {
-                  require_regular_file_or_absent(*out, "--out");
-                  check_writable(*out);
-                } catch (const std::exception& e) {
-                  throw UsageError(e.what());
-                }
-              }
-              if (*select) return cmd_select(*a);
-              if (*none) return cmd_none(*a);
-              if (*classify_cmd) return cmd_classify(*a);
-              return cmd_bisect_args(*a);  // the fourth: one is required
-            };
-          }};
+  return {
+      "confirm", "the nightly's same-runner confirmation of the gate's suspects (ci/confirm.sh's steps)",
+      "0 done (classify: nothing confirmed); 1 classify: a regression confirmed; 2 bad input",
+      "the gate's JSON or confirmed.json", [](CLI::App& cmd) -> CommandAction {
+        cmd.require_subcommand(1);
+        auto a = std::make_shared<ConfirmArgs>();
+        const auto file = path_is(regular_file_problem, "FILE");
+        auto* select = cmd.add_subcommand(
+            "select",
+            "print the suspects to measure again: COUNT BASELINE_BUILD CURRENT_BUILD REGEX (- for none); "
+            "regressions and undecided first, then by p-value");
+        select->add_option("--gate", a->gate, "the night's gate JSON (gate --json)")->required()->check(file);
+        select->add_option("--max-suspects", a->max_suspects, "at most this many benchmarks")
+            ->check(CLI::Range(0, 100000));
+        auto* none = cmd.add_subcommand("none", "write confirmed.json with nothing to confirm (no suspect)");
+        none->add_option("--gate", a->gate, "the night's gate JSON")->required()->check(file);
+        none->add_option("--out", a->out, "confirmed.json to write")->required();
+        auto* classify_cmd = cmd.add_subcommand(
+            "classify",
+            "each suspect as the ab left it: confirmed, cleared or unresolved (confirmed.json and the "
+            "summary); exit 1 when a regression is confirmed");
+        classify_cmd->add_option("--gate", a->gate, "the night's gate JSON")->required()->check(file);
+        classify_cmd->add_option("--ab", a->ab, "the confirming ab's gate JSON (ab --json)")->required()->check(file);
+        classify_cmd->add_option("--out", a->out, "confirmed.json to write")->required();
+        classify_cmd->add_option("--summary", a->summary, "also write the job summary's paragraph (Markdown)");
+        classify_cmd->add_option("--count", a->count, "how many suspects the ab measured")
+            ->check(CLI::Range(0, 100000));
+        classify_cmd->add_option("--seconds", a->seconds, "the ab's wall time")->check(CLI::Range(0.0, 1e9));
+        auto* bisect = cmd.add_subcommand("bisect-args", "print GOOD BAD REGEX for ci/bisect.sh --confirmed, or none");
+        bisect->add_option("--confirmed", a->confirmed, "confirmed.json")->required()->check(file);
+        bisect->add_option("--gate", a->gate, "the night's gate JSON: its runs' git shas where confirmed.json has none")
+            ->check(file);
+        return [a, select, none, classify_cmd](const std::string&) {
+          for (const std::string* out : {&a->out, &a->summary}) {
+            if (out->empty()) continue;
+            try {
+              require_regular_file_or_absent(*out, "--out");
+              check_writable(*out);
+            } catch (const std::exception& e) {
+              throw UsageError(e.what());
+            }
+          }
+          if (*select) return cmd_select(*a);
+          if (*none) return cmd_none(*a);
+          if (*classify_cmd) return cmd_classify(*a);
+          return cmd_bisect_args(*a);  // the fourth: one is required
+        };
+      }};
 }
 
 }  // namespace pairbench::harness

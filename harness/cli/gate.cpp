@@ -32,15 +32,16 @@ int cmd_gate(const std::string& baseline_arg, const std::string& current_arg, co
   // decided: the fixed test over it is the naive procedure of docs/gate.md, not valid as it stands.
   const auto sampling = cur.at("pairbench").find("sampling");
   if (sampling != cur.at("pairbench").end() && sampling->is_object() && sampling->contains("until_decided")) {
-    say(Verbosity::quiet) << "pairbench: warning: " << current
-              << " was sampled until decided (run --baseline --budget): the fixed test over it does not hold its "
-                 "false-regression level; its own gate is the one `run` printed\n";
+    say(Verbosity::quiet)
+        << "pairbench: warning: " << current
+        << " was sampled until decided (run --baseline --budget): the fixed test over it does not hold its "
+           "false-regression level; its own gate is the one `run` printed\n";
   }
   std::string baseline = baseline_arg;
   std::optional<nlohmann::json> base;
   if (baseline.empty()) {
-    StoredBaseline stored = stored_baseline(machine_key_of(cur, current), named_database(args.history) ? args.history : "",
-                                            results_dir, current);
+    StoredBaseline stored = stored_baseline(machine_key_of(cur, current),
+                                            named_database(args.history) ? args.history : "", results_dir, current);
     base = std::move(stored.doc);
     baseline = stored.label;
   } else {
@@ -52,12 +53,14 @@ int cmd_gate(const std::string& baseline_arg, const std::string& current_arg, co
 int cmd_gate_commit(const std::string& git_sha, const std::string& results_dir, const GateArgs& args) {
   check_gate_outputs(args);
   check_history_argument(args.history, "--db");
-  if (git_sha.size() < 7 || git_sha.size() > 40 ||
-      !std::all_of(git_sha.begin(), git_sha.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); })) {
+  if (git_sha.size() < 7 || git_sha.size() > 40 || !std::all_of(git_sha.begin(), git_sha.end(), [](char c) {
+        return std::isxdigit(static_cast<unsigned char>(c));
+      })) {
     throw UsageError("--commit: expected a git SHA (7 to 40 hex digits), got " + quoted_for_message(git_sha));
   }
   const std::string db_name = history_in_use(args.history, results_dir);
-  if (db_name.empty()) throw UsageError("--commit: needs a history (--db DB or PAIRBENCH_DB) holding the runs and baselines");
+  if (db_name.empty())
+    throw UsageError("--commit: needs a history (--db DB or PAIRBENCH_DB) holding the runs and baselines");
   const auto db = open_history_db(db_name, "--db", /*must_exist=*/true);
   std::map<std::string, History::RunInfo> of_commit;
   for (auto& r : db->latest_runs_of_commit(git_sha)) of_commit[r.machine_key] = r;
@@ -133,18 +136,25 @@ int cmd_gate_commit(const std::string& git_sha, const std::string& results_dir, 
                 "undec", "same", "impr", "other", "run / why");
   std::cout << line;
   for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%-20s %-28.28s %-12s %5d %5d %5d %5d %5d  %s\n", r.machine.c_str(), r.kind.c_str(),
-                  r.outcome.c_str(), r.regressions, r.undecided, r.unchanged, r.improvements, r.other,
+    std::snprintf(line, sizeof line, "%-20s %-28.28s %-12s %5d %5d %5d %5d %5d  %s\n", r.machine.c_str(),
+                  r.kind.c_str(), r.outcome.c_str(), r.regressions, r.undecided, r.unchanged, r.improvements, r.other,
                   (r.detail.empty() ? r.run : r.detail).c_str());
     std::cout << line;
   }
   if (!args.json.empty()) {
-    nlohmann::json j = {{"commit", git_sha}, {"db", db->name()}, {"exit_status", status}, {"machines", nlohmann::json::array()}};
+    nlohmann::json j = {
+        {"commit", git_sha}, {"db", db->name()}, {"exit_status", status}, {"machines", nlohmann::json::array()}};
     for (const auto& r : rows) {
-      j["machines"].push_back({{"machine_key", r.machine}, {"machine_kind", r.kind}, {"run_id", r.run},
-                               {"outcome", r.outcome}, {"detail", r.detail}, {"regressions", r.regressions},
-                               {"undecided", r.undecided}, {"unchanged", r.unchanged},
-                               {"improvements", r.improvements}, {"other", r.other}});
+      j["machines"].push_back({{"machine_key", r.machine},
+                               {"machine_kind", r.kind},
+                               {"run_id", r.run},
+                               {"outcome", r.outcome},
+                               {"detail", r.detail},
+                               {"regressions", r.regressions},
+                               {"undecided", r.undecided},
+                               {"unchanged", r.unchanged},
+                               {"improvements", r.improvements},
+                               {"other", r.other}});
     }
     write_text_atomically(args.json, j.dump(2) + "\n");
   }

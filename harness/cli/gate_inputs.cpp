@@ -64,7 +64,7 @@ std::string history_in_use(const std::string& history_arg, const std::string& re
 
 // The same for the current run's machine, from the history the gate's arguments name.
 static void add_run_variance_from(GateOptions& options, const std::string& history_arg, const nlohmann::json& current,
-                           const std::string& current_path, const std::string& results_dir) {
+                                  const std::string& current_path, const std::string& results_dir) {
   const std::string path = history_in_use(history_arg, results_dir);
   if (path.empty()) return;
   const std::string key = machine_key_of(current, current_path);
@@ -124,7 +124,8 @@ StoredBaseline stored_baseline(const std::string& key, const std::string& db_nam
     const auto db = open_history_db(db_name, "--db", /*must_exist=*/true);
     if (const std::int64_t id = db->baseline_run(key)) {
       const auto info = db->run(id);
-      const std::string label = db->name() + ": baseline of machine " + key + " (run " + (info ? info->run_uid : "?") + ")";
+      const std::string label =
+          db->name() + ": baseline of machine " + key + " (run " + (info ? info->run_uid : "?") + ")";
       if (auto doc = db->run_document(id)) return {std::move(*doc), label};
       in_db = "; " + label + " was stored without its run file (before schema 2)";
     }
@@ -164,7 +165,8 @@ void add_run_variance(GateOptions& options, History& db, const std::string& key,
     add_history_noise(options, s.benchmark, values);
   }
   options.run_variance_source = db.name() + " (" + std::to_string(options.run_variance.size()) +
-                                " benchmarks with 3 or more of the last " + std::to_string(std::min(runs, 30)) + " runs)";
+                                " benchmarks with 3 or more of the last " + std::to_string(std::min(runs, 30)) +
+                                " runs)";
 }
 
 void check_gate_outputs(const GateArgs& args) {
@@ -176,6 +178,5 @@ void check_gate_outputs(const GateArgs& args) {
     throw UsageError(e.what());
   }
 }
-
 
 }  // namespace pairbench::harness

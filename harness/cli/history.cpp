@@ -25,30 +25,42 @@ nlohmann::json trends_json(const std::vector<Trend>& trends) {
     nlohmann::json jcps = nlohmann::json::array();
     for (const auto& c : changes) {
       const auto& run = *s.points[c.index].run;
-      jcps.push_back({{"run_id", run.id}, {"started_at", run.started_at}, {"git_sha", run.git_sha},
-                      {"before", c.point.before}, {"after", c.point.after}, {"change", c.point.after / c.point.before - 1}});
+      jcps.push_back({{"run_id", run.id},
+                      {"started_at", run.started_at},
+                      {"git_sha", run.git_sha},
+                      {"before", c.point.before},
+                      {"after", c.point.after},
+                      {"change", c.point.after / c.point.before - 1}});
     }
     nlohmann::json jpoints = nlohmann::json::array();
     for (const auto& p : s.points) {
-      jpoints.push_back({{"run_id", p.run_id}, {"started_at", p.run->started_at}, {"git_sha", p.run->git_sha},
-                         {"median", p.median}, {"samples", p.samples}});
+      jpoints.push_back({{"run_id", p.run_id},
+                         {"started_at", p.run->started_at},
+                         {"git_sha", p.run->git_sha},
+                         {"median", p.median},
+                         {"samples", p.samples}});
     }
-    out.push_back({{"benchmark", s.benchmark}, {"metric", s.metric}, {"unit", s.unit}, {"better", s.better},
-                   {"runs", s.points.size()}, {"points", std::move(jpoints)}, {"change_points", std::move(jcps)}});
+    out.push_back({{"benchmark", s.benchmark},
+                   {"metric", s.metric},
+                   {"unit", s.unit},
+                   {"better", s.better},
+                   {"runs", s.points.size()},
+                   {"points", std::move(jpoints)},
+                   {"change_points", std::move(jcps)}});
   }
   return out;
 }
 
-
-int cmd_history(const std::string& benchmark, const std::string& db_arg, const std::string& machine_arg,
-                int last_runs, const std::string& format) {
+int cmd_history(const std::string& benchmark, const std::string& db_arg, const std::string& machine_arg, int last_runs,
+                const std::string& format) {
   const auto db = open_history_db(db_arg, "--db", /*must_exist=*/true);
   std::string machine = machine_arg;
   if (machine.empty()) machine = capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint["machine_key"];
   const std::vector<Trend> trends = history_trends(*db, machine, benchmark, last_runs);
   if (trends.empty()) {
-    throw UsageError(benchmark.empty() ? "no history for machine " + machine + " in " + db->name()
-                                       : "no history of '" + benchmark + "' for machine " + machine + " in " + db->name());
+    throw UsageError(benchmark.empty()
+                         ? "no history for machine " + machine + " in " + db->name()
+                         : "no history of '" + benchmark + "' for machine " + machine + " in " + db->name());
   }
   if (format == "json") {
     std::cout << trends_json(trends).dump(2) << "\n";
@@ -62,8 +74,9 @@ int cmd_history(const std::string& benchmark, const std::string& db_arg, const s
     std::cout << line;
     for (const auto& c : changes) {
       const auto& run = *s.points[c.index].run;
-      std::snprintf(line, sizeof line, "    change point %s (git %.12s): %.4g -> %.4g (%+.1f%%)\n", run.started_at.c_str(),
-                    run.git_sha.c_str(), c.point.before, c.point.after, 100 * (c.point.after / c.point.before - 1));
+      std::snprintf(line, sizeof line, "    change point %s (git %.12s): %.4g -> %.4g (%+.1f%%)\n",
+                    run.started_at.c_str(), run.git_sha.c_str(), c.point.before, c.point.after,
+                    100 * (c.point.after / c.point.before - 1));
       std::cout << line;
     }
   }
@@ -76,10 +89,14 @@ int cmd_history_machines(const std::string& db_arg, const std::string& format) {
   if (format == "json") {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& m : machines) {
-      out.push_back({{"machine_key", m.machine_key}, {"machine_kind", m.machine_kind}, {"runs", m.runs},
+      out.push_back({{"machine_key", m.machine_key},
+                     {"machine_kind", m.machine_kind},
+                     {"runs", m.runs},
                      {"baseline", db->baseline_run(m.machine_key) != 0},
-                     {"last_run", {{"run_id", uid_or_row(m.last_run.run_uid, m.last_run.id)},
-                                   {"started_at", m.last_run.started_at}, {"git_sha", m.last_run.git_sha}}}});
+                     {"last_run",
+                      {{"run_id", uid_or_row(m.last_run.run_uid, m.last_run.id)},
+                       {"started_at", m.last_run.started_at},
+                       {"git_sha", m.last_run.git_sha}}}});
     }
     std::cout << out.dump(2) << "\n";
     return kExitOk;
@@ -116,65 +133,72 @@ int cmd_history_export(const std::string& db_arg, int last_runs, const std::stri
 }  // namespace
 
 Command command_history() {
-  return {"history", "trend and change points per benchmark",
-          "0 shown (imported, exported, measured); 2 bad input (import: nothing stored); 3 a history write failed or "
-          "its lock stayed held; 130/143 import interrupted by SIGINT/SIGTERM (what was stored stays)",
-          "the history database or the run files imported", [](CLI::App& cmd) -> CommandAction {
-            struct Args {
-              std::string benchmark, db = kDefaultHistory, machine, format = "table";
-              int last = 0;
-              bool machines = false;
-              std::vector<std::string> import_files;
-              std::string import_db = kDefaultHistory, export_db = kDefaultHistory;  // PAIRBENCH_DB fills each
-              std::string export_out;
-              int export_last = 0;
-              std::string speed_db, speed_out;  // no PAIRBENCH_DB default: speed fills the database it is given
-              int speed_runs = 10000, speed_benchmarks = 300, speed_samples = 5;
-            };
-            auto a = std::make_shared<Args>();
-            cmd.add_option("benchmark", a->benchmark, "one benchmark (default: all)");
-            cmd.add_option("--db,--history", a->db, kDbHelp + "results/history.sqlite)")->envname(kDbEnv)->check(history_path());
-            cmd.add_flag("--machines", a->machines, "list every machine key with its kind, runs and last run");
-            cmd.add_option("--machine", a->machine, "machine key (default: this machine's)");
-            cmd.add_option("--last", a->last, "only the last N runs")->check(CLI::Range(1, 1000000));
-            cmd.add_option("--format", a->format)->check(CLI::IsMember({"table", "json"}));
-            const auto output = path_is(regular_file_or_absent_problem, "FILE");
+  return {
+      "history", "trend and change points per benchmark",
+      "0 shown (imported, exported, measured); 2 bad input (import: nothing stored); 3 a history write failed or "
+      "its lock stayed held; 130/143 import interrupted by SIGINT/SIGTERM (what was stored stays)",
+      "the history database or the run files imported", [](CLI::App& cmd) -> CommandAction {
+        struct Args {
+          std::string benchmark, db = kDefaultHistory, machine, format = "table";
+          int last = 0;
+          bool machines = false;
+          std::vector<std::string> import_files;
+          std::string import_db = kDefaultHistory, export_db = kDefaultHistory;  // PAIRBENCH_DB fills each
+          std::string export_out;
+          int export_last = 0;
+          std::string speed_db, speed_out;  // no PAIRBENCH_DB default: speed fills the database it is given
+          int speed_runs = 10000, speed_benchmarks = 300, speed_samples = 5;
+        };
+        auto a = std::make_shared<Args>();
+        cmd.add_option("benchmark", a->benchmark, "one benchmark (default: all)");
+        cmd.add_option("--db,--history", a->db, kDbHelp + "results/history.sqlite)")
+            ->envname(kDbEnv)
+            ->check(history_path());
+        cmd.add_flag("--machines", a->machines, "list every machine key with its kind, runs and last run");
+        cmd.add_option("--machine", a->machine, "machine key (default: this machine's)");
+        cmd.add_option("--last", a->last, "only the last N runs")->check(CLI::Range(1, 1000000));
+        cmd.add_option("--format", a->format)->check(CLI::IsMember({"table", "json"}));
+        const auto output = path_is(regular_file_or_absent_problem, "FILE");
 
-            auto* import = cmd.add_subcommand(
-                "import", "store run files in the history database (each run once; e.g. after a failed history write)");
-            import->add_option("run_files", a->import_files, "run files")->required();
-            import->add_option("--db,--history", a->import_db, kDbHelp + "results/history.sqlite)")
-                ->envname(kDbEnv)
-                ->check(history_path());
-            auto* exporting = cmd.add_subcommand(
-                "export", "write every machine's series, latest claims and change points as JSON (pairbench-history-export/1)");
-            exporting->add_option("--db,--history", a->export_db, kDbHelp + "results/history.sqlite)")
-                ->envname(kDbEnv)
-                ->check(history_path());
-            exporting->add_option("--last", a->export_last, "only each machine's last N runs")->check(CLI::Range(1, 1000000));
-            exporting->add_option("--out", a->export_out, "the JSON file to write")->required()->check(output);
-            auto* speed = cmd.add_subcommand(
-                "speed", "time `history` and `gate` over a new history filled with synthetic runs (default 10,000 x 300)");
-            speed->add_option("--db", a->speed_db,
-                              "a new SQLite path or an empty PostgreSQL database (default: a temporary SQLite file)")
-                ->check(history_path());
-            speed->add_option("--runs", a->speed_runs)->check(CLI::Range(2, 1000000));
-            speed->add_option("--benchmarks", a->speed_benchmarks)->check(CLI::Range(1, 100000));
-            speed->add_option("--samples", a->speed_samples, "samples (processes) per benchmark and run")
-                ->check(CLI::Range(1, 1000));
-            speed->add_option("--out", a->speed_out, "also write the figures as JSON")->check(output);
+        auto* import = cmd.add_subcommand(
+            "import", "store run files in the history database (each run once; e.g. after a failed history write)");
+        import->add_option("run_files", a->import_files, "run files")->required();
+        import->add_option("--db,--history", a->import_db, kDbHelp + "results/history.sqlite)")
+            ->envname(kDbEnv)
+            ->check(history_path());
+        auto* exporting = cmd.add_subcommand(
+            "export",
+            "write every machine's series, latest claims and change points as JSON (pairbench-history-export/1)");
+        exporting->add_option("--db,--history", a->export_db, kDbHelp + "results/history.sqlite)")
+            ->envname(kDbEnv)
+            ->check(history_path());
+        exporting->add_option("--last", a->export_last, "only each machine's last N runs")
+            ->check(CLI::Range(1, 1000000));
+        exporting->add_option("--out", a->export_out, "the JSON file to write")->required()->check(output);
+        auto* speed = cmd.add_subcommand(
+            "speed", "time `history` and `gate` over a new history filled with synthetic runs (default 10,000 x 300)");
+        speed
+            ->add_option("--db", a->speed_db,
+                         "a new SQLite path or an empty PostgreSQL database (default: a temporary SQLite file)")
+            ->check(history_path());
+        speed->add_option("--runs", a->speed_runs)->check(CLI::Range(2, 1000000));
+        speed->add_option("--benchmarks", a->speed_benchmarks)->check(CLI::Range(1, 100000));
+        speed->add_option("--samples", a->speed_samples, "samples (processes) per benchmark and run")
+            ->check(CLI::Range(1, 1000));
+        speed->add_option("--out", a->speed_out, "also write the figures as JSON")->check(output);
 
-            return [a, import, exporting, speed](const std::string&) {
-              if (*import) {
-                finish_up_on_interrupt();  // it waits on the history's lock
-                return cmd_history_import(a->import_files, a->import_db);
-              }
-              if (*speed) return cmd_history_speed(a->speed_db, a->speed_runs, a->speed_benchmarks, a->speed_samples, a->speed_out);
-              if (*exporting) return cmd_history_export(a->export_db, a->export_last, a->export_out);
-              if (a->machines) return cmd_history_machines(a->db, a->format);
-              return cmd_history(a->benchmark, a->db, a->machine, a->last, a->format);
-            };
-          }};
+        return [a, import, exporting, speed](const std::string&) {
+          if (*import) {
+            finish_up_on_interrupt();  // it waits on the history's lock
+            return cmd_history_import(a->import_files, a->import_db);
+          }
+          if (*speed)
+            return cmd_history_speed(a->speed_db, a->speed_runs, a->speed_benchmarks, a->speed_samples, a->speed_out);
+          if (*exporting) return cmd_history_export(a->export_db, a->export_last, a->export_out);
+          if (a->machines) return cmd_history_machines(a->db, a->format);
+          return cmd_history(a->benchmark, a->db, a->machine, a->last, a->format);
+        };
+      }};
 }
 
 }  // namespace pairbench::harness

@@ -39,7 +39,8 @@ std::unique_ptr<History> open_history_db(const std::string& db, const std::strin
   }
 }
 
-std::vector<Trend> history_trends(History& db, const std::string& machine, const std::string& benchmark, int last_runs) {
+std::vector<Trend> history_trends(History& db, const std::string& machine, const std::string& benchmark,
+                                  int last_runs) {
   std::vector<Trend> out;
   std::vector<std::pair<std::string, std::vector<History::ChangePoint>>> found;
   for (auto& s : db.series(machine, benchmark, last_runs, /*with_values=*/false)) {
@@ -55,8 +56,8 @@ std::vector<Trend> history_trends(History& db, const std::string& machine, const
 }
 
 nlohmann::json history_export(History& db, int last_runs) {
-  nlohmann::json out = {{"format", "pairbench-history-export/1"}, {"generated_at", utc_stamp("%Y-%m-%dT%H:%M:%SZ")},
-                        {"db", db.name()}};
+  nlohmann::json out = {
+      {"format", "pairbench-history-export/1"}, {"generated_at", utc_stamp("%Y-%m-%dT%H:%M:%SZ")}, {"db", db.name()}};
   out["machines"] = nlohmann::json::array();
   out["series"] = nlohmann::json::array();
   out["claims"] = nlohmann::json::array();
@@ -68,9 +69,13 @@ nlohmann::json history_export(History& db, int last_runs) {
       const auto run = db.run(row);
       baseline = run ? uid_or_row(run->run_uid, run->id) : uid_or_row("", row);
     }
-    out["machines"].push_back({{"machine_key", key}, {"machine_kind", m.machine_kind}, {"runs", m.runs},
-                               {"last_run", {{"run_id", uid_or_row(m.last_run.run_uid, m.last_run.id)},
-                                             {"started_at", m.last_run.started_at}, {"git_sha", m.last_run.git_sha}}},
+    out["machines"].push_back({{"machine_key", key},
+                               {"machine_kind", m.machine_kind},
+                               {"runs", m.runs},
+                               {"last_run",
+                                {{"run_id", uid_or_row(m.last_run.run_uid, m.last_run.id)},
+                                 {"started_at", m.last_run.started_at},
+                                 {"git_sha", m.last_run.git_sha}}},
                                {"baseline_run_id", std::move(baseline)}});
     // With each run's process values: the report draws them as dots beside the medians.
     const auto all_series = db.series(m.machine_key, "", last_runs, /*with_values=*/true);
@@ -83,20 +88,29 @@ nlohmann::json history_export(History& db, int last_runs) {
         if (earlier.size() > 30) earlier.erase(earlier.begin());
         const double resolution = resolution_from_history(history_noise(earlier), static_cast<int>(p.values.size()),
                                                           static_cast<int>(all_series.size()));
-        points.push_back({{"run_id", uid_or_row(p.run->run_uid, p.run_id)}, {"started_at", p.run->started_at},
-                          {"git_sha", p.run->git_sha}, {"median", p.median}, {"samples", p.samples},
+        points.push_back({{"run_id", uid_or_row(p.run->run_uid, p.run_id)},
+                          {"started_at", p.run->started_at},
+                          {"git_sha", p.run->git_sha},
+                          {"median", p.median},
+                          {"samples", p.samples},
                           {"values", p.values},
                           {"resolution", resolution >= 0 ? nlohmann::json(resolution) : nlohmann::json(nullptr)}});
       }
       // The same detection as `history`, over the points exported (nothing is written).
       for (const auto& c : find_change_points(s)) {
         const auto& p = s.points[c.index];
-        out["change_points"].push_back({{"machine_key", key}, {"benchmark", s.benchmark},
-                                        {"run_id", uid_or_row(p.run->run_uid, p.run_id)}, {"before", c.point.before},
+        out["change_points"].push_back({{"machine_key", key},
+                                        {"benchmark", s.benchmark},
+                                        {"run_id", uid_or_row(p.run->run_uid, p.run_id)},
+                                        {"before", c.point.before},
                                         {"after", c.point.after}});
       }
-      out["series"].push_back({{"machine_key", key}, {"benchmark", s.benchmark}, {"experiment", s.experiment},
-                               {"metric", s.metric}, {"unit", s.unit}, {"better", s.better},
+      out["series"].push_back({{"machine_key", key},
+                               {"benchmark", s.benchmark},
+                               {"experiment", s.experiment},
+                               {"metric", s.metric},
+                               {"unit", s.unit},
+                               {"better", s.better},
                                {"points", std::move(points)}});
     }
   }
@@ -105,8 +119,11 @@ nlohmann::json history_export(History& db, int last_runs) {
   out["regressions"] = nlohmann::json::array();
   for (const auto& r : db.regressions("", /*include_fixed=*/true)) out["regressions"].push_back(regression_json(r));
   for (const auto& [run, claims] : db.latest_claims()) {
-    out["claims"].push_back({{"machine_key", export_key(run.machine_key)}, {"machine_kind", run.machine_kind},
-                             {"run_id", uid_or_row(run.run_uid, run.id)}, {"git_sha", run.git_sha}, {"claims", claims}});
+    out["claims"].push_back({{"machine_key", export_key(run.machine_key)},
+                             {"machine_kind", run.machine_kind},
+                             {"run_id", uid_or_row(run.run_uid, run.id)},
+                             {"git_sha", run.git_sha},
+                             {"claims", claims}});
   }
   return out;
 }

@@ -14,7 +14,7 @@ namespace pairbench::harness {
 
 int cmd_history_import(const std::vector<std::string>& run_files, const std::string& db_arg) {
   const std::string db = redact_db(db_arg);  // for messages; db_arg is what is opened
-  history_retry_s();  // a bad PAIRBENCH_HISTORY_RETRY_S is bad input: nothing stored
+  history_retry_s();                         // a bad PAIRBENCH_HISTORY_RETRY_S is bad input: nothing stored
   // Every file is read and checked before anything is stored: bad input stores nothing.
   std::vector<nlohmann::json> docs;
   for (const std::string& path : run_files) {
@@ -39,12 +39,12 @@ int cmd_history_import(const std::vector<std::string>& run_files, const std::str
                 << "; not stored again\n";
     } else {
       say(Verbosity::quiet) << "pairbench: " << run_files[i] << ": not stored in " << db << ": "
-                << result["error"].get<std::string>() << "\n";
+                            << result["error"].get<std::string>() << "\n";
       ++failed;
     }
     if (interrupt_signal()) {
-      say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(interrupt_signal()) << " after " << i + 1 << " of "
-                << docs.size() << " run files\n";
+      say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(interrupt_signal()) << " after " << i + 1
+                            << " of " << docs.size() << " run files\n";
       return interrupted_exit_status();
     }
   }

@@ -39,8 +39,11 @@ void fill_run(nlohmann::json& doc, int r, int runs, int benchmarks, int samples)
   list = nlohmann::json::array();
   for (int b = 0; b < benchmarks; ++b) {
     for (int i = 0; i < samples; ++i) {
-      list.push_back({{"name", "synthetic.x/a/n:" + std::to_string(b)}, {"experiment", "synthetic.x"}, {"arm", "a"},
-                      {"repetition_index", i}, {"real_time", 1.0},
+      list.push_back({{"name", "synthetic.x/a/n:" + std::to_string(b)},
+                      {"experiment", "synthetic.x"},
+                      {"arm", "a"},
+                      {"repetition_index", i},
+                      {"real_time", 1.0},
                       {"metric_value", 100.0 + (r >= step_run(runs) ? 50 : 0) + (i * 7 + b + r) % 5}});
     }
   }
@@ -59,8 +62,12 @@ nlohmann::json measure_history_speed(const std::string& db_arg, int runs, int be
   doc["pairbench"] = {{"schema_version", 1},
                       {"profile", "nightly"},
                       {"environment", {{"machine_key", kSpeedMachine}, {"cpu_model", "synthetic"}}},
-                      {"experiments", {{{"name", "synthetic.x"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", "lower"},
-                                       {"points", nlohmann::json::array()}}}}};
+                      {"experiments",
+                       {{{"name", "synthetic.x"},
+                         {"metric", "ns_per_op"},
+                         {"unit", "ns"},
+                         {"better", "lower"},
+                         {"points", nlohmann::json::array()}}}}};
   std::string name;
   const auto t_fill = Clock::now();
   {
@@ -100,8 +107,14 @@ nlohmann::json measure_history_speed(const std::string& db_arg, int runs, int be
     outcome = to_string(compare_runs(*base, *current, options, "baseline", latest.run_uid).outcome());
   }
   const double gate_s = seconds_since(t_gate);
-  return {{"db", name},           {"runs", runs},         {"benchmarks", benchmarks}, {"samples_per_run", samples},
-          {"series", series},     {"fill_s", fill_s},     {"history_s", history_s},   {"gate_s", gate_s},
+  return {{"db", name},
+          {"runs", runs},
+          {"benchmarks", benchmarks},
+          {"samples_per_run", samples},
+          {"series", series},
+          {"fill_s", fill_s},
+          {"history_s", history_s},
+          {"gate_s", gate_s},
           {"gate_outcome", outcome}};
 }
 
@@ -123,15 +136,16 @@ int cmd_history_speed(const std::string& db_arg, int runs, int benchmarks, int s
     }
   } cleanup{tmpdir};
   say() << "history speed: filling " << redact_db(db) << " with " << runs << " runs x " << benchmarks
-            << " benchmarks x " << samples << " samples\n";
+        << " benchmarks x " << samples << " samples\n";
   const nlohmann::json r = measure_history_speed(db, runs, benchmarks, samples, [&](int done) {
     say() << "history speed: " << done << " of " << runs << " runs stored\n";
   });
-  std::printf("history speed on %s: %d runs x %d benchmarks (%d samples each), filled in %.1f s\n"
-              "  history (every benchmark's %d per-run medians, change points found and stored): %.2f s\n"
-              "  gate from the database (baseline and latest run, noise of the last 30 runs, comparison): %.2f s\n",
-              r["db"].get<std::string>().c_str(), runs, benchmarks, samples, r["fill_s"].get<double>(), runs,
-              r["history_s"].get<double>(), r["gate_s"].get<double>());
+  std::printf(
+      "history speed on %s: %d runs x %d benchmarks (%d samples each), filled in %.1f s\n"
+      "  history (every benchmark's %d per-run medians, change points found and stored): %.2f s\n"
+      "  gate from the database (baseline and latest run, noise of the last 30 runs, comparison): %.2f s\n",
+      r["db"].get<std::string>().c_str(), runs, benchmarks, samples, r["fill_s"].get<double>(), runs,
+      r["history_s"].get<double>(), r["gate_s"].get<double>());
   if (!out.empty()) write_json_atomically(out, r);
   return kExitOk;
 }

@@ -26,7 +26,6 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-
 int cmd_list(const std::string& bench_dir, const std::string& profile, const std::string& format,
              const std::string& update_file, const std::string& check_file) {
   if ((!update_file.empty() || !check_file.empty()) && format != "markdown") {
@@ -59,8 +58,9 @@ int cmd_list(const std::string& bench_dir, const std::string& profile, const std
                                 (profile == "quick" ? std::string() : " --profile " + profile) + " --update " + file;
     if (!check_file.empty()) {
       if (refreshed == current) return kExitOk;
-      say(Verbosity::quiet) << "pairbench: " << file << ": the experiment table is stale (the bench binaries list other "
-                << "experiments, arms or grids); refresh it with: " << command << "\n";
+      say(Verbosity::quiet) << "pairbench: " << file
+                            << ": the experiment table is stale (the bench binaries list other "
+                            << "experiments, arms or grids); refresh it with: " << command << "\n";
       return kExitRegression;
     }
     if (refreshed != current) write_text_atomically(file, refreshed);
@@ -113,29 +113,32 @@ int cmd_list(const std::string& bench_dir, const std::string& profile, const std
 }  // namespace
 
 Command command_list() {
-  return {"list", "experiments, arms, grids, claim ids, and whether each arm can run here",
-          "0 listed (with --check: the table is current); 1 with --check: FILE's table is stale; 2 bad input",
-          "a bench binary's catalogue or the environment", [](CLI::App& cmd) -> CommandAction {
-            struct Args {
-              std::string format = "table", profile = "quick", update, check, bench_dir = default_bench_dir();
-            };
-            auto a = std::make_shared<Args>();
-            cmd.add_option("--format", a->format,
-                           "table, json, markdown (docs/experiments.md's experiment table), claims-markdown "
-                           "(docs/claims.md), commands-markdown (docs/commands.md: every command's --help) or "
-                           "claims-json (the claims catalogue compiled in, as plots/report.py reads it with --claims)")
-                ->check(CLI::IsMember({"table", "json", "markdown", "claims-markdown", "commands-markdown", "claims-json"}));
-            cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
-            const auto markdown_file = path_is(regular_file_problem, "FILE");
-            cmd.add_option("--update", a->update, "with --format markdown: rewrite FILE's experiment table between its markers")
-                ->check(markdown_file);
-            cmd.add_option("--check", a->check, "with --format markdown: exit 1 when FILE's experiment table is stale")
-                ->check(markdown_file)
-                ->excludes("--update");
-            cmd.add_option("--bench-dir", a->bench_dir, "directory of the bench_* binaries")
-                ->check(path_is(directory_problem, "DIR"));
-            return [a](const std::string&) { return cmd_list(a->bench_dir, a->profile, a->format, a->update, a->check); };
-          }};
+  return {
+      "list", "experiments, arms, grids, claim ids, and whether each arm can run here",
+      "0 listed (with --check: the table is current); 1 with --check: FILE's table is stale; 2 bad input",
+      "a bench binary's catalogue or the environment", [](CLI::App& cmd) -> CommandAction {
+        struct Args {
+          std::string format = "table", profile = "quick", update, check, bench_dir = default_bench_dir();
+        };
+        auto a = std::make_shared<Args>();
+        cmd.add_option("--format", a->format,
+                       "table, json, markdown (docs/experiments.md's experiment table), claims-markdown "
+                       "(docs/claims.md), commands-markdown (docs/commands.md: every command's --help) or "
+                       "claims-json (the claims catalogue compiled in, as plots/report.py reads it with --claims)")
+            ->check(
+                CLI::IsMember({"table", "json", "markdown", "claims-markdown", "commands-markdown", "claims-json"}));
+        cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
+        const auto markdown_file = path_is(regular_file_problem, "FILE");
+        cmd.add_option("--update", a->update,
+                       "with --format markdown: rewrite FILE's experiment table between its markers")
+            ->check(markdown_file);
+        cmd.add_option("--check", a->check, "with --format markdown: exit 1 when FILE's experiment table is stale")
+            ->check(markdown_file)
+            ->excludes("--update");
+        cmd.add_option("--bench-dir", a->bench_dir, "directory of the bench_* binaries")
+            ->check(path_is(directory_problem, "DIR"));
+        return [a](const std::string&) { return cmd_list(a->bench_dir, a->profile, a->format, a->update, a->check); };
+      }};
 }
 
 }  // namespace pairbench::harness

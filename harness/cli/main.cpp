@@ -38,7 +38,8 @@ int run_action(const CommandAction& action, const std::string& command_line, con
     return interrupt_signal() ? interrupted_exit_status() : kExitBenchmarkFailed;
   } catch (const nlohmann::json::exception& e) {
     // A field read without a check somewhere: never nlohmann's "[json.exception...]" text.
-    std::cerr << "pairbench: internal: unexpected JSON shape in " << reads_json << " (" << json_exception_text(e) << ")\n";
+    std::cerr << "pairbench: internal: unexpected JSON shape in " << reads_json << " (" << json_exception_text(e)
+              << ")\n";
     return interrupt_signal() ? interrupted_exit_status() : kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "pairbench: " << e.what() << "\n";

@@ -16,7 +16,6 @@
 namespace pairbench::harness {
 namespace fs = std::filesystem;
 
-
 // Every floating-point option: a finite number in [lo, hi]. CLI11's Range lets NaN through (each
 // comparison with NaN is false), so `--alpha nan` once switched the gate off silently.
 CLI::Validator finite_in(double lo, double hi) {
@@ -108,7 +107,6 @@ CLI::Validator history_path(std::vector<std::string> keywords) {
       "HISTORY");
 }
 
-
 // `db_default`: whether PAIRBENCH_DB names the history where --db is absent (gate yes; compare,
 // ab and selftest read a history only when one is named on their command line).
 void add_process_sharing_option(CLI::App& cmd, std::string& process_sharing) {
@@ -147,11 +145,12 @@ void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default, bool db_op
          "only, the rest undecided")
       ->check(CLI::IsMember({"on", "off"}));
   if (db_option) {
-    auto* db = cmd->add_option("--db,--history", gate.history,
-                               "history database (an SQLite path or a postgresql:// URL) for each benchmark's run-to-run "
-                               "noise and, for gate, this machine's baseline (gate default: $PAIRBENCH_DB, else "
-                               "results/history.sqlite where it exists; none to leave it out)")
-                   ->check(history_path({"auto", "none"}));
+    auto* db =
+        cmd->add_option("--db,--history", gate.history,
+                        "history database (an SQLite path or a postgresql:// URL) for each benchmark's run-to-run "
+                        "noise and, for gate, this machine's baseline (gate default: $PAIRBENCH_DB, else "
+                        "results/history.sqlite where it exists; none to leave it out)")
+            ->check(history_path({"auto", "none"}));
     if (db_default) db->envname(kDbEnv);
   }
   const auto output = path_is(regular_file_or_absent_problem, "FILE");
@@ -159,7 +158,6 @@ void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default, bool db_op
   cmd->add_option("--junit", gate.junit, "also write JUnit XML (CI test view)")->check(output);
   cmd->add_option("--json", gate.json, "also write the comparison as JSON")->check(output);
 }
-
 
 std::string default_bench_dir() {
   std::error_code ec;
@@ -221,7 +219,8 @@ std::vector<ExperimentEntry> select_experiments(std::vector<ExperimentEntry> all
   return out;
 }
 
-std::vector<ExperimentEntry> keep_benchmarks_matching(std::vector<ExperimentEntry> experiments, const std::string& regex) {
+std::vector<ExperimentEntry> keep_benchmarks_matching(std::vector<ExperimentEntry> experiments,
+                                                      const std::string& regex) {
   if (regex.empty()) return experiments;
   const std::regex re(regex, std::regex::ECMAScript);
   for (auto& e : experiments) {

@@ -56,6 +56,7 @@ std::vector<ExperimentEntry> select_experiments(std::vector<ExperimentEntry> all
                                                 const std::string& arms);
 // Only the benchmarks whose names `regex` finds (benchmark_regex's rule; "" keeps all); experiments
 // left without benchmarks are dropped.
-std::vector<ExperimentEntry> keep_benchmarks_matching(std::vector<ExperimentEntry> experiments, const std::string& regex);
+std::vector<ExperimentEntry> keep_benchmarks_matching(std::vector<ExperimentEntry> experiments,
+                                                      const std::string& regex);
 
 }  // namespace pairbench::harness

@@ -68,7 +68,8 @@ int cmd_list(const std::string& db_arg, const std::string& machine, bool all, co
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << regressions.size() << " regression(s) " << (all ? "(open, acknowledged and fixed)" : "open or acknowledged")
+  std::cout << regressions.size() << " regression(s) "
+            << (all ? "(open, acknowledged and fixed)" : "open or acknowledged")
             << (machine.empty() ? "" : " on machine " + machine) << " in " << db->name() << "\n";
   for (const auto& r : regressions) print_regression(std::cout, r, "");
   return kExitOk;
@@ -86,7 +87,8 @@ int cmd_ack(std::int64_t id, const std::string& reason, const std::string& db_ar
                      ": nothing to acknowledge");
   }
   if (!db->acknowledge_regression(id, reason, utc_stamp("%Y-%m-%dT%H:%M:%SZ"))) {
-    throw UsageError("regressions ack: regression " + std::to_string(id) + " was fixed meanwhile: nothing to acknowledge");
+    throw UsageError("regressions ack: regression " + std::to_string(id) +
+                     " was fixed meanwhile: nothing to acknowledge");
   }
   print_regression(std::cout, *db->regression(id), "ack");
   return kExitOk;
@@ -120,8 +122,9 @@ int cmd_record(const std::string& gate_path, const std::string& db_arg, const st
   }
   if (runs.machine_key.empty()) runs.machine_key = machine_arg;
   if (runs.machine_key.empty()) {
-    throw UsageError(gate_path + ": current_run.machine_key: missing (a gate JSON from before runs were named: give "
-                                 "--machine KEY)");
+    throw UsageError(gate_path +
+                     ": current_run.machine_key: missing (a gate JSON from before runs were named: give "
+                     "--machine KEY)");
   }
   std::vector<ConfirmedRegression> rows;
   for (const auto& v : gate.rows) {
@@ -131,15 +134,18 @@ int cmd_record(const std::string& gate_path, const std::string& db_arg, const st
   }
   const auto db = open_db(db_arg);
   const RecordOutcome outcome = record_regressions(*db, runs, rows, culprit);
-  std::cout << gate_path << ": " << outcome.new_ones.size() << " new regression(s) to announce, " << outcome.known.size()
-            << " already known, on machine " << runs.machine_key << " in " << db->name()
+  std::cout << gate_path << ": " << outcome.new_ones.size() << " new regression(s) to announce, "
+            << outcome.known.size() << " already known, on machine " << runs.machine_key << " in " << db->name()
             << (outcome.closed.empty() ? "" : "; " + std::to_string(outcome.closed.size()) + " fixed") << "\n";
   for (const auto& r : outcome.new_ones) print_regression(std::cout, r, "new");
   for (const auto& r : outcome.known) print_regression(std::cout, r, "known");
   for (const auto& r : outcome.closed) print_regression(std::cout, r, "closed");
   if (!json_out.empty()) {
-    nlohmann::json j = {{"gate", gate_path}, {"db", db->name()}, {"machine_key", runs.machine_key},
-                        {"new", nlohmann::json::array()}, {"known", nlohmann::json::array()},
+    nlohmann::json j = {{"gate", gate_path},
+                        {"db", db->name()},
+                        {"machine_key", runs.machine_key},
+                        {"new", nlohmann::json::array()},
+                        {"known", nlohmann::json::array()},
                         {"fixed", nlohmann::json::array()}};
     for (const auto& r : outcome.new_ones) j["new"].push_back(regression_json(r));
     for (const auto& r : outcome.known) j["known"].push_back(regression_json(r));
@@ -164,12 +170,15 @@ Command command_regressions() {
               std::string gate, record_db = kDefaultHistory, record_machine, culprit, json;
             };
             auto a = std::make_shared<Args>();
-            cmd.add_option("--db,--history", a->db, kDbHelp + "results/history.sqlite)")->envname(kDbEnv)->check(history_path());
+            cmd.add_option("--db,--history", a->db, kDbHelp + "results/history.sqlite)")
+                ->envname(kDbEnv)
+                ->check(history_path());
             cmd.add_option("--machine", a->machine, "only this machine key's (default: every machine's)");
             cmd.add_flag("--all", a->all, "fixed ones too");
             cmd.add_option("--format", a->format)->check(CLI::IsMember({"text", "json"}));
 
-            auto* ack = cmd.add_subcommand("ack", "acknowledge a regression: known, with a reason; still listed until fixed");
+            auto* ack =
+                cmd.add_subcommand("ack", "acknowledge a regression: known, with a reason; still listed until fixed");
             ack->add_option("id", a->ack_id, "the regression's id (the listing's #)")->required();
             ack->add_option("--reason", a->ack_reason, "why (a tracking issue, an accepted trade-off)")->required();
             ack->add_option("--db,--history", a->ack_db, kDbHelp + "results/history.sqlite)")
@@ -177,7 +186,8 @@ Command command_regressions() {
                 ->check(history_path());
 
             auto* record = cmd.add_subcommand(
-                "record", "store the regressions a gate JSON confirmed: new ones (to announce) and known ones (seen again)");
+                "record",
+                "store the regressions a gate JSON confirmed: new ones (to announce) and known ones (seen again)");
             record->add_option("--gate", a->gate, "the gate's JSON (`gate`, `ab` or `run --baseline` with --json)")
                 ->required()
                 ->check(path_is(regular_file_problem, "FILE"));
@@ -186,7 +196,8 @@ Command command_regressions() {
                 ->check(history_path());
             record->add_option("--machine", a->record_machine,
                                "the machine key, where the gate JSON does not name it (written before it did)");
-            record->add_option("--culprit", a->culprit, "the first bad commit a bisection named (`bisect`'s first_bad)");
+            record->add_option("--culprit", a->culprit,
+                               "the first bad commit a bisection named (`bisect`'s first_bad)");
             record->add_option("--json", a->json, "also write the new, known and fixed regressions as JSON")
                 ->check(path_is(regular_file_or_absent_problem, "FILE"));
 

@@ -38,7 +38,8 @@ struct TemporaryFile {
     const char* tmpdir = std::getenv("TMPDIR");
     std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/" + prefix + "-XXXXXX";
     const int fd = mkstemp(tmpl.data());
-    if (fd < 0) throw std::runtime_error("report: cannot create a temporary file " + tmpl + ": " + std::strerror(errno));
+    if (fd < 0)
+      throw std::runtime_error("report: cannot create a temporary file " + tmpl + ": " + std::strerror(errno));
     close(fd);
     path = tmpl;
   }
@@ -47,10 +48,10 @@ struct TemporaryFile {
   TemporaryFile& operator=(const TemporaryFile&) = delete;
 };
 
-
 int cmd_report(const std::string& run, const std::string& history, const std::string& gate,
                const std::string& confirmation, const std::string& out_dir, double timeout_s) {
-  if (!confirmation.empty() && gate.empty()) throw UsageError("--confirmation: needs --gate (the gate whose suspects it confirmed)");
+  if (!confirmation.empty() && gate.empty())
+    throw UsageError("--confirmation: needs --gate (the gate whose suspects it confirmed)");
   const std::string script = std::string(PAIRBENCH_SOURCE_DIR) + "/plots/report.py";
   if (!fs::exists(script)) throw UsageError("report: " + script + " not found");
   // Verdicts are the harness's: a run file written before it judged them is judged here, and the
@@ -87,12 +88,13 @@ int cmd_report(const std::string& run, const std::string& history, const std::st
   std::cout << r.output;
   if (r.status == ProcessResult::Status::kInterrupted) {
     say(Verbosity::quiet) << "pairbench: report: interrupted by " << signal_name(r.signal)
-              << ": plots/report.py and its process group were killed; " << out_dir << " may be incomplete\n";
+                          << ": plots/report.py and its process group were killed; " << out_dir
+                          << " may be incomplete\n";
     return interrupted_exit_status();
   }
   if (r.status == ProcessResult::Status::kTimedOut) {
     say(Verbosity::quiet) << "pairbench: report: plots/report.py " << r.describe() << " (--timeout " << timeout_s
-              << "): killed with its process group; " << out_dir << " may be incomplete\n";
+                          << "): killed with its process group; " << out_dir << " may be incomplete\n";
     return kExitBenchmarkFailed;
   }
   if (r.status != ProcessResult::Status::kExited) throw std::runtime_error("report: plots/report.py " + r.describe());

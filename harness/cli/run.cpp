@@ -36,7 +36,7 @@ namespace {
 
 // The comparison at the end of a run (--baseline) and the sampling before it (--budget).
 struct RunGateArgs {
-  std::string baseline;  // a run file, or "history": this machine's stored baseline; "" = no gate
+  std::string baseline;   // a run file, or "history": this machine's stored baseline; "" = no gate
   bool db_named = false;  // --db or PAIRBENCH_DB given: the stored baseline may come from there
   double budget_s = 0;
   int max_repetitions = 30;
@@ -44,7 +44,8 @@ struct RunGateArgs {
 };
 
 // The baseline's run file and its label, read before anything runs (bad input fails first).
-std::pair<nlohmann::json, std::string> read_baseline(const RunGateArgs& g, const RunArgs& args, const Environment& env) {
+std::pair<nlohmann::json, std::string> read_baseline(const RunGateArgs& g, const RunArgs& args,
+                                                     const Environment& env) {
   if (g.baseline != "history") return {read_input(g.baseline, "--baseline"), g.baseline};
   const std::string key = env.fingerprint.value("machine_key", "");
   StoredBaseline stored = stored_baseline(key, g.db_named ? args.history : "", "results", "this run");
@@ -104,24 +105,27 @@ int print_plan(const RunPlan& p, const RunOptions& options) {
 // --wall-budget (the nightly's by default): the per-benchmark budgets lowered until the run's
 // projection fits (fit_wall_budget), and one line that says what was lowered, or that the budgets fit.
 void apply_wall_budget(const RunArgs& args, const std::vector<ExperimentEntry>& experiments, RunOptions& options) {
-  const double wall = args.wall_budget_s >= 0 ? args.wall_budget_s : args.profile == "nightly" ? kNightlyWallBudgetS : 0;
+  const double wall = args.wall_budget_s >= 0     ? args.wall_budget_s
+                      : args.profile == "nightly" ? kNightlyWallBudgetS
+                                                  : 0;
   if (wall <= 0 || (options.process_budget_s <= 0 && options.instruction_budget_s <= 0)) return;
-  const WallFit fit = fit_wall_budget(options.process_budget_s, options.instruction_budget_s, wall, [&](double p, double i) {
-    RunOptions at = options;
-    at.process_budget_s = p, at.instruction_budget_s = i;
-    return plan_run(experiments, at).projected_wall_s;
-  });
+  const WallFit fit =
+      fit_wall_budget(options.process_budget_s, options.instruction_budget_s, wall, [&](double p, double i) {
+        RunOptions at = options;
+        at.process_budget_s = p, at.instruction_budget_s = i;
+        return plan_run(experiments, at).projected_wall_s;
+      });
   char line[400];
   if (!fit.lowered) {
     std::snprintf(line, sizeof line, "wall budget %.0f s: the per-benchmark budgets fit (projected %.1f min)", wall,
                   fit.projected_s / 60);
   } else {
-    std::snprintf(line, sizeof line,
-                  "wall budget %.0f s: per-benchmark budgets lowered from %g s and %g s to %.2g s of time processes and "
-                  "%.2g s of counting processes, projected %.1f min%s",
-                  wall, options.process_budget_s, options.instruction_budget_s, fit.process_budget_s,
-                  fit.instruction_budget_s, fit.projected_s / 60,
-                  fit.fits ? "" : " (over it even so: every benchmark at its minimum processes)");
+    std::snprintf(
+        line, sizeof line,
+        "wall budget %.0f s: per-benchmark budgets lowered from %g s and %g s to %.2g s of time processes and "
+        "%.2g s of counting processes, projected %.1f min%s",
+        wall, options.process_budget_s, options.instruction_budget_s, fit.process_budget_s, fit.instruction_budget_s,
+        fit.projected_s / 60, fit.fits ? "" : " (over it even so: every benchmark at its minimum processes)");
   }
   std::cout << line << "\n";
   options.process_budget_s = fit.process_budget_s, options.instruction_budget_s = fit.instruction_budget_s;
@@ -148,16 +152,17 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
     if (!differences.empty() && !gate.options.force) {
       std::string fields;
       for (const auto& d : differences) fields += (fields.empty() ? "" : "; ") + d;
-      throw UsageError("--baseline: " + baseline_label + " is from another machine or build (--force to compare anyway): " +
-                       fields);
+      throw UsageError("--baseline: " + baseline_label +
+                       " is from another machine or build (--force to compare anyway): " + fields);
     }
-    if (!args.history.empty() && (args.history.find("://") != std::string::npos || std::filesystem::exists(args.history))) {
+    if (!args.history.empty() &&
+        (args.history.find("://") != std::string::npos || std::filesystem::exists(args.history))) {
       const auto db = open_history_db(args.history, "--db", /*must_exist=*/true);
       add_run_variance(gate.options, *db, env.fingerprint.value("machine_key", ""));
     }
   }
-  const std::string out = args.out.empty() ? "results/run-" + utc_stamp("%Y%m%dT%H%M%SZ") + "-" + args.profile + ".json"
-                                           : args.out;
+  const std::string out =
+      args.out.empty() ? "results/run-" + utc_stamp("%Y%m%dT%H%M%SZ") + "-" + args.profile + ".json" : args.out;
   try {
     check_writable(out);
   } catch (const std::exception& ex) {
@@ -194,16 +199,19 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
   // "pending" history write that is never updated means pairbench died in between.
   if (!args.history.empty()) {
     const std::string db = redact_db(args.history);
-    pb["history_write"] = partial ? nlohmann::json{{"db", db}, {"status", "skipped"},
-                                                   {"reason", "a partial (interrupted) run is not recorded in the history"}}
-                                  : nlohmann::json{{"db", db}, {"status", "pending"}};
+    pb["history_write"] = partial
+                              ? nlohmann::json{{"db", db},
+                                               {"status", "skipped"},
+                                               {"reason", "a partial (interrupted) run is not recorded in the history"}}
+                              : nlohmann::json{{"db", db}, {"status", "pending"}};
   }
   std::string written = write_run_file(out, doc, /*to_stdout=*/partial || args.history.empty());
   if (partial) {
     say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(outcome.interrupted_by) << " after "
-              << outcome.completed_processes << " of " << outcome.planned_processes << " processes: kept "
-              << doc["benchmarks"].size() << " samples in " << (written == "-" ? "the run file on stdout" : written)
-              << " (marked interrupted; not recorded in the history)\n";
+                          << outcome.completed_processes << " of " << outcome.planned_processes << " processes: kept "
+                          << doc["benchmarks"].size() << " samples in "
+                          << (written == "-" ? "the run file on stdout" : written)
+                          << " (marked interrupted; not recorded in the history)\n";
     return interrupted_exit_status();
   }
   bool history_failed = false;
@@ -229,7 +237,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
     }
     if (sampled) {
       apply_unpaired(report, *sampled);
-      hold_run_shift(report);  // the sampling's verdicts are between two runs too
+      hold_run_shift(report);                        // the sampling's verdicts are between two runs too
       attach_function_diffs(report, baseline, doc);  // for the verdicts the sampling changed
       std::cout << "\nsampled until decided against " << baseline_label
                 << " (always-valid intervals, Holm over the gate; docs/gate.md) within " << gate_args.budget_s
@@ -240,25 +248,26 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
       // The fixed gate decides as ab's does: no change on processes too few for their ranks
       // (under ctest's load, 4 and 4 processes of one build run twice were once a regression).
       say() << "pairbench: " << held << (held == 1 ? " change" : " changes")
-                << " held undecided: too few processes per side to decide a change (--repetitions, or --budget)\n";
+            << " held undecided: too few processes per side to decide a change (--repetitions, or --budget)\n";
     }
     std::cout << "\n";
     gate_status = finish_gate(report, gate);
   }
   if (history_failed) {
     say(Verbosity::quiet) << "pairbench: not recorded in history " << redact_db(args.history) << ": "
-              << pb["history_write"]["error"].get<std::string>() << "; kept the run file " << written
-              << ", which names the failed write; store it later with: pairbench history import " << written
-              << " --db " << redact_db(args.history) << "\n";
+                          << pb["history_write"]["error"].get<std::string>() << "; kept the run file " << written
+                          << ", which names the failed write; store it later with: pairbench history import " << written
+                          << " --db " << redact_db(args.history) << "\n";
   }
   if (interrupt_signal()) {
     say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(interrupt_signal())
-              << " after every process had finished: the run file " << written << " is complete\n";
+                          << " after every process had finished: the run file " << written << " is complete\n";
     return interrupted_exit_status();
   }
   if (outcome.failed_processes > 0) {
-    say(Verbosity::quiet) << "pairbench: " << outcome.failed_processes
-              << " benchmark process(es) failed, crashed, hung or were incorrect; see 'verification' above\n";
+    say(Verbosity::quiet)
+        << "pairbench: " << outcome.failed_processes
+        << " benchmark process(es) failed, crashed, hung or were incorrect; see 'verification' above\n";
   }
   // A regression first; then not where asked (the message above said where), or not in the
   // history: nothing is lost, but whoever reads the exit status must look; then undecided.
@@ -269,117 +278,120 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
 }  // namespace
 
 Command command_run() {
-  return {"run", "run experiments, write a run file, append to history, print the summary",
-          "0 every benchmark ran, was verified and stored (and with --baseline: the gate passed); 1 (--baseline) a "
-          "regression; 2 bad input; 3 some benchmark process crashed, hung, failed or computed a wrong answer (every "
-          "other result is still written), or the run file or the history row could not go where asked (the message "
-          "says where it went); 4 (--baseline) some benchmark undecided (--undecided fail); 130/143 interrupted by "
-          "SIGINT/SIGTERM (what was measured is kept, marked partial)",
-          "a bench binary's output, a calibration cache or a run file (run)", [](CLI::App& cmd) -> CommandAction {
-            auto a = std::make_shared<RunArgs>();
-            auto g = std::make_shared<RunGateArgs>();
-            auto no_history = std::make_shared<bool>(false);
-            a->bench_dir = default_bench_dir();
-            cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
-            cmd.add_option("--experiments", a->experiments, "comma-separated experiment names or areas")
-                ->check(name_list("experiment names or areas"));
-            cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
-            cmd.add_option("--repetitions", a->repetitions, "processes per benchmark")->check(CLI::Range(1, 1000));
-            cmd.add_option("--min-time", a->min_time_s, "measured seconds per process (split into --batches)")
-                ->check(finite_in(0.0001, 600.0));
-            cmd.add_option("--batches", a->batches, "in-process samples per process")->check(CLI::Range(1, 1000));
-            cmd.add_option("--process-budget", a->process_budget_s,
-                           "seconds of time processes per benchmark: a benchmark whose processes took longer here gets "
-                           "fewer, floor(budget / its process wall), at least 4 (default: nightly " +
-                               std::to_string(static_cast<int>(kNightlyProcessBudgetS)) +
-                               ", others none; none where --repetitions is given; 0 = none)")
-                ->check(finite_in(0, 86400.0));
-            cmd.add_option("--instruction-budget", a->instruction_budget_s,
-                           "the same for instruction-counting processes, at least 2 (default: nightly " +
-                               std::to_string(static_cast<int>(kNightlyInstructionBudgetS)) +
-                               ", others none; none where --instruction-processes is given; 0 = none)")
-                ->check(finite_in(0, 86400.0));
-            cmd.add_option("--wall-budget", a->wall_budget_s,
-                           "seconds of the whole run's processes, projected from this machine's cache: where the "
-                           "per-benchmark budgets project more, the instruction budget is lowered first, then the "
-                           "process budget, never below every benchmark's minimum processes (default: nightly " +
-                               std::to_string(static_cast<int>(kNightlyWallBudgetS)) + ", others none; 0 = none)")
-                ->check(finite_in(0, 86400.0));
-            cmd.add_flag("--plan", a->plan_only,
-                         "print the processes the run would plan and their projected wall from this machine's "
-                         "calibration cache; run nothing");
-            cmd.add_option("--instruction-processes", a->instruction_processes,
-                           "instruction-counting processes per benchmark that declares them meaningful (0 = none)")
-                ->check(CLI::Range(0, 100));
-            cmd.add_option("--instructions", a->instruction_counter,
-                           "instruction counter: perf, callgrind or none (default: detect)")
-                ->check(CLI::IsMember({"perf", "callgrind", "none"}));
-            cmd.add_option("--calibration", a->calibration,
-                           "iteration-count cache (default: results/calibration/<machine_key>.json; none = this run only)")
-                ->check(CLI::Validator(
-                    [](std::string& path) {
-                      return path == "auto" || path == "none" ? "" : regular_file_or_absent_problem(path);
-                    },
-                    "FILE|auto|none"));
-            cmd.add_flag("--recalibrate", a->recalibrate, "calibrate every benchmark again and rewrite the cache");
-            add_process_sharing_option(cmd, a->process_sharing);
-            cmd.add_option("--timeout", a->timeout_s, "seconds before a bench process is killed")
-                ->check(finite_in(1.0, 86400.0));
-            cmd.add_option("--seed", a->seed, "seed of the randomised order (default: from the clock)")->check(unsigned_64());
-            cmd.add_option("--out", a->out, "run file (default results/run-<UTC time>-<profile>.json)")
-                ->check(path_is(regular_file_or_absent_problem, "FILE"));
-            cmd.add_option("--db,--history", a->history, kDbHelp + "results/history.sqlite) to append the run to")
-                ->envname(kDbEnv)
-                ->check(history_path());
-            cmd.add_flag("--no-history", *no_history, "do not append to the history database");
-            cmd.add_option("--bench-dir", a->bench_dir, "directory of the bench_* binaries")
-                ->check(path_is(directory_problem, "DIR"));
-            cmd.add_option("--baseline", g->baseline,
-                           "after the run, gate it against this baseline run file, or `history`: this machine's stored "
-                           "baseline as `gate` finds it (the history named by --db/PAIRBENCH_DB, else "
-                           "results/baselines/<machine_key>.json); prints the gate's table and exits as gate does")
-                ->check(CLI::Validator(
-                    [](std::string& v) { return v == "history" ? "" : regular_file_problem(v); }, "FILE|history"));
-            cmd.add_option("--budget", g->budget_s,
-                           "with --baseline: seconds of wall time for the whole run; after the planned processes, rounds "
-                           "of more processes for the time benchmarks still undecided against the baseline, cheapest "
-                           "first, decided by always-valid intervals (0, the default: the planned processes only, the "
-                           "fixed gate)")
-                ->check(finite_in(0, 86400.0));
-            cmd.add_option("--max-repetitions", g->max_repetitions,
-                           "with --budget: the cap of processes per benchmark (default 30)")
-                ->check(CLI::Range(2, 1000));
-            cmd.add_flag("--force", g->gate.options.force, "with --baseline: compare against a run from another machine or build");
-            add_gate_options(&cmd, g->gate, /*db_default=*/false, /*db_option=*/false);
-            return [a, g, no_history, &cmd](const std::string& command_line) {
-              // The gate's options mean nothing without a baseline: refused, not ignored.
-              if (g->baseline.empty()) {
-                for (const char* name : {"--budget", "--max-repetitions", "--force", "--threshold", "--instructions-threshold",
-                                         "--alpha", "--undecided", "--correction", "--moderation", "--markdown", "--junit",
-                                         "--json"}) {
-                  if (cmd.count(name)) {
-                    throw UsageError(std::string(name) + ": needs --baseline FILE|history (the run to gate against)");
-                  }
-                }
+  return {
+      "run", "run experiments, write a run file, append to history, print the summary",
+      "0 every benchmark ran, was verified and stored (and with --baseline: the gate passed); 1 (--baseline) a "
+      "regression; 2 bad input; 3 some benchmark process crashed, hung, failed or computed a wrong answer (every "
+      "other result is still written), or the run file or the history row could not go where asked (the message "
+      "says where it went); 4 (--baseline) some benchmark undecided (--undecided fail); 130/143 interrupted by "
+      "SIGINT/SIGTERM (what was measured is kept, marked partial)",
+      "a bench binary's output, a calibration cache or a run file (run)", [](CLI::App& cmd) -> CommandAction {
+        auto a = std::make_shared<RunArgs>();
+        auto g = std::make_shared<RunGateArgs>();
+        auto no_history = std::make_shared<bool>(false);
+        a->bench_dir = default_bench_dir();
+        cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
+        cmd.add_option("--experiments", a->experiments, "comma-separated experiment names or areas")
+            ->check(name_list("experiment names or areas"));
+        cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
+        cmd.add_option("--repetitions", a->repetitions, "processes per benchmark")->check(CLI::Range(1, 1000));
+        cmd.add_option("--min-time", a->min_time_s, "measured seconds per process (split into --batches)")
+            ->check(finite_in(0.0001, 600.0));
+        cmd.add_option("--batches", a->batches, "in-process samples per process")->check(CLI::Range(1, 1000));
+        cmd.add_option("--process-budget", a->process_budget_s,
+                       "seconds of time processes per benchmark: a benchmark whose processes took longer here gets "
+                       "fewer, floor(budget / its process wall), at least 4 (default: nightly " +
+                           std::to_string(static_cast<int>(kNightlyProcessBudgetS)) +
+                           ", others none; none where --repetitions is given; 0 = none)")
+            ->check(finite_in(0, 86400.0));
+        cmd.add_option("--instruction-budget", a->instruction_budget_s,
+                       "the same for instruction-counting processes, at least 2 (default: nightly " +
+                           std::to_string(static_cast<int>(kNightlyInstructionBudgetS)) +
+                           ", others none; none where --instruction-processes is given; 0 = none)")
+            ->check(finite_in(0, 86400.0));
+        cmd.add_option("--wall-budget", a->wall_budget_s,
+                       "seconds of the whole run's processes, projected from this machine's cache: where the "
+                       "per-benchmark budgets project more, the instruction budget is lowered first, then the "
+                       "process budget, never below every benchmark's minimum processes (default: nightly " +
+                           std::to_string(static_cast<int>(kNightlyWallBudgetS)) + ", others none; 0 = none)")
+            ->check(finite_in(0, 86400.0));
+        cmd.add_flag("--plan", a->plan_only,
+                     "print the processes the run would plan and their projected wall from this machine's "
+                     "calibration cache; run nothing");
+        cmd.add_option("--instruction-processes", a->instruction_processes,
+                       "instruction-counting processes per benchmark that declares them meaningful (0 = none)")
+            ->check(CLI::Range(0, 100));
+        cmd.add_option("--instructions", a->instruction_counter,
+                       "instruction counter: perf, callgrind or none (default: detect)")
+            ->check(CLI::IsMember({"perf", "callgrind", "none"}));
+        cmd.add_option("--calibration", a->calibration,
+                       "iteration-count cache (default: results/calibration/<machine_key>.json; none = this run only)")
+            ->check(CLI::Validator(
+                [](std::string& path) {
+                  return path == "auto" || path == "none" ? "" : regular_file_or_absent_problem(path);
+                },
+                "FILE|auto|none"));
+        cmd.add_flag("--recalibrate", a->recalibrate, "calibrate every benchmark again and rewrite the cache");
+        add_process_sharing_option(cmd, a->process_sharing);
+        cmd.add_option("--timeout", a->timeout_s, "seconds before a bench process is killed")
+            ->check(finite_in(1.0, 86400.0));
+        cmd.add_option("--seed", a->seed, "seed of the randomised order (default: from the clock)")
+            ->check(unsigned_64());
+        cmd.add_option("--out", a->out, "run file (default results/run-<UTC time>-<profile>.json)")
+            ->check(path_is(regular_file_or_absent_problem, "FILE"));
+        cmd.add_option("--db,--history", a->history, kDbHelp + "results/history.sqlite) to append the run to")
+            ->envname(kDbEnv)
+            ->check(history_path());
+        cmd.add_flag("--no-history", *no_history, "do not append to the history database");
+        cmd.add_option("--bench-dir", a->bench_dir, "directory of the bench_* binaries")
+            ->check(path_is(directory_problem, "DIR"));
+        cmd.add_option("--baseline", g->baseline,
+                       "after the run, gate it against this baseline run file, or `history`: this machine's stored "
+                       "baseline as `gate` finds it (the history named by --db/PAIRBENCH_DB, else "
+                       "results/baselines/<machine_key>.json); prints the gate's table and exits as gate does")
+            ->check(CLI::Validator([](std::string& v) { return v == "history" ? "" : regular_file_problem(v); },
+                                   "FILE|history"));
+        cmd.add_option("--budget", g->budget_s,
+                       "with --baseline: seconds of wall time for the whole run; after the planned processes, rounds "
+                       "of more processes for the time benchmarks still undecided against the baseline, cheapest "
+                       "first, decided by always-valid intervals (0, the default: the planned processes only, the "
+                       "fixed gate)")
+            ->check(finite_in(0, 86400.0));
+        cmd.add_option("--max-repetitions", g->max_repetitions,
+                       "with --budget: the cap of processes per benchmark (default 30)")
+            ->check(CLI::Range(2, 1000));
+        cmd.add_flag("--force", g->gate.options.force,
+                     "with --baseline: compare against a run from another machine or build");
+        add_gate_options(&cmd, g->gate, /*db_default=*/false, /*db_option=*/false);
+        return [a, g, no_history, &cmd](const std::string& command_line) {
+          // The gate's options mean nothing without a baseline: refused, not ignored.
+          if (g->baseline.empty()) {
+            for (const char* name :
+                 {"--budget", "--max-repetitions", "--force", "--threshold", "--instructions-threshold", "--alpha",
+                  "--undecided", "--correction", "--moderation", "--markdown", "--junit", "--json"}) {
+              if (cmd.count(name)) {
+                throw UsageError(std::string(name) + ": needs --baseline FILE|history (the run to gate against)");
               }
-              if (cmd.count("--max-repetitions") && !(g->budget_s > 0)) {
-                throw UsageError("--max-repetitions: needs --budget SECONDS > 0 (the cap of the sampling)");
-              }
-              g->db_named = cmd.count("--db") > 0 || std::getenv(kDbEnv) != nullptr;
-              if (*no_history) a->history.clear();
-              // The default history too, before any benchmark runs: a run must not end by writing into
-              // another program's database, or by blocking on a FIFO.
-              if (!a->history.empty()) {
-                try {
-                  History::check_path(a->history);
-                } catch (const NotAHistory& e) {
-                  throw UsageError(std::string("--db: ") + e.what());
-                }
-              }
-              finish_up_on_interrupt();
-              return cmd_run(*a, *g, command_line);
-            };
-          }};
+            }
+          }
+          if (cmd.count("--max-repetitions") && !(g->budget_s > 0)) {
+            throw UsageError("--max-repetitions: needs --budget SECONDS > 0 (the cap of the sampling)");
+          }
+          g->db_named = cmd.count("--db") > 0 || std::getenv(kDbEnv) != nullptr;
+          if (*no_history) a->history.clear();
+          // The default history too, before any benchmark runs: a run must not end by writing into
+          // another program's database, or by blocking on a FIFO.
+          if (!a->history.empty()) {
+            try {
+              History::check_path(a->history);
+            } catch (const NotAHistory& e) {
+              throw UsageError(std::string("--db: ") + e.what());
+            }
+          }
+          finish_up_on_interrupt();
+          return cmd_run(*a, *g, command_line);
+        };
+      }};
 }
 
 }  // namespace pairbench::harness

@@ -28,21 +28,25 @@ RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
   if (args.profile == "quick") {
     options.repetitions = 4, options.plan = {5, 0.002, 0.25}, options.instruction_processes = 0, options.timeout_s = 60;
   } else if (args.profile == "nightly") {
-    options.repetitions = 9, options.plan = {10, 0.005, 1.0}, options.instruction_processes = 3, options.timeout_s = 300;
+    options.repetitions = 9, options.plan = {10, 0.005, 1.0}, options.instruction_processes = 3,
+    options.timeout_s = 300;
     // The time budget (docs/gate.md, "Time budget"): a benchmark whose processes take longer
     // than budget / 9 gets fewer of them (at least 4, the quick profile's count), and one whose
     // simulated counting processes take longer than budget / 3, 2 of them.
     options.process_budget_s = kNightlyProcessBudgetS, options.instruction_budget_s = kNightlyInstructionBudgetS;
   } else {
-    options.repetitions = 15, options.plan = {10, 0.02, 3.0}, options.instruction_processes = 3, options.timeout_s = 600;
+    options.repetitions = 15, options.plan = {10, 0.02, 3.0}, options.instruction_processes = 3,
+    options.timeout_s = 600;
   }
   // A count on the command line is that count for every benchmark: no budget cuts it.
   if (args.repetitions > 0) options.repetitions = args.repetitions, options.process_budget_s = 0;
   if (args.process_budget_s >= 0) options.process_budget_s = args.process_budget_s;
   if (args.batches > 0) options.plan.batches = args.batches;
   if (args.min_time_s > 0) options.plan.sample_time_s = args.min_time_s / options.plan.batches;
-  options.plan.max_loop_wall_s = std::max(options.plan.max_loop_wall_s, 4 * options.plan.batches * options.plan.sample_time_s);
-  if (args.instruction_processes >= 0) options.instruction_processes = args.instruction_processes, options.instruction_budget_s = 0;
+  options.plan.max_loop_wall_s =
+      std::max(options.plan.max_loop_wall_s, 4 * options.plan.batches * options.plan.sample_time_s);
+  if (args.instruction_processes >= 0)
+    options.instruction_processes = args.instruction_processes, options.instruction_budget_s = 0;
   if (args.instruction_budget_s >= 0) options.instruction_budget_s = args.instruction_budget_s;
   if (args.timeout_s > 0) options.timeout_s = args.timeout_s;
   options.instruction_counter = args.instruction_counter;
@@ -110,8 +114,14 @@ RunDocument build_run_document(const std::vector<ExperimentEntry>& experiments, 
   r.calibration_wall_s = outcome.calibration_wall_s;
   if (outcome.plan.budgeted) {
     const RunPlan& p = outcome.plan;
-    RunRecord::ProcessBudget b{p.process_budget_s, p.instruction_budget_s, p.min_repetitions, p.min_instruction_processes,
-                               p.cut, p.unknown, p.projected_wall_s, {}};
+    RunRecord::ProcessBudget b{p.process_budget_s,
+                               p.instruction_budget_s,
+                               p.min_repetitions,
+                               p.min_instruction_processes,
+                               p.cut,
+                               p.unknown,
+                               p.projected_wall_s,
+                               {}};
     for (const BenchmarkPlan& q : p.benchmarks) {
       b.benchmarks.push_back({q.benchmark, q.reason, q.processes, q.profile_processes, q.instruction_processes,
                               q.profile_instruction_processes, q.process_wall_s, q.instruction_wall_s});
@@ -121,13 +131,15 @@ RunDocument build_run_document(const std::vector<ExperimentEntry>& experiments, 
   r.pairing = outcome.pairing;
   r.process_sharing = options.share_processes ? "experiment" : "none";
   r.duet_cpus = outcome.duet_cpus;
-  for (const SequentialInDuet& q : outcome.sequential_in_duet) r.sequential_in_duet.push_back({q.benchmark, q.reason, q.threads});
+  for (const SequentialInDuet& q : outcome.sequential_in_duet)
+    r.sequential_in_duet.push_back({q.benchmark, q.reason, q.threads});
   if (calibration_limit > 0) r.calibration_check = calibration_check(outcome, side, calibration_limit);
   const bool counting = !outcome.instruction_counter.name.empty();
   r.instruction_processes = counting ? options.instruction_processes : 0;
   r.instruction_counter = counting ? outcome.instruction_counter.name : "none";
   r.instruction_counter_note = outcome.instruction_counter.reason;
-  r.instruction_functions = function_breakdown_note(counting ? outcome.instruction_counter : InstructionCounterChoice{});
+  r.instruction_functions =
+      function_breakdown_note(counting ? outcome.instruction_counter : InstructionCounterChoice{});
   r.timeout_s = options.timeout_s;
   r.seed = outcome.seed;
   r.wall_s = outcome.wall_s;
@@ -158,8 +170,8 @@ RunRecord::CalibrationCheck calibration_check(const RunOutcome& outcome, int sid
   check.limit = limit;
   for (const CalibrationRatio& c : outcome.calibration_ratios) {
     if (c.side != side) continue;
-    const RunRecord::CalibrationRatio r{c.benchmark, c.observed_s_per_iteration, c.calibrated_s_per_iteration, c.ratio(),
-                                        c.against_run, c.run_spread};
+    const RunRecord::CalibrationRatio r{
+        c.benchmark, c.observed_s_per_iteration, c.calibrated_s_per_iteration, c.ratio(), c.against_run, c.run_spread};
     if (!check.max || r.ratio > check.max->ratio) check.max = r;
     // Over the limit, and over what its own runs here do: a benchmark whose `run` medians span 13x
     // from run to run (a spin ping-pong on shared vCPUs) says nothing about ab's regime at 3x.
@@ -268,7 +280,7 @@ bool ensure_claims(nlohmann::json& doc, const std::string& source, const std::st
       catalogue = load_catalogue(find_bench_binaries(bench_dir), "quick");
     } catch (const std::exception& ex) {
       say(Verbosity::quiet) << "pairbench: warning: " << ex.what()
-                << ": experiments of this run file that carry no checks are judged by the default check\n";
+                            << ": experiments of this run file that carry no checks are judged by the default check\n";
     }
     for (const auto& entry : catalogue) declared[entry.name] = &entry;
     for (auto& e : pb["experiments"]) {
@@ -278,7 +290,8 @@ bool ensure_claims(nlohmann::json& doc, const std::string& source, const std::st
       for (const VerdictCheckEntry& c : it->second->verdict) e["verdict"].push_back(verdict_check_to_json(c));
     }
   }
-  pb["claims"] = claims_to_json(judge_claims(builtin_claims(), summary_from_json(pb["experiments"], source), pb["environment"]));
+  pb["claims"] =
+      claims_to_json(judge_claims(builtin_claims(), summary_from_json(pb["experiments"], source), pb["environment"]));
   return true;
 }
 

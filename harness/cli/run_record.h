@@ -36,11 +36,12 @@ struct RunArgs {
   double wall_budget_s = -1;
   bool plan_only = false;  // --plan: print what would run and its projected wall, run nothing
   std::uint64_t seed = 0;
-  std::string instruction_counter;  // perf | callgrind | none | "" = detect
+  std::string instruction_counter;   // perf | callgrind | none | "" = detect
   std::string calibration = "auto";  // the iteration cache: auto = results/calibration/<machine_key>.json
   bool recalibrate = false;
-  std::string pairing = "duet";      // for two sides (ab): duet | sequential
-  std::string process_sharing = "experiment";  // experiment: benchmarks that may share a process do (RunOptions::share_processes) | none
+  std::string pairing = "duet";  // for two sides (ab): duet | sequential
+  std::string process_sharing =
+      "experiment";  // experiment: benchmarks that may share a process do (RunOptions::share_processes) | none
 };
 // The nightly profile's time budget per benchmark, seconds: of time processes, and of
 // instruction-counting processes (RunOptions::process_budget_s, instruction_budget_s). On the

@@ -102,7 +102,7 @@ nlohmann::json draw(const nlohmann::json& doc, const Pool& pool, int n, int inst
 struct Tally {
   int gates = 0, gates_with_regression = 0, gates_passed = 0;
   long regressions = 0, decisions = 0, undecided = 0, unchanged = 0;
-  long compare_py_flags = 0;                 // compare.py's rule, same draws
+  long compare_py_flags = 0;                             // compare.py's rule, same draws
   std::map<std::string, std::pair<long, long>> by_band;  // noise band -> (caught, decisions)
   std::map<std::string, long> regressions_by_benchmark;
 };
@@ -188,7 +188,8 @@ void tally_combined(Tally& t, const GateReport& report) {
   t.gates_passed += !any && !report.undecided();
 }
 
-void tally_gate(Tally& t, const GateReport& report, const std::string& instrument, const std::map<std::string, double>& noise) {
+void tally_gate(Tally& t, const GateReport& report, const std::string& instrument,
+                const std::map<std::string, double>& noise) {
   ++t.gates;
   bool regressed = false, all_decided = true;
   for (const auto& v : report.rows) {
@@ -219,7 +220,8 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
   gate.force = true;
   gate.undecided = UndecidedPolicy::pass;
   nlohmann::json result;
-  result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")}, {"cpu_count", env.fingerprint.value("cpu_count", 0)}};
+  result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")},
+                       {"cpu_count", env.fingerprint.value("cpu_count", 0)}};
   result["processes_per_side"] = profile.repetitions;
   std::printf("\npairbench selftest --pairing-study: %d processes per side, on %s\n", profile.repetitions,
               env.fingerprint.value("cpu_model", "").c_str());
@@ -229,7 +231,8 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
       o.progress_tty = false;
       o.instruction_processes = 0;
       o.pairing = pairing;
-      std::vector<Side> sides = {Side{"A", experiments, {}, {}, {}}, Side{planted ? "A+5%" : "A'", experiments, {}, {}, {}}};
+      std::vector<Side> sides = {Side{"A", experiments, {}, {}, {}},
+                                 Side{planted ? "A+5%" : "A'", experiments, {}, {}, {}}};
       if (planted) {
         for (const auto& e : experiments) {
           for (const auto& b : e.benchmarks) sides[1].benchmark_env[b.name]["PAIRBENCH_INJECT_SLOWDOWN_PCT"] = "5";
@@ -254,8 +257,8 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
                               {"wall_s", wall},
                               {"headline", report.headline()}};
       std::printf("  %-10s %-12s %s; median SE of the change %.2f%%; %.0f s\n", pairing.c_str(),
-                  planted ? "planted 5%:" : "A/A:", report.headline().c_str(), se.empty() ? 0.0 : 100 * stats::median(se),
-                  wall);
+                  planted ? "planted 5%:" : "A/A:", report.headline().c_str(),
+                  se.empty() ? 0.0 : 100 * stats::median(se), wall);
     }
   }
   if (interrupt_signal()) result["interrupted"] = signal_name(interrupt_signal());
@@ -265,7 +268,6 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
   }
   return kExitOk;
 }
-
 
 constexpr int kPlantedLevels[] = {5, 10, 20};  // % of real work planted per timed region
 
@@ -286,7 +288,7 @@ int measure_selftest_runs(const SelftestArgs& args, const std::vector<Experiment
   nlohmann::json first;
   for (int k = 1; k <= args.baseline_runs; ++k) {
     say() << "selftest: run A" << k << " of " << args.baseline_runs << ", " << o.repetitions
-              << " processes per benchmark\n";
+          << " processes per benchmark\n";
     const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
     const RunOutcome r = run_sides({Side{"A", experiments, {}, {}, {}}}, o);
     nlohmann::json doc = build_run_doc(experiments, r.samples, o, r, env, started, "selftest A" + std::to_string(k), 0);
@@ -299,7 +301,8 @@ int measure_selftest_runs(const SelftestArgs& args, const std::vector<Experiment
   for (int level : kPlantedLevels) {
     Side side{"planted" + std::to_string(level), experiments, {}, {}, {}};
     for (const auto& e : experiments) {
-      for (const auto& b : e.benchmarks) side.benchmark_env[b.name]["PAIRBENCH_INJECT_SLOWDOWN_PCT"] = std::to_string(level);
+      for (const auto& b : e.benchmarks)
+        side.benchmark_env[b.name]["PAIRBENCH_INJECT_SLOWDOWN_PCT"] = std::to_string(level);
     }
     for (const auto& [name, entries] : p1.instructions) {
       std::vector<double> counts;
@@ -314,7 +317,8 @@ int measure_selftest_runs(const SelftestArgs& args, const std::vector<Experiment
   const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
   const RunOutcome y = run_sides(sides, o);
   for (std::size_t side = 0; side < sides.size(); ++side) {
-    nlohmann::json doc = build_run_doc(experiments, y.samples, o, y, env, started, "selftest Y", static_cast<int>(side));
+    nlohmann::json doc =
+        build_run_doc(experiments, y.samples, o, y, env, started, "selftest Y", static_cast<int>(side));
     write_json_atomically(run_path(dir, side == 0 ? "Y-A'" : "Y-" + sides[side].name), doc);
   }
   return y.interrupted_by ? interrupted_exit_status() : 0;
@@ -334,7 +338,8 @@ SelftestRuns read_selftest_runs(const std::string& dir) {
     if (!fs::exists(run_path(dir, "A" + std::to_string(k)))) break;
     s.a_runs.push_back(read_run_file(run_path(dir, "A" + std::to_string(k))));
   }
-  if (s.a_runs.size() < 2) throw UsageError(dir + ": needs runs A1 and A2 (run pairbench selftest without --from first)");
+  if (s.a_runs.size() < 2)
+    throw UsageError(dir + ": needs runs A1 and A2 (run pairbench selftest without --from first)");
   s.a_runs.push_back(read_run_file(run_path(dir, "Y-A'")));  // A' is one more run of the same build
   for (int level : kPlantedLevels) s.planted[level] = read_run_file(run_path(dir, "Y-planted" + std::to_string(level)));
   for (const auto& d : s.a_runs) s.a_pools.push_back(pool_of(d));
@@ -402,12 +407,14 @@ SelftestTallies draw_gates(const SelftestArgs& args, const SelftestRuns& s, cons
     const std::size_t i = rng() % runs, j = (i + 1 + rng() % (runs - 1)) % runs;
     const auto base = draw(s.a_runs[i], s.a_pools[i], n, ni, rng), cur = draw(s.a_runs[j], s.a_pools[j], n, ni, rng);
     const GateReport report = compare_runs(base, cur, g.gate, "A", "A'");
-    for (const char* instrument : {"time", "instructions"}) tally_gate(tallies[instrument]["aa"], report, instrument, noise);
+    for (const char* instrument : {"time", "instructions"})
+      tally_gate(tallies[instrument]["aa"], report, instrument, noise);
     tally_combined(tallies["whole gate"]["aa"], report);
     for (const auto& v : report.rows) {
       if (v.instrument == Instrument::time && v.gated_at > 0) t.aa_gated_at.push_back(v.gated_at);
     }
-    if (t.first_ten < 10) ++t.first_ten, t.first_ten_passed += report.count(Verdict::regression) == 0 && !report.undecided();
+    if (t.first_ten < 10)
+      ++t.first_ten, t.first_ten_passed += report.count(Verdict::regression) == 0 && !report.undecided();
     tally_gate(t.aa_without_history, compare_runs(base, cur, g.no_history, "A", "A'"), "time", noise);
     tallies["time"]["aa"].compare_py_flags += compare_py_flags(base, cur);
   }
@@ -419,7 +426,8 @@ SelftestTallies draw_gates(const SelftestArgs& args, const SelftestRuns& s, cons
       const std::size_t i = rng() % (runs - 1);  // a baseline run: any A run but A' (same run as the planted side)
       const auto base = draw(s.a_runs[i], s.a_pools[i], n, ni, rng), cur = draw(planted, pp, n, ni, rng);
       const GateReport report = compare_runs(base, cur, g.gate, "A", kind);
-      for (const char* instrument : {"time", "instructions"}) tally_gate(tallies[instrument][kind], report, instrument, noise);
+      for (const char* instrument : {"time", "instructions"})
+        tally_gate(tallies[instrument][kind], report, instrument, noise);
       tally_combined(tallies["whole gate"][kind], report);
       tallies["time"][kind].compare_py_flags += compare_py_flags(base, cur);
       // The same planted side against A' of its own run (what `pairbench ab` compares): no day
@@ -447,15 +455,19 @@ nlohmann::json planted_as_measured(const SelftestRuns& s) {
         const auto it = a_by.find(name);
         if (it == a_by.end() || entries.empty() || it->second.empty()) continue;
         std::vector<double> a, p;
-        for (const auto& e : it->second) a.push_back(instructions ? e["instructions_per_iteration"].get<double>() : process_value(e));
-        for (const auto& e : entries) p.push_back(instructions ? e["instructions_per_iteration"].get<double>() : process_value(e));
+        for (const auto& e : it->second)
+          a.push_back(instructions ? e["instructions_per_iteration"].get<double>() : process_value(e));
+        for (const auto& e : entries)
+          p.push_back(instructions ? e["instructions_per_iteration"].get<double>() : process_value(e));
         double ratio = stats::median(p) / stats::median(a);
         if (!instructions && better_of[entries[0]["experiment"]] == "higher") ratio = 1 / ratio;
         changes.push_back(ratio - 1);
       }
       if (!changes.empty()) {
         realised[instructions ? "instructions" : "time"]["planted " + std::to_string(level) + "%"] = {
-            {"median", stats::median(changes)}, {"q25", stats::quantile(changes, 0.25)}, {"q75", stats::quantile(changes, 0.75)}};
+            {"median", stats::median(changes)},
+            {"q25", stats::quantile(changes, 0.25)},
+            {"q75", stats::quantile(changes, 0.75)}};
       }
     }
   }
@@ -463,8 +475,9 @@ nlohmann::json planted_as_measured(const SelftestRuns& s) {
 }
 
 double share_at_most(const std::vector<double>& v, double bound) {
-  return v.empty() ? 0.0 : static_cast<double>(std::count_if(v.begin(), v.end(), [&](double x) { return x <= bound; })) /
-                               static_cast<double>(v.size());
+  return v.empty() ? 0.0
+                   : static_cast<double>(std::count_if(v.begin(), v.end(), [&](double x) { return x <= bound; })) /
+                         static_cast<double>(v.size());
 }
 
 double mean_wall(const std::vector<Pool>& pools, bool instructions) {
@@ -494,11 +507,12 @@ nlohmann::json instruction_count_spread(const std::vector<Pool>& pools) {
   for (const auto& [name, medians] : count_medians) {
     if (medians.size() >= 2) count_cv_runs.push_back(stats::cv(medians));
   }
-  return {{"run_to_run_median", count_cv_runs.empty() ? 0.0 : stats::median(count_cv_runs)},
-          {"run_to_run_max", count_cv_runs.empty() ? 0.0 : *std::max_element(count_cv_runs.begin(), count_cv_runs.end())},
-          {"run_to_run_share_at_most_0_5pct", share_at_most(count_cv_runs, 0.005)},
-          {"within_run_median", count_cv_within.empty() ? 0.0 : stats::median(count_cv_within)},
-          {"benchmarks", count_cv_runs.size()}};
+  return {
+      {"run_to_run_median", count_cv_runs.empty() ? 0.0 : stats::median(count_cv_runs)},
+      {"run_to_run_max", count_cv_runs.empty() ? 0.0 : *std::max_element(count_cv_runs.begin(), count_cv_runs.end())},
+      {"run_to_run_share_at_most_0_5pct", share_at_most(count_cv_runs, 0.005)},
+      {"within_run_median", count_cv_within.empty() ? 0.0 : stats::median(count_cv_within)},
+      {"benchmarks", count_cv_runs.size()}};
 }
 
 // `history` and a gate from the database over 1000 nightly runs x 300 benchmarks (SQLite);
@@ -519,15 +533,17 @@ nlohmann::json selftest_history_speed() {
 
 // The terminal report of the self-test's result (`result` as written with --out).
 void print_selftest(const nlohmann::json& result, const SelftestTallies& t, const std::string& cpu_model) {
-  std::printf("\npairbench selftest: %s profile, %d processes per side (%d counting), %zu benchmarks, %zu runs of "
-              "the same build, on %s\n",
-              result["profile"].get<std::string>().c_str(), result["processes_per_side"].get<int>(),
-              result["instruction_processes_per_side"].get<int>(), result["benchmarks"].get<std::size_t>(),
-              result["runs"]["same_build_runs"].get<std::size_t>(), cpu_model.c_str());
-  std::printf("  time noise: process to process %.1f%% (median robust SD), run to run %.1f%% (median; 75th pct %.1f%%)\n",
-              100 * result["time_noise"]["process_to_process_median"].get<double>(),
-              100 * result["time_noise"]["run_to_run_median"].get<double>(),
-              100 * result["time_noise"]["run_to_run_q75"].get<double>());
+  std::printf(
+      "\npairbench selftest: %s profile, %d processes per side (%d counting), %zu benchmarks, %zu runs of "
+      "the same build, on %s\n",
+      result["profile"].get<std::string>().c_str(), result["processes_per_side"].get<int>(),
+      result["instruction_processes_per_side"].get<int>(), result["benchmarks"].get<std::size_t>(),
+      result["runs"]["same_build_runs"].get<std::size_t>(), cpu_model.c_str());
+  std::printf(
+      "  time noise: process to process %.1f%% (median robust SD), run to run %.1f%% (median; 75th pct %.1f%%)\n",
+      100 * result["time_noise"]["process_to_process_median"].get<double>(),
+      100 * result["time_noise"]["run_to_run_median"].get<double>(),
+      100 * result["time_noise"]["run_to_run_q75"].get<double>());
   for (const auto& [instrument, by_kind] : t.by_instrument) {
     const Tally none;
     const Tally& aa = by_kind.count("aa") ? by_kind.at("aa") : none;
@@ -535,8 +551,8 @@ void print_selftest(const nlohmann::json& result, const SelftestTallies& t, cons
       std::printf("  %s (A/A: see --pairing-study):\n", instrument.c_str());
     } else {
       std::printf("  %s: A/A gates with a false regression: %d of %d (%.1f%%, goal <= 1%%); passed outright %d\n",
-                  instrument.c_str(), aa.gates_with_regression, aa.gates, 100 * rate(aa.gates_with_regression, aa.gates),
-                  aa.gates_passed);
+                  instrument.c_str(), aa.gates_with_regression, aa.gates,
+                  100 * rate(aa.gates_with_regression, aa.gates), aa.gates_passed);
     }
     if (instrument == "whole gate") {
       std::printf("    the first %d A/A gates in a row: %d passed (exit 0 without --undecided pass)\n", t.first_ten,
@@ -544,10 +560,11 @@ void print_selftest(const nlohmann::json& result, const SelftestTallies& t, cons
     }
     if (instrument == "time" && !t.aa_gated_at.empty()) {
       const auto& gated = result["results"]["time"]["aa_gated_at"];
-      std::printf("    gated at: the threshold %.0f%% of rows; the rest at their resolution, median of all rows "
-                  "\u00b1%.1f%%, 90th pct \u00b1%.1f%%\n",
-                  100 * gated["share_at_threshold"].get<double>(), 100 * gated["median"].get<double>(),
-                  100 * gated["q90"].get<double>());
+      std::printf(
+          "    gated at: the threshold %.0f%% of rows; the rest at their resolution, median of all rows "
+          "\u00b1%.1f%%, 90th pct \u00b1%.1f%%\n",
+          100 * gated["share_at_threshold"].get<double>(), 100 * gated["median"].get<double>(),
+          100 * gated["q90"].get<double>());
     }
     if (instrument == "time") {
       std::printf("    without the run-to-run noise from history: %d of %d (%.1f%%)\n",
@@ -572,7 +589,8 @@ void print_selftest(const nlohmann::json& result, const SelftestTallies& t, cons
   }
   for (const auto& [instrument, by_side] : result["planted_as_measured"].items()) {
     std::printf("  planted, as measured (%s):", instrument.c_str());
-    for (const auto& [side, q] : by_side.items()) std::printf(" %s %+.1f%%;", side.c_str(), 100 * q["median"].get<double>());
+    for (const auto& [side, q] : by_side.items())
+      std::printf(" %s %+.1f%%;", side.c_str(), 100 * q["median"].get<double>());
     std::printf("\n");
   }
   std::printf("  instruction counts: run-to-run CV median %.4f%%, max %.3f%%; %.0f%% of %zu benchmarks at <= 0.5%%\n",
@@ -581,7 +599,8 @@ void print_selftest(const nlohmann::json& result, const SelftestTallies& t, cons
               100 * result["instruction_count_cv"]["run_to_run_share_at_most_0_5pct"].get<double>(),
               result["instruction_count_cv"]["benchmarks"].get<std::size_t>());
   std::printf("  seconds of processes per decision: time %.2f s, instructions %.2f s\n",
-              result["seconds_per_decision"]["time"].get<double>(), result["seconds_per_decision"]["instructions"].get<double>());
+              result["seconds_per_decision"]["time"].get<double>(),
+              result["seconds_per_decision"]["instructions"].get<double>());
   const nlohmann::json& speed = result["history_and_gate_speed"];
   std::printf("  history over %d runs x %d benchmarks: %.2f s; gate: %.3f s\n", speed["runs"].get<int>(),
               speed["benchmarks"].get<int>(), speed["history_s"].get<double>(), speed["gate_s"].get<double>());
@@ -594,8 +613,8 @@ void print_selftest(const nlohmann::json& result, const SelftestTallies& t, cons
 // one), unchanged at the larger of the threshold and the benchmark's resolution, --undecided fail.
 // The gates share runs (K runs give K(K-1)/2 pairs), so they are not independent draws; each one is
 // a complete nightly-shaped comparison of real processes.
-int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>* experiments, const RunOptions& profile,
-                    const Environment& env, const std::string& dir) {
+int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>* experiments,
+                    const RunOptions& profile, const Environment& env, const std::string& dir) {
   const auto start = Clock::now();
   std::vector<nlohmann::json> runs;
   if (experiments) {
@@ -603,12 +622,13 @@ int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>
     RunOptions o = profile;
     o.progress_tty = false;
     for (int k = 1; k <= args.nights; ++k) {
-      say() << "selftest: night " << k << " of " << args.nights << " (" << args.profile << " profile, "
-                << o.repetitions << " processes per benchmark within its budget)\n";
+      say() << "selftest: night " << k << " of " << args.nights << " (" << args.profile << " profile, " << o.repetitions
+            << " processes per benchmark within its budget)\n";
       o.seed = args.seed + static_cast<std::uint64_t>(k);  // a fresh order each night
       const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
       const RunOutcome r = run_sides({Side{"A", *experiments, {}, {}, {}}}, o);
-      nlohmann::json doc = build_run_doc(*experiments, r.samples, o, r, env, started, "selftest night " + std::to_string(k), 0);
+      nlohmann::json doc =
+          build_run_doc(*experiments, r.samples, o, r, env, started, "selftest night " + std::to_string(k), 0);
       write_json_atomically(run_path(dir, "night" + std::to_string(k)), doc);
       if (r.interrupted_by) return interrupted_exit_status();
     }
@@ -619,11 +639,13 @@ int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>
   if (runs.size() < 3) throw UsageError(dir + ": --nights needs at least 3 runs night1.. (run without --from first)");
   std::vector<Pool> pools;
   for (const auto& d : runs) pools.push_back(pool_of(d));
-  std::printf("\npairbench selftest --nights: %zu runs of the same build (%s profile, as `run --profile %s` plans them), "
-              "every pair gated as the nightly gates it, on %s\n",
-              runs.size(), args.profile.c_str(), args.profile.c_str(), env.fingerprint.value("cpu_model", "").c_str());
-  std::printf("  %-9s %-9s %5s %11s %9s %10s %8s %8s %6s  %s\n", "baseline", "current", "exit", "regressions", "undecided",
-              "unchanged", "missing", "suspects", "rows", "time rows gated at: threshold / median / largest");
+  std::printf(
+      "\npairbench selftest --nights: %zu runs of the same build (%s profile, as `run --profile %s` plans them), "
+      "every pair gated as the nightly gates it, on %s\n",
+      runs.size(), args.profile.c_str(), args.profile.c_str(), env.fingerprint.value("cpu_model", "").c_str());
+  std::printf("  %-9s %-9s %5s %11s %9s %10s %8s %8s %6s  %s\n", "baseline", "current", "exit", "regressions",
+              "undecided", "unchanged", "missing", "suspects", "rows",
+              "time rows gated at: threshold / median / largest");
   nlohmann::json gates = nlohmann::json::array();
   int passed = 0, with_regression = 0, total = 0;
   long regressions = 0, undecided = 0, rows = 0;
@@ -644,7 +666,8 @@ int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>
     for (const auto& [name, values] : per_run) add_history_noise(g, name, values);
     g.run_variance_source = "the selftest's other " + std::to_string(runs.size() - 1) + " runs of the same build";
     for (std::size_t i = 0; i < j; ++i) {
-      const GateReport report = compare_runs(runs[i], runs[j], g, "night" + std::to_string(i + 1), "night" + std::to_string(j + 1));
+      const GateReport report =
+          compare_runs(runs[i], runs[j], g, "night" + std::to_string(i + 1), "night" + std::to_string(j + 1));
       const int status = report.exit_status();
       std::vector<double> gated_at;
       int at_threshold = 0;
@@ -671,9 +694,9 @@ int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>
       const double median = gated_at.empty() ? 0 : stats::median(gated_at);
       const double largest = gated_at.empty() ? 0 : *std::max_element(gated_at.begin(), gated_at.end());
       std::printf("  %-9s %-9s %5d %11d %9d %10d %8d %8d %6zu  %d of %zu / \u00b1%.1f%% / \u00b1%.1f%%\n",
-                  ("night" + std::to_string(i + 1)).c_str(), ("night" + std::to_string(j + 1)).c_str(), status, reg, und,
-                  report.count(Verdict::unchanged), report.count(Verdict::missing), suspects, report.rows.size(), at_threshold,
-                  gated_at.size(), 100 * median, 100 * largest);
+                  ("night" + std::to_string(i + 1)).c_str(), ("night" + std::to_string(j + 1)).c_str(), status, reg,
+                  und, report.count(Verdict::unchanged), report.count(Verdict::missing), suspects, report.rows.size(),
+                  at_threshold, gated_at.size(), 100 * median, 100 * largest);
       for (const auto& n : names) std::printf("      %s\n", n.c_str());
       gates.push_back({{"baseline", "night" + std::to_string(i + 1)},
                        {"current", "night" + std::to_string(j + 1)},
@@ -692,9 +715,10 @@ int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>
                        {"not_passed", names}});
     }
   }
-  std::printf("  %d of %d nightly-shaped A/A gates passed (exit 0 without --undecided pass); %d with a false regression "
-              "(%ld regression and %ld undecided verdicts over %ld rows)\n",
-              passed, total, with_regression, regressions, undecided, rows);
+  std::printf(
+      "  %d of %d nightly-shaped A/A gates passed (exit 0 without --undecided pass); %d with a false regression "
+      "(%ld regression and %ld undecided verdicts over %ld rows)\n",
+      passed, total, with_regression, regressions, undecided, rows);
   std::set<std::string> benchmarks;
   for (const auto& p : pools) {
     for (const auto& [name, e] : p.time) benchmarks.insert(name);
@@ -709,11 +733,16 @@ int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>
   result["benchmarks"] = benchmarks.size();
   result["processes_per_benchmark"] = profile.repetitions;
   result["gates"] = gates;
-  result["summary"] = {{"gates", total}, {"passed", passed}, {"with_a_false_regression", with_regression},
-                       {"regression_verdicts", regressions}, {"undecided_verdicts", undecided}, {"rows", rows}};
+  result["summary"] = {{"gates", total},
+                       {"passed", passed},
+                       {"with_a_false_regression", with_regression},
+                       {"regression_verdicts", regressions},
+                       {"undecided_verdicts", undecided},
+                       {"rows", rows}};
   result["wall_s"] = std::chrono::duration<double>(Clock::now() - start).count();
-  result["note"] = "Every pair of the runs gated as ci/nightly.sh gates a night (the earlier as baseline, run-to-run noise "
-                   "from every run but the current); the gates share runs, so they are not independent.";
+  result["note"] =
+      "Every pair of the runs gated as ci/nightly.sh gates a night (the earlier as baseline, run-to-run noise "
+      "from every run but the current); the gates share runs, so they are not independent.";
   if (!args.out.empty()) {
     write_json_atomically(args.out, result);
     std::printf("wrote %s (run files in %s)\n", args.out.c_str(), dir.c_str());
@@ -725,9 +754,10 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   if (args.ab_deep > 0) {
     std::vector<std::string> names;
     std::mt19937_64 rng(args.seed);
-    for (const auto& e : keep_benchmarks_matching(select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
-                                                                     args.experiments, args.arms),
-                                                  args.benchmarks)) {
+    for (const auto& e :
+         keep_benchmarks_matching(select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
+                                                     args.experiments, args.arms),
+                                  args.benchmarks)) {
       std::vector<std::string> here;
       for (const auto& b : e.benchmarks) {
         if (b.available) here.push_back(b.name);
@@ -756,8 +786,8 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   const std::string nights_dir = args.runs_dir.empty() ? "results/selftest-nights" : args.runs_dir;
   if (args.nights > 0 && args.from_runs) return selftest_nights(args, nullptr, profile, env, nights_dir);
   if (args.nights > 0) {
-    auto experiments = select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
-                                          args.experiments, args.arms);
+    auto experiments =
+        select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile), args.experiments, args.arms);
     return selftest_nights(args, &experiments, profile, env, nights_dir);
   }
   // The self-test's gates are drawn at the profile's count for every benchmark: no time budget.
@@ -768,11 +798,12 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   const auto start = Clock::now();
 
   if (!args.from_runs) {
-    auto experiments = select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
-                                          args.experiments, args.arms);
+    auto experiments =
+        select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile), args.experiments, args.arms);
     // By default every comparison the catalogue declares, in every area; a machine limit has no
     // baseline to plant a change against.
-    if (args.experiments.empty()) std::erase_if(experiments, [](const ExperimentEntry& e) { return e.kind != "comparison"; });
+    if (args.experiments.empty())
+      std::erase_if(experiments, [](const ExperimentEntry& e) { return e.kind != "comparison"; });
     if (args.pairing_study) return pairing_study(args, experiments, profile, env);
     if (const int status = measure_selftest_runs(args, experiments, profile, env, dir)) return status;
   }
@@ -792,14 +823,18 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")},
                        {"cpu_count", env.fingerprint.value("cpu_count", 0)},
                        {"machine_key", env.fingerprint.value("machine_key", "")}};
-  result["runs"] = {{"directory", dir}, {"same_build_runs", runs.a_runs.size()}, {"planted_levels_pct", kPlantedLevels}};
+  result["runs"] = {
+      {"directory", dir}, {"same_build_runs", runs.a_runs.size()}, {"planted_levels_pct", kPlantedLevels}};
   result["profile"] = args.profile;
   result["processes_per_side"] = n;
   result["instruction_processes_per_side"] = ni;
   result["benchmarks"] = noise.size();
   result["draws"] = {{"aa", args.trials}, {"planted", std::max(1, args.trials / 2)}};
-  result["gate"] = {{"threshold", gate.threshold}, {"instructions_threshold", gate.instructions_threshold},
-                    {"alpha", gate.alpha}, {"correction", to_string(gate.correction)}, {"moderation", to_string(gate.moderation)},
+  result["gate"] = {{"threshold", gate.threshold},
+                    {"instructions_threshold", gate.instructions_threshold},
+                    {"alpha", gate.alpha},
+                    {"correction", to_string(gate.correction)},
+                    {"moderation", to_string(gate.moderation)},
                     {"run_variance_source", gate.run_variance_source}};
   result["instruction_counter"] = runs.a_runs[0]["pairbench"]["sampling"].value("instruction_counter", "none");
   result["time_noise"] = {{"process_to_process_median", noises.empty() ? 0.0 : stats::median(noises)},
@@ -811,13 +846,13 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   result["results"]["time"]["aa_without_run_to_run_noise"] = tally_json(tallies.aa_without_history);
   if (!tallies.aa_gated_at.empty()) {
     const auto& g = tallies.aa_gated_at;
-    result["results"]["time"]["aa_gated_at"] = {
-        {"rows", g.size()},
-        {"share_at_threshold", share_at_most(g, gate.threshold * (1 + 1e-12))},
-        {"median", stats::median(g)},
-        {"q90", stats::quantile(g, 0.9)}};
+    result["results"]["time"]["aa_gated_at"] = {{"rows", g.size()},
+                                                {"share_at_threshold", share_at_most(g, gate.threshold * (1 + 1e-12))},
+                                                {"median", stats::median(g)},
+                                                {"q90", stats::quantile(g, 0.9)}};
   }
-  result["results"]["whole gate"]["first_ten_aa"] = {{"gates", tallies.first_ten}, {"passed", tallies.first_ten_passed}};
+  result["results"]["whole gate"]["first_ten_aa"] = {{"gates", tallies.first_ten},
+                                                     {"passed", tallies.first_ten_passed}};
   result["planted_as_measured"] = planted_as_measured(runs);
   result["instruction_count_cv"] = instruction_count_spread(runs.a_pools);
   result["seconds_per_decision"] = {{"time", 2 * n * mean_wall(runs.a_pools, false)},
@@ -839,63 +874,67 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
 }  // namespace
 
 Command command_selftest() {
-  return {"selftest", "measure the gate's false-alarm and detection rates on this machine",
-          "0 measured (the rates are the result, not a verdict); with --ab-aa or --ab-deep: 0 no decided change, 1 some decided "
-          "change, 3 an ab failed to run; with --nights: 0 every gate passed, 1 some did not; 2 bad input; 130/143 interrupted by SIGINT/SIGTERM (the run files written "
-          "so far are kept)",
-          "a bench binary's output, a calibration cache or a run file (selftest)", [](CLI::App& cmd) -> CommandAction {
-            auto a = std::make_shared<SelftestArgs>();
-            auto bench_dir = std::make_shared<std::string>(default_bench_dir());
-            cmd.add_option("--experiments", a->experiments,
-                           "comma-separated experiment names or areas (default: every comparison experiment)")
-                ->check(name_list("experiment names or areas"));
-            cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
-            cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
-            cmd.add_option("--trials", a->trials, "A/A gates drawn (planted: half as many per level)")
-                ->check(CLI::Range(1, 100000));
-            cmd.add_option("--repetitions", a->repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
-            cmd.add_option("--instruction-processes", a->instruction_processes,
-                           "instruction-counting processes per benchmark and side")
-                ->check(CLI::Range(2, 100));
-            cmd.add_option("--min-time", a->min_time_s)->check(finite_in(0.0001, 600.0));
-            cmd.add_option("--seed", a->seed, "seed of the gate draws")->check(unsigned_64());
-            cmd.add_option("--runs", a->baseline_runs, "runs of the same build before the planted run")
-                ->check(CLI::Range(2, 50));
-            cmd.add_option("--runs-dir", a->runs_dir, "where the run files go (default results/selftest)")
-                ->check(path_is(directory_or_absent_problem, "DIR"));
-            cmd.add_flag("--from", a->from_runs, "analyse the run files already in --runs-dir; run nothing");
-            cmd.add_flag("--pairing-study", a->pairing_study,
-                         "measure ab's duet pairing against sequential interleaving (noise, A/A, a planted 5 %)");
-            cmd.add_option("--ab-aa", a->ab_aa,
-                           "run ab of this build against itself N times at its defaults (--experiments, --profile "
-                           "and --ab-budget as given) and count every decided change (exit 1 if any)")
-                ->check(CLI::Range(1, 1000));
-            cmd.add_option("--ab-deep", a->ab_deep,
-                           "run ab of this build against itself with each selected benchmark alone, N times each, "
-                           "over the same directory, a copy in another directory and the copy as baseline in turn, "
-                           "each sampled as deep as --ab-budget and the cap allow; every decided change is listed "
-                           "(exit 1 if any)")
-                ->check(CLI::Range(1, 1000));
-            cmd.add_option("--benchmarks", a->benchmarks, "--ab-deep: only benchmarks whose names match this regex");
-            cmd.add_option("--per-experiment", a->per_experiment,
-                           "--ab-deep: at most K benchmarks of each selected experiment, drawn with --seed (default: all)")
-                ->check(CLI::Range(1, 10000));
-            cmd.add_option("--nights", a->nights,
-                           "run the selected experiments N times at the profile's own plan (budgets included) and gate "
-                           "every pair as the nightly gates a night; exit 1 unless every gate exits 0 (--from: re-gate "
-                           "the runs in --runs-dir, default results/selftest-nights)")
-                ->check(CLI::Range(3, 50));
-            cmd.add_option("--ab-budget", a->ab_budget_s, "--budget of each ab of --ab-aa or --ab-deep (default: ab's)")
-                ->check(finite_in(0, 86400.0));
-            cmd.add_option("--out", a->out, "write the result as JSON")->check(path_is(regular_file_or_absent_problem, "FILE"));
-            cmd.add_option("--bench-dir", *bench_dir, "directory of the bench_* binaries")
-                ->check(path_is(directory_problem, "DIR"));
-            add_gate_options(&cmd, a->gate);
-            return [a, bench_dir](const std::string&) {
-              finish_up_on_interrupt();
-              return exit_status_after_interrupt(cmd_selftest(*a, *bench_dir));
-            };
-          }};
+  return {
+      "selftest", "measure the gate's false-alarm and detection rates on this machine",
+      "0 measured (the rates are the result, not a verdict); with --ab-aa or --ab-deep: 0 no decided change, 1 some "
+      "decided "
+      "change, 3 an ab failed to run; with --nights: 0 every gate passed, 1 some did not; 2 bad input; 130/143 "
+      "interrupted by SIGINT/SIGTERM (the run files written "
+      "so far are kept)",
+      "a bench binary's output, a calibration cache or a run file (selftest)", [](CLI::App& cmd) -> CommandAction {
+        auto a = std::make_shared<SelftestArgs>();
+        auto bench_dir = std::make_shared<std::string>(default_bench_dir());
+        cmd.add_option("--experiments", a->experiments,
+                       "comma-separated experiment names or areas (default: every comparison experiment)")
+            ->check(name_list("experiment names or areas"));
+        cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
+        cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
+        cmd.add_option("--trials", a->trials, "A/A gates drawn (planted: half as many per level)")
+            ->check(CLI::Range(1, 100000));
+        cmd.add_option("--repetitions", a->repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
+        cmd.add_option("--instruction-processes", a->instruction_processes,
+                       "instruction-counting processes per benchmark and side")
+            ->check(CLI::Range(2, 100));
+        cmd.add_option("--min-time", a->min_time_s)->check(finite_in(0.0001, 600.0));
+        cmd.add_option("--seed", a->seed, "seed of the gate draws")->check(unsigned_64());
+        cmd.add_option("--runs", a->baseline_runs, "runs of the same build before the planted run")
+            ->check(CLI::Range(2, 50));
+        cmd.add_option("--runs-dir", a->runs_dir, "where the run files go (default results/selftest)")
+            ->check(path_is(directory_or_absent_problem, "DIR"));
+        cmd.add_flag("--from", a->from_runs, "analyse the run files already in --runs-dir; run nothing");
+        cmd.add_flag("--pairing-study", a->pairing_study,
+                     "measure ab's duet pairing against sequential interleaving (noise, A/A, a planted 5 %)");
+        cmd.add_option("--ab-aa", a->ab_aa,
+                       "run ab of this build against itself N times at its defaults (--experiments, --profile "
+                       "and --ab-budget as given) and count every decided change (exit 1 if any)")
+            ->check(CLI::Range(1, 1000));
+        cmd.add_option("--ab-deep", a->ab_deep,
+                       "run ab of this build against itself with each selected benchmark alone, N times each, "
+                       "over the same directory, a copy in another directory and the copy as baseline in turn, "
+                       "each sampled as deep as --ab-budget and the cap allow; every decided change is listed "
+                       "(exit 1 if any)")
+            ->check(CLI::Range(1, 1000));
+        cmd.add_option("--benchmarks", a->benchmarks, "--ab-deep: only benchmarks whose names match this regex");
+        cmd.add_option("--per-experiment", a->per_experiment,
+                       "--ab-deep: at most K benchmarks of each selected experiment, drawn with --seed (default: all)")
+            ->check(CLI::Range(1, 10000));
+        cmd.add_option("--nights", a->nights,
+                       "run the selected experiments N times at the profile's own plan (budgets included) and gate "
+                       "every pair as the nightly gates a night; exit 1 unless every gate exits 0 (--from: re-gate "
+                       "the runs in --runs-dir, default results/selftest-nights)")
+            ->check(CLI::Range(3, 50));
+        cmd.add_option("--ab-budget", a->ab_budget_s, "--budget of each ab of --ab-aa or --ab-deep (default: ab's)")
+            ->check(finite_in(0, 86400.0));
+        cmd.add_option("--out", a->out, "write the result as JSON")
+            ->check(path_is(regular_file_or_absent_problem, "FILE"));
+        cmd.add_option("--bench-dir", *bench_dir, "directory of the bench_* binaries")
+            ->check(path_is(directory_problem, "DIR"));
+        add_gate_options(&cmd, a->gate);
+        return [a, bench_dir](const std::string&) {
+          finish_up_on_interrupt();
+          return exit_status_after_interrupt(cmd_selftest(*a, *bench_dir));
+        };
+      }};
 }
 
 }  // namespace pairbench::harness

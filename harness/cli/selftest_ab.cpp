@@ -40,9 +40,22 @@ int selftest_ab_aa(const AbAaArgs& args) {
   for (int k = 1; k <= args.repetitions && !interrupt_signal(); ++k) {
     const std::string out_dir = dir + "/ab-aa-" + std::to_string(k);
     fs::remove_all(out_dir);
-    std::vector<std::string> argv = {self, "ab", "--baseline-build", args.bench_dir, "--candidate-build", args.bench_dir,
-                                     "--profile", args.profile, "--out-dir", out_dir, "--json", out_dir + "/gate.json",
-                                     "--undecided", "pass", "--seed", std::to_string(1000 + k)};
+    std::vector<std::string> argv = {self,
+                                     "ab",
+                                     "--baseline-build",
+                                     args.bench_dir,
+                                     "--candidate-build",
+                                     args.bench_dir,
+                                     "--profile",
+                                     args.profile,
+                                     "--out-dir",
+                                     out_dir,
+                                     "--json",
+                                     out_dir + "/gate.json",
+                                     "--undecided",
+                                     "pass",
+                                     "--seed",
+                                     std::to_string(1000 + k)};
     if (!args.experiments.empty()) argv.insert(argv.end(), {"--experiments", args.experiments});
     if (args.budget_s >= 0) argv.insert(argv.end(), {"--budget", std::to_string(args.budget_s)});
     const ProcessResult r = run_process(argv, {}, std::chrono::hours(2));
@@ -64,8 +77,11 @@ int selftest_ab_aa(const AbAaArgs& args) {
       if (b.instrument != Instrument::time) continue;
       ++count[to_string(b.verdict)];
       if (b.verdict == Verdict::regression || b.verdict == Verdict::improvement) {
-        changes.push_back({{"name", b.benchmark}, {"verdict", to_string(b.verdict)}, {"slowdown", finite_or_null(b.slowdown)},
-                           {"low", finite_or_null(b.slowdown_low)}, {"high", finite_or_null(b.slowdown_high)}});
+        changes.push_back({{"name", b.benchmark},
+                           {"verdict", to_string(b.verdict)},
+                           {"slowdown", finite_or_null(b.slowdown)},
+                           {"low", finite_or_null(b.slowdown_low)},
+                           {"high", finite_or_null(b.slowdown_high)}});
       }
     }
     int n = 0;
@@ -73,9 +89,10 @@ int selftest_ab_aa(const AbAaArgs& args) {
     rows += n;
     decided_changes += static_cast<int>(changes.size());
     wall += r.wall_s;
-    std::printf("  ab %2d: %3d unchanged, %3d undecided, %d regressions, %d improvements of %d (%.0f%% unchanged), %.0f s\n",
-                k, count["unchanged"], count["undecided"], count["regression"], count["improvement"], n,
-                n ? 100.0 * count["unchanged"] / n : 0.0, r.wall_s);
+    std::printf(
+        "  ab %2d: %3d unchanged, %3d undecided, %d regressions, %d improvements of %d (%.0f%% unchanged), %.0f s\n", k,
+        count["unchanged"], count["undecided"], count["regression"], count["improvement"], n,
+        n ? 100.0 * count["unchanged"] / n : 0.0, r.wall_s);
     for (const auto& c : changes) {
       std::printf("         %s: %s %+.1f%% [%+.1f%%, %+.1f%%]\n", c["name"].get<std::string>().c_str(),
                   c["verdict"].get<std::string>().c_str(), 100 * c["slowdown"].get<double>(),
@@ -83,22 +100,28 @@ int selftest_ab_aa(const AbAaArgs& args) {
                   c["high"].is_number() ? 100 * c["high"].get<double>() : 1e9);
     }
     std::fflush(stdout);  // one line per ab as it ends, also into a file
-    runs.push_back({{"unchanged", count["unchanged"]}, {"undecided", count["undecided"]},
-                    {"regression", count["regression"]}, {"improvement", count["improvement"]}, {"rows", n},
-                    {"wall_s", r.wall_s}, {"decided_changes", changes}});
+    runs.push_back({{"unchanged", count["unchanged"]},
+                    {"undecided", count["undecided"]},
+                    {"regression", count["regression"]},
+                    {"improvement", count["improvement"]},
+                    {"rows", n},
+                    {"wall_s", r.wall_s},
+                    {"decided_changes", changes}});
   }
   const int done = static_cast<int>(runs.size());
-  std::printf("%d ab runs of identical builds: %d decided changes (false alarms); %d of %d benchmark verdicts "
-              "unchanged (%.1f%%), %d undecided; %.0f s of ab (%.0f s each)\n",
-              done, decided_changes, totals["unchanged"], rows, rows ? 100.0 * totals["unchanged"] / rows : 0.0,
-              totals["undecided"], wall, done ? wall / done : 0.0);
+  std::printf(
+      "%d ab runs of identical builds: %d decided changes (false alarms); %d of %d benchmark verdicts "
+      "unchanged (%.1f%%), %d undecided; %.0f s of ab (%.0f s each)\n",
+      done, decided_changes, totals["unchanged"], rows, rows ? 100.0 * totals["unchanged"] / rows : 0.0,
+      totals["undecided"], wall, done ? wall / done : 0.0);
   if (!args.out.empty()) {
-    write_json_atomically(args.out, {{"ab_aa", {{"bench_dir", args.bench_dir},
-                                                {"experiments", args.experiments},
-                                                {"budget_s", args.budget_s},
-                                                {"runs", runs},
-                                                {"decided_changes", decided_changes},
-                                                {"unchanged_share", rows ? double(totals["unchanged"]) / rows : 0.0}}}});
+    write_json_atomically(args.out, {{"ab_aa",
+                                      {{"bench_dir", args.bench_dir},
+                                       {"experiments", args.experiments},
+                                       {"budget_s", args.budget_s},
+                                       {"runs", runs},
+                                       {"decided_changes", decided_changes},
+                                       {"unchanged_share", rows ? double(totals["unchanged"]) / rows : 0.0}}}});
   }
   if (interrupt_signal()) return exit_status_after_interrupt(0);
   return decided_changes ? 1 : 0;
@@ -142,11 +165,12 @@ int selftest_ab_deep(const AbDeepArgs& args) {
   const Arrangement arrangements[] = {{"same directory", args.bench_dir, args.bench_dir},
                                       {"two copies", args.bench_dir, copy},
                                       {"copies swapped", copy, args.bench_dir}};
-  std::printf("pairbench selftest --ab-deep: ab of %s against itself, each of %zu benchmarks alone, %d times "
-              "(same directory, a copy in %s, the copy as baseline, in turn%s%s)\n",
-              args.bench_dir.c_str(), args.benchmarks.size(), args.runs_per_benchmark, copy.c_str(),
-              args.budget_s >= 0 ? ", --budget " : "",
-              args.budget_s >= 0 ? std::to_string(static_cast<int>(args.budget_s)).c_str() : "");
+  std::printf(
+      "pairbench selftest --ab-deep: ab of %s against itself, each of %zu benchmarks alone, %d times "
+      "(same directory, a copy in %s, the copy as baseline, in turn%s%s)\n",
+      args.bench_dir.c_str(), args.benchmarks.size(), args.runs_per_benchmark, copy.c_str(),
+      args.budget_s >= 0 ? ", --budget " : "",
+      args.budget_s >= 0 ? std::to_string(static_cast<int>(args.budget_s)).c_str() : "");
   // Runs in random order over benchmarks and repetitions, so that the machine's drift over the
   // study does not fall on one benchmark or one arrangement.
   std::vector<std::pair<std::size_t, int>> order;
@@ -166,16 +190,30 @@ int selftest_ab_deep(const AbDeepArgs& args) {
     const Arrangement& a = arrangements[(i + static_cast<std::size_t>(k)) % 3];
     const std::string out_dir = dir + "/" + std::to_string(i) + "-" + std::to_string(k);
     fs::remove_all(out_dir);
-    std::vector<std::string> argv = {self, "ab", "--baseline-build", a.baseline, "--candidate-build", a.candidate,
-                                     "--benchmarks", exact_regex(name), "--profile", args.profile, "--out-dir", out_dir,
-                                     "--json", out_dir + "/gate.json", "--undecided", "pass",
-                                     "--seed", std::to_string(args.seed * 100003 + i * 101 + static_cast<std::size_t>(k))};
+    std::vector<std::string> argv = {self,
+                                     "ab",
+                                     "--baseline-build",
+                                     a.baseline,
+                                     "--candidate-build",
+                                     a.candidate,
+                                     "--benchmarks",
+                                     exact_regex(name),
+                                     "--profile",
+                                     args.profile,
+                                     "--out-dir",
+                                     out_dir,
+                                     "--json",
+                                     out_dir + "/gate.json",
+                                     "--undecided",
+                                     "pass",
+                                     "--seed",
+                                     std::to_string(args.seed * 100003 + i * 101 + static_cast<std::size_t>(k))};
     if (args.budget_s >= 0) argv.insert(argv.end(), {"--budget", std::to_string(args.budget_s)});
     const ProcessResult r = run_process(argv, {}, std::chrono::hours(2));
     if (r.status == ProcessResult::Status::kInterrupted) break;
     if (r.status != ProcessResult::Status::kExited || (r.exit_code != 0 && r.exit_code != 1)) {
       sayf(Verbosity::quiet, "pairbench: selftest --ab-deep: ab of %s (%s) %s:\n%s\n", name.c_str(), a.name,
-                   r.describe().c_str(), r.output.c_str());
+           r.describe().c_str(), r.output.c_str());
       return 3;
     }
     GateJson gate;
@@ -194,10 +232,16 @@ int selftest_ab_deep(const AbDeepArgs& args) {
       std::printf("  %3d/%zu %-15s %-70s %-10s %+6.1f%% [%+.1f%%, %+.1f%%] %d processes per side, %.0f s\n", ++done,
                   order.size(), a.name, v.benchmark.c_str(), verdict.c_str(), 100 * v.slowdown, 100 * v.slowdown_low,
                   std::isfinite(v.slowdown_high) ? 100 * v.slowdown_high : 1e9, v.current_samples, r.wall_s);
-      nlohmann::json row = {{"benchmark", v.benchmark}, {"arrangement", a.name}, {"verdict", verdict},
-                            {"slowdown", v.slowdown}, {"low", v.slowdown_low},
-                            {"high", std::isfinite(v.slowdown_high) ? nlohmann::json(v.slowdown_high) : nlohmann::json()},
-                            {"processes_per_side", v.current_samples}, {"wall_s", r.wall_s}, {"note", v.note}};
+      nlohmann::json row = {
+          {"benchmark", v.benchmark},
+          {"arrangement", a.name},
+          {"verdict", verdict},
+          {"slowdown", v.slowdown},
+          {"low", v.slowdown_low},
+          {"high", std::isfinite(v.slowdown_high) ? nlohmann::json(v.slowdown_high) : nlohmann::json()},
+          {"processes_per_side", v.current_samples},
+          {"wall_s", r.wall_s},
+          {"note", v.note}};
       if (change) changes.push_back(row);
       runs.push_back(row);
     }
@@ -206,9 +250,10 @@ int selftest_ab_deep(const AbDeepArgs& args) {
   }
   int rows = 0;
   for (const auto& [v, c] : totals) rows += c;
-  std::printf("%d ab runs of identical builds, one benchmark each: %zu decided changes (false alarms); "
-              "%d unchanged, %d undecided of %d; %.0f s of ab\n",
-              done, changes.size(), totals["unchanged"], totals["undecided"], rows, wall);
+  std::printf(
+      "%d ab runs of identical builds, one benchmark each: %zu decided changes (false alarms); "
+      "%d unchanged, %d undecided of %d; %.0f s of ab\n",
+      done, changes.size(), totals["unchanged"], totals["undecided"], rows, wall);
   for (const auto& a : arrangements) {
     auto& c = by_arrangement[a.name];
     std::printf("  %-15s %3d unchanged, %3d undecided, %d regressions, %d improvements\n", a.name, c["unchanged"],
@@ -220,13 +265,14 @@ int selftest_ab_deep(const AbDeepArgs& args) {
                 100 * c["slowdown"].get<double>());
   }
   if (!args.out.empty()) {
-    write_json_atomically(args.out, {{"ab_deep", {{"bench_dir", args.bench_dir},
-                                                  {"benchmarks", args.benchmarks},
-                                                  {"runs_per_benchmark", args.runs_per_benchmark},
-                                                  {"budget_s", args.budget_s},
-                                                  {"runs", runs},
-                                                  {"decided_changes", changes},
-                                                  {"wall_s", wall}}}});
+    write_json_atomically(args.out, {{"ab_deep",
+                                      {{"bench_dir", args.bench_dir},
+                                       {"benchmarks", args.benchmarks},
+                                       {"runs_per_benchmark", args.runs_per_benchmark},
+                                       {"budget_s", args.budget_s},
+                                       {"runs", runs},
+                                       {"decided_changes", changes},
+                                       {"wall_s", wall}}}});
   }
   if (interrupt_signal()) return exit_status_after_interrupt(0);
   return changes.empty() ? 0 : 1;

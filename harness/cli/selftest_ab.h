@@ -12,13 +12,13 @@
 namespace pairbench::harness {
 
 struct AbAaArgs {
-  int repetitions = 20;      // ab runs
-  std::string experiments;   // as ab's --experiments (empty: its default, the whole profile)
+  int repetitions = 20;     // ab runs
+  std::string experiments;  // as ab's --experiments (empty: its default, the whole profile)
   std::string profile = "quick";
-  double budget_s = -1;      // ab's --budget; < 0: ab's default
-  std::string bench_dir;     // the build compared against itself
-  std::string runs_dir;      // each ab's run files and gate JSON go to runs_dir/ab-aa-<k>
-  std::string out;           // the summary as JSON (optional)
+  double budget_s = -1;   // ab's --budget; < 0: ab's default
+  std::string bench_dir;  // the build compared against itself
+  std::string runs_dir;   // each ab's run files and gate JSON go to runs_dir/ab-aa-<k>
+  std::string out;        // the summary as JSON (optional)
 };
 
 // Runs them; prints one line per ab and the totals. Exit status: 0 no decided change, 1 some
@@ -35,10 +35,10 @@ struct AbDeepArgs {
   int runs_per_benchmark = 5;
   std::vector<std::string> benchmarks;  // each run alone, in this order
   std::string profile = "quick";
-  double budget_s = -1;      // ab's --budget; < 0: ab's default
-  std::string bench_dir;     // the build compared against itself (and its copy)
-  std::string runs_dir;      // the copy and each ab's files: runs_dir/copy/, runs_dir/<benchmark index>-<run>/
-  std::string out;           // the summary as JSON (optional)
+  double budget_s = -1;   // ab's --budget; < 0: ab's default
+  std::string bench_dir;  // the build compared against itself (and its copy)
+  std::string runs_dir;   // the copy and each ab's files: runs_dir/copy/, runs_dir/<benchmark index>-<run>/
+  std::string out;        // the summary as JSON (optional)
   std::uint64_t seed = 0;
 };
 

@@ -27,7 +27,8 @@ int cmd_summarise(const std::string& run, const std::string& out, const std::str
 }  // namespace
 
 Command command_summarise() {
-  return {"summarise", "the claims' verdicts of a run file (judged here where the file has none); --out: the file with them",
+  return {"summarise",
+          "the claims' verdicts of a run file (judged here where the file has none); --out: the file with them",
           "0 printed (and written); 2 bad input", "the run file reported", [](CLI::App& cmd) -> CommandAction {
             struct Args {
               std::string run, out, bench_dir = default_bench_dir();

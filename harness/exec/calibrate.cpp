@@ -153,9 +153,10 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
   for (const auto& [name, job] : first) {
     const Calibration* c = cache.find(name);
     if (const auto* f = cache.failure(name)) {
-      say(Verbosity::quiet) << "pairbench: " << name << " is not calibrated (" << f->reason << (f->at.empty() ? "" : ", " + f->at)
-                << "): it runs " << planned_iterations(kUncalibrated, ctx.options.plan)
-                << " iterations per process; --recalibrate tries again\n";
+      say(Verbosity::quiet) << "pairbench: " << name << " is not calibrated (" << f->reason
+                            << (f->at.empty() ? "" : ", " + f->at) << "): it runs "
+                            << planned_iterations(kUncalibrated, ctx.options.plan)
+                            << " iterations per process; --recalibrate tries again\n";
     }
     // Uncalibrated: the fallback count (the timed processes say why where they fail).
     const std::int64_t n = planned_iterations(c ? *c : kUncalibrated, ctx.options.plan);

@@ -60,7 +60,8 @@ double projected_instruction_wall_s(const ProcessWalls* walls, const std::string
 int budgeted_processes(double budget_s, double process_wall_s, int minimum, int maximum) {
   if (!(budget_s > 0) || !(process_wall_s > 0)) return maximum;
   const double fit = std::floor(budget_s / process_wall_s);
-  return static_cast<int>(std::clamp(fit, static_cast<double>(std::min(minimum, maximum)), static_cast<double>(maximum)));
+  return static_cast<int>(
+      std::clamp(fit, static_cast<double>(std::min(minimum, maximum)), static_cast<double>(maximum)));
 }
 
 bool calibration_drifted(const Calibration& c, double observed) {
@@ -180,7 +181,8 @@ void CalibrationCache::record_run_per_iteration(const std::string& benchmark, do
   if (s_per_iteration > 0) push_run(walls_[benchmark].run_s_per_iteration, s_per_iteration);
 }
 
-void CalibrationCache::record_instruction_wall(const std::string& benchmark, const std::string& counter, double wall_s) {
+void CalibrationCache::record_instruction_wall(const std::string& benchmark, const std::string& counter,
+                                               double wall_s) {
   push_run(walls_[benchmark].instruction_process_s[counter], std::max(wall_s, 0.0));
 }
 

@@ -55,8 +55,8 @@ bool wildly_off(double a_s_per_iteration, double b_s_per_iteration);
 // process's wall is kept whole, per counter. Each list holds one value per run (the median over
 // that run's processes), newest last, at most kWallRuns; a projection takes their median.
 struct ProcessWalls {
-  std::vector<double> overhead_s;            // process wall minus its timed loop's wall
-  std::vector<double> loop_s_per_iteration;  // the timed loop's wall per iteration
+  std::vector<double> overhead_s;                                    // process wall minus its timed loop's wall
+  std::vector<double> loop_s_per_iteration;                          // the timed loop's wall per iteration
   std::map<std::string, std::vector<double>> instruction_process_s;  // counter (perf|callgrind) -> process wall
   // The timed region per iteration (measured_s / iterations) of `pairbench run`'s own processes,
   // one side, nothing planted: "its time in run", what `ab` checks its regime against. A

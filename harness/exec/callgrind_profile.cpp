@@ -66,7 +66,8 @@ CallgrindProfile read_callgrind_profile(const std::string& path) {
       std::uint64_t ir = 0;
       const std::size_t at = positions + static_cast<std::size_t>(ir_index);
       if (w.size() < positions) throw fail("a cost line with fewer than " + std::to_string(positions) + " positions");
-      if (at < w.size() && !parse_count(w[at], ir)) throw fail("an instruction count that is not a number: '" + w[at] + "'");
+      if (at < w.size() && !parse_count(w[at], ir))
+        throw fail("an instruction count that is not a number: '" + w[at] + "'");
       if (call_cost_next) {
         call_cost_next = false;  // the callee's cost, counted in the callee's own fn= block
         continue;
@@ -92,7 +93,8 @@ CallgrindProfile read_callgrind_profile(const std::string& path) {
       continue;
     }
     const auto colon = line.find(':');  // a header line, "key: value"; keys are words
-    if (colon == std::string::npos || !std::isalpha(static_cast<unsigned char>(c))) throw fail("not a line of callgrind's format: '" + line.substr(0, 80) + "'");
+    if (colon == std::string::npos || !std::isalpha(static_cast<unsigned char>(c)))
+      throw fail("not a line of callgrind's format: '" + line.substr(0, 80) + "'");
     const std::string key = line.substr(0, colon);
     const auto value = words(line.substr(colon + 1));
     if (key == "positions") {

@@ -25,8 +25,8 @@ struct FunctionCost {
 };
 
 struct CallgrindProfile {
-  std::uint64_t total = 0;               // the file's totals; equal to the sum of every self cost
-  std::vector<FunctionCost> functions;   // every function with a cost, most first (ties by name)
+  std::uint64_t total = 0;              // the file's totals; equal to the sum of every self cost
+  std::vector<FunctionCost> functions;  // every function with a cost, most first (ties by name)
 };
 
 // Throws std::runtime_error, "PATH: ..." (with the line where one is to blame), for a file it cannot

@@ -28,7 +28,8 @@ namespace {
 // axis -> values; a single value may be written as a string.
 std::map<std::string, std::vector<std::string>> axis_values(const JsonField& j) {
   std::map<std::string, std::vector<std::string>> out;
-  for (const auto& [axis, v] : j.members()) out[axis] = v.json().is_string() ? std::vector<std::string>{v.string()} : v.strings();
+  for (const auto& [axis, v] : j.members())
+    out[axis] = v.json().is_string() ? std::vector<std::string>{v.string()} : v.strings();
   return out;
 }
 
@@ -153,8 +154,8 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
     }
     if (const auto limits = je.find("limits")) {
       for (const JsonField& l : limits->elements()) {
-        LimitEntry limit{l["experiment"].string(), l["arm"].string(), l["where"].string_map(), l["arms"].strings(),
-                         l["when"].string_map(), l.string_or("counter", "")};
+        LimitEntry limit{l["experiment"].string(), l["arm"].string(),      l["where"].string_map(),
+                         l["arms"].strings(),      l["when"].string_map(), l.string_or("counter", "")};
         if (const auto also = l.find("also")) {
           for (const JsonField& c : also->elements()) {
             limit.also.push_back({c["experiment"].string(), c["arm"].string(), c["where"].string_map()});
@@ -211,7 +212,8 @@ std::vector<std::string> find_bench_binaries(const std::string& dir) {
   }
   if (ec) throw std::runtime_error("bench directory " + dir + ": " + ec.message());
   // An empty directory would list nothing and run nothing, and report success.
-  if (out.empty()) throw std::runtime_error("bench directory " + dir + ": no bench_* executables (expected a build's bin/)");
+  if (out.empty())
+    throw std::runtime_error("bench directory " + dir + ": no bench_* executables (expected a build's bin/)");
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -227,8 +229,7 @@ std::vector<std::string> layout_variants_of(const std::string& binary) {
   return out;
 }
 
-std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& binaries,
-                                            const std::string& profile) {
+std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& binaries, const std::string& profile) {
   std::vector<ExperimentEntry> all;
   for (const std::string& binary : binaries) {
     // The whole listing: a nightly grid's is past the 64 KiB a failure's output is cut to.
@@ -258,11 +259,14 @@ std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& bina
 nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& e : experiments) {
-    nlohmann::json je = {{"name", e.name},   {"claim", e.claim},   {"question", e.question},
-                         {"timing", e.timing}, {"kind", e.kind},
-                         {"metric", {{"name", e.metric}, {"unit", e.unit}, {"better", e.better},
-                                     {"time_relation", e.time_relation}}},
-                         {"binary", fs::path(e.binary).filename().string()}};
+    nlohmann::json je = {
+        {"name", e.name},
+        {"claim", e.claim},
+        {"question", e.question},
+        {"timing", e.timing},
+        {"kind", e.kind},
+        {"metric", {{"name", e.metric}, {"unit", e.unit}, {"better", e.better}, {"time_relation", e.time_relation}}},
+        {"binary", fs::path(e.binary).filename().string()}};
     if (e.figure) je["figure"] = figure_to_json(*e.figure);
     je["axes"] = nlohmann::json::array();
     for (const auto& [axis, values] : e.axes) je["axes"].push_back({{"name", axis}, {"values", values}});
@@ -274,11 +278,17 @@ nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments
     for (const auto& b : e.benchmarks) {
       nlohmann::json params = nlohmann::json::object();
       for (const auto& [k, v] : b.params) params[k] = v;
-      je["benchmarks"].push_back({{"name", b.name}, {"arm", b.arm}, {"params", params},
-                                  {"available", b.available}, {"reason", b.reason},
-                                  {"instructions", b.instructions}, {"threads", b.threads},
-                                  {"cuda", b.cuda}, {"start_gate", b.start_gate},
-                                  {"shared_process", b.shared_process}, {"check_on_request", b.check_on_request}});
+      je["benchmarks"].push_back({{"name", b.name},
+                                  {"arm", b.arm},
+                                  {"params", params},
+                                  {"available", b.available},
+                                  {"reason", b.reason},
+                                  {"instructions", b.instructions},
+                                  {"threads", b.threads},
+                                  {"cuda", b.cuda},
+                                  {"start_gate", b.start_gate},
+                                  {"shared_process", b.shared_process},
+                                  {"check_on_request", b.check_on_request}});
     }
     out.push_back(je);
   }
@@ -311,8 +321,8 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
 }  // namespace
 
 std::string catalogue_to_markdown(const std::vector<ExperimentEntry>& experiments, const std::string& profile) {
-  std::string out = "| experiment | claim | question | arms (baseline first) | metric | timing | grid (" +
-                    profile + ") |\n|---|---|---|---|---|---|---|\n";
+  std::string out = "| experiment | claim | question | arms (baseline first) | metric | timing | grid (" + profile +
+                    ") |\n|---|---|---|---|---|---|---|\n";
   for (const ExperimentEntry& e : experiments) {
     std::vector<std::string> arms, axes;
     for (const ArmEntry& a : e.arms) arms.push_back(a.name + (a.env.empty() ? "" : " (env)"));
@@ -325,8 +335,7 @@ std::string catalogue_to_markdown(const std::vector<ExperimentEntry>& experiment
   return out;
 }
 
-std::string replace_marked_section(const std::string& document, const std::string& section,
-                                   const std::string& source) {
+std::string replace_marked_section(const std::string& document, const std::string& section, const std::string& source) {
   // Whole lines only: a marker quoted inside a sentence is not one.
   std::vector<std::size_t> begins, ends;
   std::size_t pos = 0;
@@ -340,8 +349,8 @@ std::string replace_marked_section(const std::string& document, const std::strin
   }
   if (begins.size() != 1 || ends.size() != 1 || ends[0] < begins[0]) {
     throw std::runtime_error(source + ": expected one line " + kTableBeginMarker + " and, after it, one line " +
-                             kTableEndMarker + " around the experiment table; found " +
-                             std::to_string(begins.size()) + " and " + std::to_string(ends.size()));
+                             kTableEndMarker + " around the experiment table; found " + std::to_string(begins.size()) +
+                             " and " + std::to_string(ends.size()));
   }
   const std::size_t body = document.find('\n', begins[0]) + 1;
   return document.substr(0, body) + section + document.substr(ends[0]);

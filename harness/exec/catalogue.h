@@ -17,7 +17,7 @@ struct BenchmarkEntry {
   std::string arm;
   std::vector<std::pair<std::string, std::string>> params;  // in axis order
   bool available = true;
-  std::string reason;  // why not available here
+  std::string reason;         // why not available here
   bool instructions = false;  // instruction counts are a meaningful gate metric here (deterministic CPU work)
   // Threads its process keeps busy, the timing thread included (bench Experiment::threads): a duet
   // side gets that many cores, or the two sides run one at a time where they would not fit.
@@ -76,22 +76,22 @@ struct SecondaryMetric {
 
 // How an experiment's ratios decide its claim (bench VerdictCheck; the rules: harness/analysis/claims.h).
 struct VerdictCheckEntry {
-  std::string test = "better";  // better | same | plateau
-  std::vector<std::string> treatments;  // empty = every treatment; plateau: >= 2, in order
+  std::string test = "better";                                     // better | same | plateau
+  std::vector<std::string> treatments;                             // empty = every treatment; plateau: >= 2, in order
   std::map<std::string, std::vector<std::string>> where, exclude;  // axis -> values
-  double threshold = 1.0;    // better
+  double threshold = 1.0;                                          // better
   double equivalence = 1.02;  // better: no meaningful difference within it; plateau: 1.05
-  double tolerance = 1.1;    // same
+  double tolerance = 1.1;     // same
   std::string why, analogue;  // analogue: the argument why a CPU experiment tests a GPU claim
 };
 
 // How the report draws the experiment (bench Figure), carried into the run file as declared.
 struct FigureEntry {
-  std::string kind = "metric";  // metric | accuracy | scaling | memory
-  std::string x_axis;           // empty: the one numeric axis that varies
-  std::string x_scale = "auto", y_scale = "auto";  // auto | linear | log
-  std::string counter;          // the counter accuracy, scaling and memory draw
-  std::string arm_axis;         // scaling: what an arm's number counts
+  std::string kind = "metric";                             // metric | accuracy | scaling | memory
+  std::string x_axis;                                      // empty: the one numeric axis that varies
+  std::string x_scale = "auto", y_scale = "auto";          // auto | linear | log
+  std::string counter;                                     // the counter accuracy, scaling and memory draw
+  std::string arm_axis;                                    // scaling: what an arm's number counts
   std::vector<std::pair<std::string, double>> arm_values;  // scaling: arm -> its number
 };
 
@@ -105,7 +105,7 @@ struct ExperimentEntry {
   // How the metric follows an iteration's measured time: proportional | inverse | none. It turns
   // batches of iterations into in-process samples; "none" gives one sample per process.
   std::string time_relation = "none";
-  double gate_threshold = 0;         // 0 = the gate's default
+  double gate_threshold = 0;               // 0 = the gate's default
   double instructions_gate_threshold = 0;  // 0 = the gate's default for instruction counts
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   std::vector<ArmEntry> arms;
@@ -137,8 +137,7 @@ std::vector<std::string> find_bench_binaries(const std::string& dir);
 std::vector<std::string> layout_variants_of(const std::string& binary);
 
 // Asks each binary for its catalogue under `profile`; throws on a binary that fails to list.
-std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& binaries,
-                                            const std::string& profile);
+std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& binaries, const std::string& profile);
 
 nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments);
 
@@ -154,7 +153,6 @@ inline constexpr const char* kTableEndMarker = "<!-- end pairbench list -->";
 
 // `document` with the lines between the marker lines replaced by `section`; throws
 // std::runtime_error "SOURCE: expected ..." when the markers are missing, repeated or out of order.
-std::string replace_marked_section(const std::string& document, const std::string& section,
-                                   const std::string& source);
+std::string replace_marked_section(const std::string& document, const std::string& section, const std::string& source);
 
 }  // namespace pairbench::harness

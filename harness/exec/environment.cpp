@@ -82,8 +82,8 @@ CommandOutput run_argv(const std::vector<std::string>& argv, const std::vector<s
   for (char** e = environ; *e; ++e) {
     const std::string entry = *e;
     const std::string name = entry.substr(0, entry.find('=') + 1);
-    const bool overridden = std::any_of(extra_env.begin(), extra_env.end(),
-                                        [&](const std::string& x) { return x.rfind(name, 0) == 0; });
+    const bool overridden =
+        std::any_of(extra_env.begin(), extra_env.end(), [&](const std::string& x) { return x.rfind(name, 0) == 0; });
     if (!overridden) env_strings.push_back(entry);
   }
   env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
@@ -104,7 +104,8 @@ CommandOutput run_argv(const std::vector<std::string>& argv, const std::vector<s
   const auto deadline = std::chrono::steady_clock::now() + limit;
   bool timed_out = false;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       kill(pid, SIGKILL);
@@ -175,8 +176,8 @@ Environment capture_environment(const std::string& source_dir) {
     for (std::string flag; in >> flag;) flags.push_back(flag);
   }
   std::vector<std::string> notable;
-  for (const char* flag : {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd",
-                           "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile"}) {
+  for (const char* flag : {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq",
+                           "avx512cd", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile"}) {
     if (has_flag(flags, flag)) notable.push_back(flag);
   }
   struct utsname uts {};
@@ -224,9 +225,9 @@ Environment capture_environment(const std::string& source_dir) {
   f["cuda_driver_version"] = gpu.driver_version;
   f["gpu_count"] = gpu.device_count;
   f["gpu_name"] = gpu.available ? gpu.name : "";
-  f["gpu_compute_capability"] = gpu.available ? std::to_string(gpu.compute_capability_major) + "." +
-                                                    std::to_string(gpu.compute_capability_minor)
-                                              : "";
+  f["gpu_compute_capability"] =
+      gpu.available ? std::to_string(gpu.compute_capability_major) + "." + std::to_string(gpu.compute_capability_minor)
+                    : "";
   f["gpu_unavailable_reason"] = gpu.available ? "" : gpu.reason;
   // What NVML says of the GPU: clocks, power limit, ECC, driver (not part of the machine key: a
   // changed power limit is named beside the figures, not a new machine).
@@ -255,7 +256,8 @@ Environment capture_environment(const std::string& source_dir) {
 
   // Warnings: things that silently sabotage results on this machine.
   if (std::string(PAIRBENCH_BUILD_TYPE) != "Release") {
-    env.warnings.push_back(std::string("build type is ") + PAIRBENCH_BUILD_TYPE + ", not Release: timings are not representative");
+    env.warnings.push_back(std::string("build type is ") + PAIRBENCH_BUILD_TYPE +
+                           ", not Release: timings are not representative");
   }
   if (const std::string better = better_openblas_core(core, flags); !better.empty()) {
     env.warnings.push_back("OpenBLAS selected its '" + core + "' kernels on a CPU that can run '" + better +

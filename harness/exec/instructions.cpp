@@ -64,7 +64,8 @@ InstructionCounterChoice choose_instruction_counter(const std::string& wanted) {
     return {"callgrind", valgrind,
             "no hardware counter here (" + perf_problem + "): simulated by valgrind's callgrind (" + valgrind + ")"};
   }
-  return {"", "", "no hardware counter here (" + perf_problem + ") and valgrind is not installed (Debian package valgrind)"};
+  return {"", "",
+          "no hardware counter here (" + perf_problem + ") and valgrind is not installed (Debian package valgrind)"};
 }
 
 std::vector<std::string> instruction_counter_prefix(const InstructionCounterChoice& c, const std::string& out_file) {

@@ -18,8 +18,8 @@ namespace {
 
 constexpr int kTrackedGroups = 16;
 
-std::atomic<int> g_signal{0};                      // the first signal received
-std::atomic<int> g_count{0};                       // signals received
+std::atomic<int> g_signal{0};  // the first signal received
+std::atomic<int> g_count{0};   // signals received
 std::atomic<int> g_mode{static_cast<int>(OnInterrupt::kExit)};
 std::atomic<pid_t> g_groups[kTrackedGroups] = {};  // 0 = free slot
 int g_wake_read = -1, g_wake_write = -1;           // set once, before the handler is installed
@@ -64,7 +64,7 @@ void install_interrupt_handlers(OnInterrupt mode) {
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
-  sigaddset(&action.sa_mask, SIGINT);   // one handler at a time: the count stays exact
+  sigaddset(&action.sa_mask, SIGINT);  // one handler at a time: the count stays exact
   sigaddset(&action.sa_mask, SIGTERM);
   action.sa_flags = SA_RESTART;  // reads and writes go on; waiting loops poll the wake fd
   sigaction(SIGINT, &action, nullptr);

@@ -96,7 +96,9 @@ Sample job_sample(const Job& job, Verification verification, const std::string& 
   return s;
 }
 
-Sample failed_sample(const Job& job, const std::string& reason) { return job_sample(job, Verification::failed, reason); }
+Sample failed_sample(const Job& job, const std::string& reason) {
+  return job_sample(job, Verification::failed, reason);
+}
 
 // The top functions of a callgrind profile per iteration (of `iterations` counted), the rest summed.
 FunctionBreakdown function_breakdown(const CallgrindProfile& p, double iterations) {
@@ -114,7 +116,8 @@ FunctionBreakdown function_breakdown(const CallgrindProfile& p, double iteration
 // A calibration process's flag: a short ramp is enough to learn the time per iteration; each ramp
 // step re-runs the set-up.
 std::string calibration_min_time(const Context& ctx) {
-  return "--benchmark_min_time=" + fmt_g(std::max(0.002, 0.25 * ctx.options.plan.batches * ctx.options.plan.sample_time_s));
+  return "--benchmark_min_time=" +
+         fmt_g(std::max(0.002, 0.25 * ctx.options.plan.batches * ctx.options.plan.sample_time_s));
 }
 
 // What a sample takes from its process's timed-region record: measured time, the loop's wall, the
@@ -162,14 +165,13 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
   const std::string process_tmp = stem + ".tmp";
   std::error_code ec;
   if (!fs::create_directory(process_tmp, ec)) {
-    return failed_sample(job, "cannot create its temporary directory " + process_tmp + ": " +
-                                  (ec ? ec.message() : "it exists already"));
+    return failed_sample(
+        job, "cannot create its temporary directory " + process_tmp + ": " + (ec ? ec.message() : "it exists already"));
   }
   std::vector<std::string> argv;
   if (job.kind == Kind::kInstructions) argv = instruction_counter_prefix(ctx.counter, count_path);
   const std::vector<std::string> binaries = binaries_of(*job.experiment);
-  for (const std::string& a : {layout_binary(binaries, job.layout),
-                               "--pairbench_profile=" + ctx.options.profile,
+  for (const std::string& a : {layout_binary(binaries, job.layout), "--pairbench_profile=" + ctx.options.profile,
                                "--pairbench_only=" + job.benchmark->name, "--benchmark_out=" + out_path,
                                std::string("--benchmark_out_format=json"), std::string("--benchmark_repetitions=1"),
                                "--pairbench_record=" + record_path}) {
@@ -182,7 +184,8 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
   }
   if (job.kind == Kind::kTime && !job.check) argv.push_back("--pairbench_check=0");
   // Calibration too: its batches show a stall inside the ramp (calibration_problem).
-  if (job.kind != Kind::kInstructions) argv.push_back("--pairbench_batches=" + std::to_string(ctx.options.plan.batches));
+  if (job.kind != Kind::kInstructions)
+    argv.push_back("--pairbench_batches=" + std::to_string(ctx.options.plan.batches));
   if (job.kind == Kind::kInstructions) argv.push_back("--pairbench_count_instructions=" + ctx.counter.name);
 
   // The simulator runs the timed regions ~50x slower: give it room.
@@ -197,8 +200,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
     gate_fds = gate->child_fds(gate_side);
   }
   say_launch(argv, env);
-  const ProcessResult pr =
-      run_process(argv, env, std::chrono::duration<double>(limit), job.cpus, 64u << 10, gate_fds);
+  const ProcessResult pr = run_process(argv, env, std::chrono::duration<double>(limit), job.cpus, 64u << 10, gate_fds);
   const auto gbench = read_json(out_path);
   const auto record = read_json(record_path);
   // Callgrind's output: its total and every function's own share of it (a file it cannot use,
@@ -373,17 +375,19 @@ std::vector<std::optional<Sample>> run_shared(Context& ctx, const std::vector<Jo
     nlohmann::json plan{{"benchmarks", nlohmann::json::array()}};
     for (std::size_t k = from; k < jobs.size(); ++k) {
       const std::string member = stem + "." + std::to_string(k);
-      plan["benchmarks"].push_back({{"name", jobs[k].benchmark->name}, {"iterations", jobs[k].iterations},
-                                    {"out", member + ".json"}, {"record", member + ".record.json"},
+      plan["benchmarks"].push_back({{"name", jobs[k].benchmark->name},
+                                    {"iterations", jobs[k].iterations},
+                                    {"out", member + ".json"},
+                                    {"record", member + ".record.json"},
                                     {"check", jobs[k].kind != Kind::kTime || jobs[k].check}});
     }
     const std::string plan_path = stem + ".plan.json";
     write_json_atomically(plan_path, plan);
     const Job& first = jobs[from];
     std::vector<std::string> argv = {layout_binary(binaries_of(*first.experiment), first.layout),
-                                           "--pairbench_profile=" + ctx.options.profile,
-                                           "--pairbench_plan=" + plan_path, "--benchmark_repetitions=1",
-                                           "--pairbench_batches=" + std::to_string(ctx.options.plan.batches)};
+                                     "--pairbench_profile=" + ctx.options.profile, "--pairbench_plan=" + plan_path,
+                                     "--benchmark_repetitions=1",
+                                     "--pairbench_batches=" + std::to_string(ctx.options.plan.batches)};
     if (first.kind == Kind::kCalibrate) argv.push_back(calibration_min_time(ctx));
     auto env = job_env(ctx, first);  // the same for every job of the unit (round_units_of)
     for (const auto& [k, v] : layout_env(first.layout)) env[k] = v;
@@ -407,7 +411,8 @@ std::vector<std::optional<Sample>> run_shared(Context& ctx, const std::vector<Jo
     while (done < gbench.size() && gbench[done] && record[done] && record[done]->contains("finished_s")) ++done;
     const double last_finished = done > 0 ? (*record[done - 1])["finished_s"].get<double>() : 0.0;
     const bool all_done = done == gbench.size();
-    const double start_share = all_done && done > 0 ? std::max(0.0, pr.wall_s - last_finished) / static_cast<double>(done) : 0.0;
+    const double start_share =
+        all_done && done > 0 ? std::max(0.0, pr.wall_s - last_finished) / static_cast<double>(done) : 0.0;
     double previous = 0;
     for (std::size_t k = 0; k < done; ++k) {
       const double finished = (*record[k])["finished_s"].get<double>();
@@ -425,7 +430,8 @@ std::vector<std::optional<Sample>> run_shared(Context& ctx, const std::vector<Jo
     std::string reason = pr.describe();
     if (pr.status == ProcessResult::Status::kExited && pr.exit_code == 0) {
       reason = "the process ended without its outputs";
-    } else if (const std::string tail = last_line(pr.output); !tail.empty() && pr.status != ProcessResult::Status::kTimedOut) {
+    } else if (const std::string tail = last_line(pr.output);
+               !tail.empty() && pr.status != ProcessResult::Status::kTimedOut) {
       reason += ": " + tail;
     }
     Sample s = failed_sample(failed_job, reason);
@@ -441,9 +447,8 @@ std::vector<std::optional<Sample>> run_shared(Context& ctx, const std::vector<Jo
 
 }  // namespace detail
 
-using detail::verification_from_error;
 using detail::strip_status;
-
+using detail::verification_from_error;
 
 Sample sample_from_gbench(const nlohmann::json& out, const ExperimentEntry& e, const BenchmarkEntry& b,
                           int repetition) {

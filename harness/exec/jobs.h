@@ -44,7 +44,7 @@ struct Job {
   // between the block's two pairs (timed_units), so that under identical builds a block's mean
   // cancels whatever launch order and placement do to a side.
   bool lead = false;
-  ProcessLayout layout;         // drawn for time processes under RunOptions::layout "random"
+  ProcessLayout layout;  // drawn for time processes under RunOptions::layout "random"
   // Runs in a process shared with the other jobs of its unit (RunOptions::share_processes): the
   // key of its experiment, arm environment and chunk, the same on both sides; "" = alone or duet.
   std::string share;
@@ -83,7 +83,7 @@ struct Calibrated {
   std::map<std::string, std::int64_t> time_iterations, instruction_iterations;
   int calibrated = 0;
   double wall_s = 0;
-  std::set<std::string> checked;  // benchmarks whose calibration passed its check, no ramp of it wrong
+  std::set<std::string> checked;           // benchmarks whose calibration passed its check, no ramp of it wrong
   std::set<std::string> ramp_found_wrong;  // benchmarks a retried ramp found wrong
 };
 
@@ -118,8 +118,8 @@ RunPlan plan_processes(const std::vector<Job>& runnable, const RunOptions& optio
 void learn_walls(CalibrationCache& cache, const std::vector<Sample>& samples, const std::vector<Side>& sides,
                  const std::string& counter);
 std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, const std::vector<Side>& sides,
-                                          const RunOptions& options, const Calibrated& cal, const std::vector<int>& pool,
-                                          RunOutcome& outcome, std::mt19937_64& rng);
+                                          const RunOptions& options, const Calibrated& cal,
+                                          const std::vector<int>& pool, RunOutcome& outcome, std::mt19937_64& rng);
 void add_instruction_units(std::vector<std::vector<Job>>& units, const std::vector<Job>& runnable, const Context& ctx,
                            const RunOptions& options, const Calibrated& cal, const CalibrationCache& cache,
                            RunOutcome& outcome);

@@ -25,7 +25,8 @@ void report_progress(const Sample& s, const Job& job, const std::vector<Side>& s
   if (job.kind == Kind::kInstructions) what = "instructions " + what;
   if (sides.size() > 1) what = sides[static_cast<std::size_t>(job.side)].name + " " + what;
   if (options.progress_tty) {
-    if (bad) say(Verbosity::quiet) << "\r\033[K" << job.benchmark->name << " rep " << job.repetition << ": " << what << "\n";
+    if (bad)
+      say(Verbosity::quiet) << "\r\033[K" << job.benchmark->name << " rep " << job.repetition << ": " << what << "\n";
     std::string line = std::string(head) + " " + job.benchmark->name;
     if (line.size() > 90) line = line.substr(0, 87) + "...";
     say() << "\r\033[K" << line << "  ETA " << format_duration(eta) << std::flush;
@@ -74,7 +75,8 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
       // A duet pair: its lead launched first, both held at the start gate where both binaries
       // have one (start_gate.h), so that their timed regions begin together.
       std::optional<StartGate> gate;
-      if (std::all_of(unit.begin(), unit.end(), [](const Job& j) { return j.kind == Kind::kTime && j.benchmark->start_gate; })) {
+      if (std::all_of(unit.begin(), unit.end(),
+                      [](const Job& j) { return j.kind == Kind::kTime && j.benchmark->start_gate; })) {
         gate.emplace(static_cast<int>(unit.size()));
         if (!gate->ok()) gate.reset();
       }

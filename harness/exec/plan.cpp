@@ -97,7 +97,8 @@ void cover_costly_counting(RunPlan& plan, const std::vector<Job>& runnable, cons
     b.reason = b.reason.substr(0, b.reason.find("; instructions ")) + "; instructions 0 of " +
                std::to_string(b.profile_instruction_processes) + ": " + seconds_text(b.instruction_wall_s) + " per " +
                counter + " process, more than the whole budget of " + seconds_text(options.instruction_budget_s) +
-               "; its code is counted at " + c->benchmark + " (" + seconds_text(c->instruction_wall_s) + " per process)";
+               "; its code is counted at " + c->benchmark + " (" + seconds_text(c->instruction_wall_s) +
+               " per process)";
   }
 }
 
@@ -126,8 +127,8 @@ RunPlan plan_processes(const std::vector<Job>& runnable, const RunOptions& optio
     const auto it = iterations.find(name);
     if (it != iterations.end()) b.process_wall_s = projected_process_wall_s(walls, cache.find(name), it->second);
     b.profile_processes = options.repetitions;
-    b.processes = budgeted_processes(options.process_budget_s, b.process_wall_s, options.min_repetitions,
-                                     options.repetitions);
+    b.processes =
+        budgeted_processes(options.process_budget_s, b.process_wall_s, options.min_repetitions, options.repetitions);
     b.reason = std::to_string(b.processes) + " of " + std::to_string(b.profile_processes) + ": ";
     if (!(b.process_wall_s > 0)) {
       b.reason += "its process wall is not known here yet";
@@ -234,7 +235,7 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, c
                           : forced != one_side_at_a_time.end()
                               ? forced->second
                               : std::to_string(threads) + " threads per side need " + std::to_string(2 * threads) +
-                                     " cores for both sides at once; " + std::to_string(pool_cpus) + " usable"});
+                                    " cores for both sides at once; " + std::to_string(pool_cpus) + " usable"});
   }
   for (const Job& j : runnable) {
     if (j.side == 1 && !paired.count(j.benchmark->name)) singles.push_back(j);
@@ -267,8 +268,8 @@ bool check_drawn(std::uint64_t seed, const std::string& benchmark, int repetitio
 // cancels them, and the sampling decides on block means (harness/sampling/paired.cpp add_round). `pool`: the CPUs duet
 // pairs are placed on.
 std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, const std::vector<Side>& sides,
-                                          const RunOptions& options, const Calibrated& cal, const std::vector<int>& pool,
-                                          RunOutcome& outcome, std::mt19937_64& rng) {
+                                          const RunOptions& options, const Calibrated& cal,
+                                          const std::vector<int>& pool, RunOutcome& outcome, std::mt19937_64& rng) {
   std::vector<std::vector<Job>> units;
   const std::vector<std::vector<Job>> round_units =
       round_units_of(runnable, sides, options, outcome.pairing == "duet", pool.size(), outcome.sequential_in_duet);
@@ -344,7 +345,8 @@ std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, cons
     std::uint64_t index = 0;
     for (auto& unit : units) {
       if (!unit.front().share.empty()) {
-        const ProcessLayout layout = draw_layout(outcome.seed, index++, static_cast<int>(binaries_of(*unit.front().experiment).size()));
+        const ProcessLayout layout =
+            draw_layout(outcome.seed, index++, static_cast<int>(binaries_of(*unit.front().experiment).size()));
         for (Job& j : unit) j.layout = layout;
         continue;
       }
@@ -383,7 +385,8 @@ void add_instruction_units(std::vector<std::vector<Job>>& units, const std::vect
         if (r == 0) {
           Sample s = job_sample(base, Verification::not_supported,
                                 "not counted in this run: one counting process costs more than the whole instruction "
-                                "budget; its code is counted at " + p->counted_at);
+                                "budget; its code is counted at " +
+                                    p->counted_at);
           s.instrument = Instrument::instructions;
           outcome.samples.push_back(s);
         }
@@ -424,8 +427,9 @@ RunPlan plan_run(const std::vector<ExperimentEntry>& experiments, const RunOptio
       iterations[name] = planned_iterations(detail::kUncalibrated, options.plan);
     }
   }
-  const bool any_instructions = options.instruction_processes > 0 &&
-                                std::any_of(runnable.begin(), runnable.end(), [](const detail::Job& j) { return j.benchmark->instructions; });
+  const bool any_instructions =
+      options.instruction_processes > 0 &&
+      std::any_of(runnable.begin(), runnable.end(), [](const detail::Job& j) { return j.benchmark->instructions; });
   const std::string counter = any_instructions ? choose_instruction_counter(options.instruction_counter).name : "";
   return detail::plan_processes(runnable, options, cache, iterations, counter);
 }

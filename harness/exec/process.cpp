@@ -19,7 +19,8 @@ namespace pairbench::harness {
 
 std::string ProcessResult::describe() const {
   switch (status) {
-    case Status::kExited: return "exited " + std::to_string(exit_code);
+    case Status::kExited:
+      return "exited " + std::to_string(exit_code);
     case Status::kSignalled: {
       const char* name = sigabbrev_np(signal);
       return std::string("killed by ") + (name ? std::string("SIG") + name : std::to_string(signal));
@@ -29,20 +30,20 @@ std::string ProcessResult::describe() const {
       std::snprintf(buf, sizeof buf, "timed out after %.0f s", wall_s);
       return buf;
     }
-    case Status::kSpawnFailed: return "could not start: " + output;
-    case Status::kInterrupted: return "stopped: pairbench was interrupted by " + signal_name(signal);
+    case Status::kSpawnFailed:
+      return "could not start: " + output;
+    case Status::kInterrupted:
+      return "stopped: pairbench was interrupted by " + signal_name(signal);
   }
   return "unknown";
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv,
-                          const std::map<std::string, std::string>& extra_env,
+ProcessResult run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env,
                           std::chrono::duration<double> limit, int cpu, std::size_t keep_output_bytes) {
   return run_process(argv, extra_env, limit, cpu >= 0 ? std::vector<int>{cpu} : std::vector<int>{}, keep_output_bytes);
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv,
-                          const std::map<std::string, std::string>& extra_env,
+ProcessResult run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env,
                           std::chrono::duration<double> limit, const std::vector<int>& cpus,
                           std::size_t keep_output_bytes, const std::vector<int>& pass_fds) {
   using Clock = std::chrono::steady_clock;

@@ -19,7 +19,7 @@ struct ProcessResult {
   int exit_code = -1;  // kExited
   int signal = 0;      // kSignalled: what killed it; kInterrupted: what pairbench received
   double wall_s = 0;
-  std::string output;  // stdout + stderr, the last keep_output_bytes (64 KiB unless asked)
+  std::string output;            // stdout + stderr, the last keep_output_bytes (64 KiB unless asked)
   std::string describe() const;  // "exited 1", "killed by SIGSEGV", "timed out after 30 s"
 };
 
@@ -27,15 +27,13 @@ struct ProcessResult {
 // process group). Returns kInterrupted without starting anything once pairbench was interrupted.
 // `cpu` >= 0 pins the process (and every thread it starts) to that CPU. Output beyond
 // `keep_output_bytes` keeps its end (a failure's last lines); a reader of a whole document asks for more.
-ProcessResult run_process(const std::vector<std::string>& argv,
-                          const std::map<std::string, std::string>& extra_env,
+ProcessResult run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env,
                           std::chrono::duration<double> limit, int cpu = -1, std::size_t keep_output_bytes = 64u << 10);
 // The same, pinned to a set of CPUs (its threads share them; the scheduler places them within the
 // set): a duet side that runs several threads. Empty: not pinned. `pass_fds`: descriptors of this
 // process (opened close-on-exec) that the child keeps open under the same numbers (the duet
 // start gate's, harness/exec/start_gate.h).
-ProcessResult run_process(const std::vector<std::string>& argv,
-                          const std::map<std::string, std::string>& extra_env,
+ProcessResult run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& extra_env,
                           std::chrono::duration<double> limit, const std::vector<int>& cpus,
                           std::size_t keep_output_bytes = 64u << 10, const std::vector<int>& pass_fds = {});
 

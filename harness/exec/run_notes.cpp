@@ -23,9 +23,10 @@ void name_throttled(const std::vector<Sample>& samples) {
   }
   if (throttled == 0) return;  // said even when quiet: it bears on whether the figures can be trusted
   std::string reasons;
-  for (const auto& [reason, n] : by_reason) reasons += (reasons.empty() ? "" : "; ") + reason + ": " + std::to_string(n);
-  say(Verbosity::quiet) << "pairbench: " << throttled << " GPU sample(s) ran while the GPU slowed its clock (" << reasons
-                        << "); each row's gpu_clock names it\n";
+  for (const auto& [reason, n] : by_reason)
+    reasons += (reasons.empty() ? "" : "; ") + reason + ": " + std::to_string(n);
+  say(Verbosity::quiet) << "pairbench: " << throttled << " GPU sample(s) ran while the GPU slowed its clock ("
+                        << reasons << "); each row's gpu_clock names it\n";
 }
 
 // Where the processes' wall time went, part by part (issue 36: a sample should cost its work):
@@ -53,8 +54,9 @@ void name_where_wall_went(const std::vector<Sample>& samples) {
   }
   say() << "pairbench: " << n << " samples, " << fmt_g(std::round(wall * 10) / 10) << " s of process wall: timed loops "
         << pct(loop) << " (inside the timed regions " << pct(measured) << "), before them " << pct(setup)
-        << ", after them " << pct(after) << ", process start and exit " << pct(std::max(0.0, wall - loop - setup - after))
-        << "; most outside the timed loops:" << most << " (rows: sample_wall)\n";
+        << ", after them " << pct(after) << ", process start and exit "
+        << pct(std::max(0.0, wall - loop - setup - after)) << "; most outside the timed loops:" << most
+        << " (rows: sample_wall)\n";
 }
 
 // A benchmark 100x off its calibration has it refused (forgotten: calibrated again next run). One

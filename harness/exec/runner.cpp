@@ -26,8 +26,8 @@ RunOutcome run_experiments(const std::vector<ExperimentEntry>& experiments, cons
 
 RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) {
   RunOutcome outcome;
-  outcome.seed = options.seed ? options.seed
-                              : static_cast<std::uint64_t>(Clock::now().time_since_epoch().count()) ^ getpid();
+  outcome.seed =
+      options.seed ? options.seed : static_cast<std::uint64_t>(Clock::now().time_since_epoch().count()) ^ getpid();
   std::mt19937_64 rng(outcome.seed);
   const std::vector<Job> runnable = runnable_jobs(sides, outcome);
 
@@ -35,13 +35,15 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   remove_stale_run_scratch();  // left by a run that was killed or interrupted twice
   const kernels::TempDir run_tmp(run_scratch_prefix());
   Context ctx{sides, options, run_tmp.path().string(), {}};
-  const bool any_instructions = options.instruction_processes > 0 &&
-                                std::any_of(runnable.begin(), runnable.end(), [](const Job& j) { return j.benchmark->instructions; });
+  const bool any_instructions =
+      options.instruction_processes > 0 &&
+      std::any_of(runnable.begin(), runnable.end(), [](const Job& j) { return j.benchmark->instructions; });
   if (any_instructions) {
     ctx.counter = choose_instruction_counter(options.instruction_counter);
   } else {
-    ctx.counter.reason = options.instruction_processes > 0 ? "no selected experiment declares instruction counts meaningful"
-                                                           : "not requested (--instruction-processes 0)";
+    ctx.counter.reason = options.instruction_processes > 0
+                             ? "no selected experiment declares instruction counts meaningful"
+                             : "not requested (--instruction-processes 0)";
   }
   outcome.instruction_counter = ctx.counter;
 
@@ -63,7 +65,8 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   const std::vector<int> cpus = options.duet_cpu_pool.empty() ? kernels::usable_cpu_list() : options.duet_cpu_pool;
   outcome.pairing = options.pairing == "duet" && sides.size() == 2 && cpus.size() >= 2 ? "duet" : "sequential";
   if (options.pairing == "duet" && sides.size() == 2 && outcome.pairing != "duet") {
-    say(Verbosity::quiet) << "pairbench: warning: duet pairing needs two sides and two usable CPUs; running sequentially\n";
+    say(Verbosity::quiet)
+        << "pairbench: warning: duet pairing needs two sides and two usable CPUs; running sequentially\n";
   }
   if (outcome.pairing == "duet") outcome.duet_cpus = {cpus[0], cpus[1]};
 

@@ -24,15 +24,15 @@ namespace pairbench::harness {
 
 struct RunOptions {
   std::string profile = "quick";
-  int repetitions = 5;             // processes per benchmark: the unit of independence
-  SamplingPlan plan;               // in-process samples per process and their length
-  int instruction_processes = 0;   // per benchmark whose experiment declares instruction counts meaningful
-  std::string instruction_counter; // perf | callgrind | none | "" = detect
-  double timeout_s = 60;           // a process running longer is killed and reported failed
-  std::uint64_t seed = 0;          // order shuffle; 0 = from the clock (recorded in the run file)
-  bool progress_tty = false;       // one updating line instead of a line per process
-  std::string calibration_path;    // the per-machine iteration cache; "" = calibrate for this run only
-  bool recalibrate = false;        // ignore the cache's entries (and rewrite them)
+  int repetitions = 5;              // processes per benchmark: the unit of independence
+  SamplingPlan plan;                // in-process samples per process and their length
+  int instruction_processes = 0;    // per benchmark whose experiment declares instruction counts meaningful
+  std::string instruction_counter;  // perf | callgrind | none | "" = detect
+  double timeout_s = 60;            // a process running longer is killed and reported failed
+  std::uint64_t seed = 0;           // order shuffle; 0 = from the clock (recorded in the run file)
+  bool progress_tty = false;        // one updating line instead of a line per process
+  std::string calibration_path;     // the per-machine iteration cache; "" = calibrate for this run only
+  bool recalibrate = false;         // ignore the cache's entries (and rewrite them)
   // With two sides (`ab`): sequential (one process at a time, sides interleaved) or duet (the
   // two sides' processes of a benchmark at the same time, each pinned to its own cores, as many
   // as the benchmark declares threads, cores swapped every round, so machine-wide noise hits both
@@ -72,12 +72,12 @@ struct RunOptions {
 // What a run planned for one benchmark, and why.
 struct BenchmarkPlan {
   std::string benchmark;
-  int processes = 0, profile_processes = 0;  // time processes: planned, and the profile's count
-  double process_wall_s = 0;                 // projected per process; 0 = not known yet
+  int processes = 0, profile_processes = 0;                          // time processes: planned, and the profile's count
+  double process_wall_s = 0;                                         // projected per process; 0 = not known yet
   int instruction_processes = 0, profile_instruction_processes = 0;  // 0 of 0 where not counted
-  double instruction_wall_s = 0;             // projected per counting process; 0 = not known yet
-  std::string reason;                        // "4 of 9: 3.5 s per process, budget 14 s"
-  std::string counted_at;  // not counted: the cheaper grid point of its family that covers its code
+  double instruction_wall_s = 0;  // projected per counting process; 0 = not known yet
+  std::string reason;             // "4 of 9: 3.5 s per process, budget 14 s"
+  std::string counted_at;         // not counted: the cheaper grid point of its family that covers its code
   bool cut() const { return processes < profile_processes || instruction_processes < profile_instruction_processes; }
 };
 
@@ -87,10 +87,10 @@ struct RunPlan {
   double process_budget_s = 0, instruction_budget_s = 0;
   int min_repetitions = 0, min_instruction_processes = 0;
   std::vector<BenchmarkPlan> benchmarks;  // by name
-  int cut = 0;                  // benchmarks planned fewer processes than the profile's
-  int unknown = 0;              // benchmarks some of whose planned processes have no known wall
-  std::size_t processes = 0;    // planned, time and instruction, every side
-  double projected_wall_s = 0;  // of the planned processes with a known wall; calibration excluded
+  int cut = 0;                            // benchmarks planned fewer processes than the profile's
+  int unknown = 0;                        // benchmarks some of whose planned processes have no known wall
+  std::size_t processes = 0;              // planned, time and instruction, every side
+  double projected_wall_s = 0;            // of the planned processes with a known wall; calibration excluded
   const BenchmarkPlan* find(const std::string& benchmark) const;
 };
 
@@ -117,20 +117,20 @@ struct CalibrationRatio {
 };
 
 struct RunOutcome {
-  std::vector<Sample> samples;     // time and instruction samples, calibration processes excluded
-  int failed_processes = 0;        // crashed, hung, incorrect or failed samples
+  std::vector<Sample> samples;  // time and instruction samples, calibration processes excluded
+  int failed_processes = 0;     // crashed, hung, incorrect or failed samples
   std::uint64_t seed = 0;
   double wall_s = 0;
-  int calibrated = 0;              // benchmarks calibrated in this run (cache misses)
+  int calibrated = 0;  // benchmarks calibrated in this run (cache misses)
   double calibration_wall_s = 0;
   InstructionCounterChoice instruction_counter;
-  std::string pairing = "sequential";  // what ran: duet falls back to sequential on one CPU
-  std::vector<int> duet_cpus;      // the cores of one-thread duet pairs
+  std::string pairing = "sequential";                // what ran: duet falls back to sequential on one CPU
+  std::vector<int> duet_cpus;                        // the cores of one-thread duet pairs
   std::vector<SequentialInDuet> sequential_in_duet;  // duet only
   std::vector<CalibrationRatio> calibration_ratios;  // every benchmark and side with a calibration and time samples
-  std::map<std::string, std::int64_t> iterations;  // per benchmark, the fixed count used
-  std::vector<std::string> drifted;  // benchmarks 3x off their calibration (their counts were kept)
-  int interrupted_by = 0;            // SIGINT / SIGTERM that stopped the run early; 0 = ran to the end
+  std::map<std::string, std::int64_t> iterations;    // per benchmark, the fixed count used
+  std::vector<std::string> drifted;                  // benchmarks 3x off their calibration (their counts were kept)
+  int interrupted_by = 0;                            // SIGINT / SIGTERM that stopped the run early; 0 = ran to the end
   std::size_t completed_processes = 0, planned_processes = 0;  // timed and instruction processes
   RunPlan plan;
   // "<side>|<benchmark>" whose arm passed a check in this run: a time process checks its arm
@@ -161,8 +161,8 @@ struct Side {
 RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options);
 
 // Turns one bench process's Google Benchmark JSON into a sample for `benchmark`.
-Sample sample_from_gbench(const nlohmann::json& gbench_output, const ExperimentEntry& e,
-                          const BenchmarkEntry& b, int repetition);
+Sample sample_from_gbench(const nlohmann::json& gbench_output, const ExperimentEntry& e, const BenchmarkEntry& b,
+                          int repetition);
 
 // Adds the in-process samples from the process's timed-region record (bench --pairbench_record):
 // each batch's mean time per iteration, against the process's, scales its overall metric.

@@ -13,7 +13,8 @@
 namespace pairbench::harness {
 
 StartGate::StartGate(int sides)
-    : ready_read_(static_cast<std::size_t>(sides), -1), ready_write_(static_cast<std::size_t>(sides), -1),
+    : ready_read_(static_cast<std::size_t>(sides), -1),
+      ready_write_(static_cast<std::size_t>(sides), -1),
       ended_(static_cast<std::size_t>(sides)) {
   ok_ = true;
   for (int k = 0; k < sides; ++k) {
@@ -35,9 +36,12 @@ StartGate::StartGate(int sides)
 }
 
 StartGate::~StartGate() {
-  for (const int fd : ready_read_) if (fd >= 0) close(fd);
-  for (const int fd : ready_write_) if (fd >= 0) close(fd);
-  for (const int fd : {go_read_, go_write_}) if (fd >= 0) close(fd);
+  for (const int fd : ready_read_)
+    if (fd >= 0) close(fd);
+  for (const int fd : ready_write_)
+    if (fd >= 0) close(fd);
+  for (const int fd : {go_read_, go_write_})
+    if (fd >= 0) close(fd);
 }
 
 std::string StartGate::env_value(int k) const {

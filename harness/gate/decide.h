@@ -23,11 +23,11 @@ struct ProcessFunctions {
 // One side of one benchmark: a value per process (and its in-process samples).
 struct Side {
   std::string experiment;
-  std::set<std::int64_t> iterations;          // fixed iteration counts of its processes
-  std::vector<double> values;                 // process values
-  std::vector<std::vector<double>> batches;   // in-process samples, per process (may be empty)
-  std::vector<int> pairs;                     // duet pair ids, -1 where none
-  std::vector<ProcessFunctions> functions;    // instruction sides: each process that recorded its functions
+  std::set<std::int64_t> iterations;         // fixed iteration counts of its processes
+  std::vector<double> values;                // process values
+  std::vector<std::vector<double>> batches;  // in-process samples, per process (may be empty)
+  std::vector<int> pairs;                    // duet pair ids, -1 where none
+  std::vector<ProcessFunctions> functions;   // instruction sides: each process that recorded its functions
 };
 using Sides = std::map<std::string, Side>;  // by benchmark name
 

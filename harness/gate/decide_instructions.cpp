@@ -33,20 +33,26 @@ void decide_row(BenchmarkVerdict& v, const std::vector<double>& b, const std::ve
     v.note = "one counting process on a side: its determinism is unchecked (--instruction-processes 2 or more)";
   } else if (v.noise_cv > v.threshold) {
     v.verdict = Verdict::undecided;
-    std::snprintf(buf, sizeof buf, "counts differ by %.2f%% between processes of one side: not deterministic enough "
-                  "for a %.1f%% threshold", 100 * v.noise_cv, 100 * v.threshold);
+    std::snprintf(buf, sizeof buf,
+                  "counts differ by %.2f%% between processes of one side: not deterministic enough "
+                  "for a %.1f%% threshold",
+                  100 * v.noise_cv, 100 * v.threshold);
     v.note = buf;
   } else if (hi < v.threshold && lo > -v.threshold) {
     v.verdict = Verdict::unchanged;
     if (v.noise_cv > v.threshold / 2) {
-      std::snprintf(buf, sizeof buf, "counts differ by %.2f%% between processes of one side; every count of one side "
-                    "is within %.1f%% of every count of the other", 100 * v.noise_cv, 100 * v.threshold);
+      std::snprintf(buf, sizeof buf,
+                    "counts differ by %.2f%% between processes of one side; every count of one side "
+                    "is within %.1f%% of every count of the other",
+                    100 * v.noise_cv, 100 * v.threshold);
       v.note = buf;
     }
   } else if (v.noise_cv > v.threshold / 2) {
     v.verdict = Verdict::undecided;
-    std::snprintf(buf, sizeof buf, "counts differ by %.2f%% between processes of one side: more than half the %.1f%% "
-                  "threshold, too wide to call a change on counts (time decides it)", 100 * v.noise_cv, 100 * v.threshold);
+    std::snprintf(buf, sizeof buf,
+                  "counts differ by %.2f%% between processes of one side: more than half the %.1f%% "
+                  "threshold, too wide to call a change on counts (time decides it)",
+                  100 * v.noise_cv, 100 * v.threshold);
     v.note = buf;
   } else if (lo >= v.threshold) {
     v.verdict = Verdict::regression;

@@ -156,7 +156,7 @@ std::map<bool, stats::VariancePrior> fit_priors(const std::vector<Pending>& pend
 // The process-to-process variance of one benchmark and its degrees of freedom, after borrowing
 // from its history or from the gate's prior.
 Moderated moderated_variance(const Contrast& c, const stats::VariancePrior& prior, const std::string& benchmark,
-                               const GateOptions& options) {
+                             const GateOptions& options) {
   double df = c.df, variance = c.variance;
   const auto history = options.process_variance_history.find(benchmark);
   if (!c.paired && history != options.process_variance_history.end() && history->second.second > 0 && c.df > 0) {
@@ -229,9 +229,8 @@ RunVariances moderated_run_variances(const std::vector<Pending>& pending, const 
 // The standard error of the change: the moderated process part, plus (between two runs) the
 // benchmark's run-to-run variance from history (or the gate-wide one where it has no history),
 // which also sets v.run_noise.
-ChangeError change_error(BenchmarkVerdict& v, const Contrast& c, const Moderated& moderated,
-                         const GateOptions& options, bool try_pairs, const PooledRunVariance& pooled,
-                         const RunVariances& run_variances) {
+ChangeError change_error(BenchmarkVerdict& v, const Contrast& c, const Moderated& moderated, const GateOptions& options,
+                         bool try_pairs, const PooledRunVariance& pooled, const RunVariances& run_variances) {
   double df = moderated.df;
   const double process_part = std::max(0.0, moderated.variance) * c.se_factor;
   double se2 = process_part;
@@ -298,7 +297,8 @@ PooledRunVariance pooled_run_variance(const std::vector<Pending>& pending, const
   std::vector<std::pair<double, double>> rows;  // change, process part of its variance
   for (std::size_t i = 0; i < pending.size(); ++i) {
     const Contrast& c = pending[i].c;
-    if (!pending[i].follows_time || !c.usable || !(c.df > 0) || options.run_variance.count(pending[i].benchmark)) continue;
+    if (!pending[i].follows_time || !c.usable || !(c.df > 0) || options.run_variance.count(pending[i].benchmark))
+      continue;
     rows.push_back({c.delta, std::max(0.0, moderated[i].variance) * c.se_factor});
   }
   if (rows.size() < 8) return {};
@@ -328,7 +328,8 @@ void explain_undecided(BenchmarkVerdict& v, const Contrast& c, const ChangeError
                        const GateOptions& options, double family) {
   char buf[400];
   if (!(e.df > 0)) {
-    std::snprintf(buf, sizeof buf, "%d vs %d processes: no estimate of the noise", v.baseline_samples, v.current_samples);
+    std::snprintf(buf, sizeof buf, "%d vs %d processes: no estimate of the noise", v.baseline_samples,
+                  v.current_samples);
     append_note(v, buf);
     v.processes_needed = 3;
     return;
@@ -366,8 +367,9 @@ void explain_undecided(BenchmarkVerdict& v, const Contrast& c, const ChangeError
     why += buf;
   }
   if (runs_dominate) {
-    why += "; the run-to-run noise alone is too large for this threshold: compare both builds in one run "
-           "(pairbench ab), gate it on instructions, or set a larger threshold";
+    why +=
+        "; the run-to-run noise alone is too large for this threshold: compare both builds in one run "
+        "(pairbench ab), gate it on instructions, or set a larger threshold";
   } else if (v.processes_needed > 1000) {
     why += "; more than 1000 processes per side would be needed: gate it on instructions or a larger threshold";
   } else {
@@ -458,7 +460,8 @@ void decide_row(BenchmarkVerdict& v, const Contrast& c, const ChangeError& e, co
 
 }  // namespace
 
-void decide_time_rows(GateReport& report, const std::vector<Matched>& matched, const Experiments& info, bool try_pairs) {
+void decide_time_rows(GateReport& report, const std::vector<Matched>& matched, const Experiments& info,
+                      bool try_pairs) {
   const GateOptions& options = report.options;
   const std::vector<Pending> pending = contrasts(report, matched, info, try_pairs);
   auto priors = fit_priors(pending);
@@ -466,10 +469,11 @@ void decide_time_rows(GateReport& report, const std::vector<Matched>& matched, c
   std::vector<ChangeError> errors;
   std::vector<double> p_worse, p_better;
   std::vector<Moderated> moderated;
-  for (const Pending& p : pending) moderated.push_back(moderated_variance(p.c, priors[p.follows_time], p.benchmark, options));
+  for (const Pending& p : pending)
+    moderated.push_back(moderated_variance(p.c, priors[p.follows_time], p.benchmark, options));
   // Between two runs, the run-to-run part of the benchmarks without a history of their own.
-  const PooledRunVariance pooled = !try_pairs && options.resolution ? pooled_run_variance(pending, moderated, options)
-                                                                     : PooledRunVariance{};
+  const PooledRunVariance pooled =
+      !try_pairs && options.resolution ? pooled_run_variance(pending, moderated, options) : PooledRunVariance{};
   report.pooled_run_variance = pooled.variance;
   const RunVariances run_variances = try_pairs ? RunVariances{} : moderated_run_variances(pending, options);
   report.pooled_run_benchmarks = pooled.benchmarks;

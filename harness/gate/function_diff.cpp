@@ -56,7 +56,8 @@ std::string missing_breakdown(const nlohmann::json& doc, const std::string& benc
   const nlohmann::json sampling = pb.value("sampling", nlohmann::json::object());
   const std::string counter = sampling.value("instruction_counter", "");
   if (counted) {
-    if (counter == "perf") return "counted with perf: a hardware counter gives the total only, no per-function breakdown";
+    if (counter == "perf")
+      return "counted with perf: a hardware counter gives the total only, no per-function breakdown";
     return "its counts carry no per-function totals (a run file from before them)";
   }
   for (const auto& n : pb.value("not_run", nlohmann::json::array())) {
@@ -96,8 +97,9 @@ void attach_function_diffs(GateReport& report, const nlohmann::json& baseline, c
       const bool b_functions = b_counted && !b->second.functions.empty();
       const bool c_functions = c_counted && !c->second.functions.empty();
       if (!b_functions || !c_functions) {
-        v.functions_note = "no function diff: " + (c_functions ? "the baseline: " + missing_breakdown(baseline, v.benchmark, b_counted)
-                                                               : missing_breakdown(current, v.benchmark, c_counted));
+        v.functions_note =
+            "no function diff: " + (c_functions ? "the baseline: " + missing_breakdown(baseline, v.benchmark, b_counted)
+                                                : missing_breakdown(current, v.benchmark, c_counted));
         continue;
       }
       const int sign = v.verdict == Verdict::regression ? 1 : -1;

@@ -15,8 +15,8 @@
 namespace pairbench::harness {
 namespace {
 
-using gate_detail::Experiments;
 using gate_detail::ExperimentInfo;
+using gate_detail::Experiments;
 using gate_detail::Matched;
 using gate_detail::Side;
 using gate_detail::Sides;
@@ -49,8 +49,8 @@ GateReport empty_report(const nlohmann::json& baseline, const nlohmann::json& cu
   report.current_label = current_label;
   report.baseline_run = gate_run(baseline);
   report.current_run = gate_run(current);
-  report.fingerprint_differences = fingerprint_differences(baseline.at("pairbench").at("environment"),
-                                                           current.at("pairbench").at("environment"));
+  report.fingerprint_differences =
+      fingerprint_differences(baseline.at("pairbench").at("environment"), current.at("pairbench").at("environment"));
   if (!report.fingerprint_differences.empty()) {
     // Two GPU models are two machines whose figures answer different questions (an H100's
     // bandwidth is not an H200's): no comparison between them, forced or not.
@@ -120,7 +120,8 @@ std::vector<Matched> match_benchmarks(GateReport& report, const InstrumentRows& 
       v.note = br != broken.end() ? br->second : kind.missing_note;
       // Where the current run says why it did not measure it (no device, too slow to simulate,
       // counted at a cheaper grid point of its arm), the row says so.
-      if (const auto nm = not_measured.find(name); br == broken.end() && nm != not_measured.end() && !nm->second.empty()) {
+      if (const auto nm = not_measured.find(name);
+          br == broken.end() && nm != not_measured.end() && !nm->second.empty()) {
         v.note += ": " + nm->second;
       }
     } else {
@@ -185,9 +186,12 @@ GateOutcome GateReport::outcome() const {
 
 int GateReport::exit_status() const {
   switch (outcome()) {
-    case GateOutcome::regression: return 1;
-    case GateOutcome::undecided: return options.undecided == UndecidedPolicy::fail ? kGateExitUndecided : 0;
-    case GateOutcome::pass: break;
+    case GateOutcome::regression:
+      return 1;
+    case GateOutcome::undecided:
+      return options.undecided == UndecidedPolicy::fail ? kGateExitUndecided : 0;
+    case GateOutcome::pass:
+      break;
   }
   return 0;
 }
@@ -222,11 +226,13 @@ RunShift detect_run_shift(const std::vector<BenchmarkVerdict>& rows, const std::
   if (all.empty()) return s;
   const double m = stats::median(all);
   s.median = std::expm1(m);
-  s.with_median = static_cast<int>(std::count_if(all.begin(), all.end(), [&](double x) { return m != 0 && x * m > 0; }));
+  s.with_median =
+      static_cast<int>(std::count_if(all.begin(), all.end(), [&](double x) { return m != 0 && x * m > 0; }));
   if (!limits.empty()) s.limit_median = std::expm1(stats::median(limits));
   const double lm = std::log1p(s.limit_median);
   s.moved = s.rows >= kRunShiftMinRows && s.with_median >= kRunShiftMajority * s.rows &&
-            std::abs(m) >= std::log1p(threshold / 2) && s.limit_rows > 0 && lm * m > 0 && std::abs(lm) >= std::abs(m) / 2;
+            std::abs(m) >= std::log1p(threshold / 2) && s.limit_rows > 0 && lm * m > 0 &&
+            std::abs(lm) >= std::abs(m) / 2;
   return s;
 }
 
@@ -235,7 +241,8 @@ void hold_run_shift(GateReport& report) {
   if (!s.moved) return;
   const Verdict with_run = s.median > 0 ? Verdict::regression : Verdict::improvement;
   char note[200];
-  std::snprintf(note, sizeof note, "held: the whole run moved %+.1f %% (the machine, not necessarily the code); confirm on one runner",
+  std::snprintf(note, sizeof note,
+                "held: the whole run moved %+.1f %% (the machine, not necessarily the code); confirm on one runner",
                 100 * s.median);
   const std::string held_prefix = "held: the whole run moved";
   s.held = 0;
@@ -244,7 +251,8 @@ void hold_run_shift(GateReport& report) {
       v.verdict = Verdict::undecided;
       v.note = v.note.empty() ? note : std::string(note) + "; " + v.note;
     }
-    if (v.verdict == Verdict::undecided && v.note.rfind(held_prefix, 0) == 0) ++s.held;  // held now, by this call or an earlier one
+    if (v.verdict == Verdict::undecided && v.note.rfind(held_prefix, 0) == 0)
+      ++s.held;  // held now, by this call or an earlier one
   }
 }
 
@@ -275,9 +283,9 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
   }
 
   const Sides ibase = gate_detail::instruction_sides(baseline), icur = gate_detail::instruction_sides(current);
-  const auto instruction_rows = match_benchmarks(report, kInstructionRows, ibase, icur,
-                                                 gate_detail::broken_in(current, Instrument::instructions),
-                                                 gate_detail::not_measured_in(current, Instrument::instructions), info);
+  const auto instruction_rows =
+      match_benchmarks(report, kInstructionRows, ibase, icur, gate_detail::broken_in(current, Instrument::instructions),
+                       gate_detail::not_measured_in(current, Instrument::instructions), info);
   gate_detail::decide_instruction_rows(report, instruction_rows);
   attach_function_diffs(report, baseline, current);
   return report;

@@ -33,10 +33,10 @@ struct GateOptions {
   double instructions_threshold = 0.01;  // relative increase in instructions per iteration that counts
   double alpha = 0.01;                   // whole-gate false-regression level (Holm) or FDR (BH)
   Correction correction = Correction::holm;
-  double interval_level = 0.90;          // of the change intervals: "unchanged" is two one-sided 5 % tests
-  bool force = false;                    // compare runs from different machines or builds anyway
+  double interval_level = 0.90;                       // of the change intervals: "unchanged" is two one-sided 5 % tests
+  bool force = false;                                 // compare runs from different machines or builds anyway
   UndecidedPolicy undecided = UndecidedPolicy::fail;  // what an undecided gate exits with
-  Moderation moderation = Moderation::eb;  // eb: quiet benchmarks exempt from the prior
+  Moderation moderation = Moderation::eb;             // eb: quiet benchmarks exempt from the prior
   // Run-to-run variance of each benchmark's log value (what moves a whole run's level: the
   // machine's state that day), from this machine's history; two runs' difference carries it twice.
   // Not applied to the two halves of one `ab` run. Benchmarks absent: unknown, taken as 0.
@@ -50,8 +50,8 @@ struct GateOptions {
   // benchmark is bimodal across processes, thirty runs of them can. Where known, it is the prior
   // of that benchmark's variance in place of the gate-wide one. Not for `ab`'s duet pairs.
   std::map<std::string, std::pair<double, double>> process_variance_history;
-  std::string run_variance_source;       // e.g. "results/history.sqlite, last 30 runs"
-  double trim = 0.2;                     // Yuen's trimming fraction per side
+  std::string run_variance_source;  // e.g. "results/history.sqlite, last 30 runs"
+  double trim = 0.2;                // Yuen's trimming fraction per side
   // Between two runs (not `ab`'s halves of one run): a benchmark whose interval lies inside
   // +-max(threshold, resolution) is unchanged, where its resolution is the smallest change this
   // comparison can tell from its noise (process and run to run) at the gate's alpha
@@ -82,20 +82,20 @@ struct BenchmarkVerdict {
   // Relative change of current vs baseline, oriented so that + is worse (time up, throughput
   // down, more instructions), with its interval.
   double slowdown = 0, slowdown_low = 0, slowdown_high = 0;
-  double t = 0, df = 0;             // moderated trimmed t and its degrees of freedom
-  double se = 0;                    // standard error of the log change
+  double t = 0, df = 0;                // moderated trimmed t and its degrees of freedom
+  double se = 0;                       // standard error of the log change
   double p_value = 1, p_adjusted = 1;  // one-sided, for "slower"
-  double noise_cv = 0;              // process-to-process robust CV, the larger side
-  double inprocess_cv = 0;          // median robust CV of the in-process samples, 0 when none
+  double noise_cv = 0;                 // process-to-process robust CV, the larger side
+  double inprocess_cv = 0;             // median robust CV of the in-process samples, 0 when none
   double threshold = 0.05;
-  bool paired = false;              // duet pairs compared pair by pair
-  double run_noise = -1;            // run-to-run SD of the log value used, -1 = unknown
-  bool run_noise_pooled = false;    // run_noise is the gate-wide estimate (no history of its own)
+  bool paired = false;            // duet pairs compared pair by pair
+  double run_noise = -1;          // run-to-run SD of the log value used, -1 = unknown
+  bool run_noise_pooled = false;  // run_noise is the gate-wide estimate (no history of its own)
   // The smallest change this comparison can tell from its noise (relative; 0 = not computed) and
   // what "unchanged" was decided against: max(threshold, resolution) between two runs with
   // GateOptions::resolution, else the threshold.
   double resolution = 0, gated_at = 0;
-  int processes_needed = 0;         // per side, for undecided rows: an estimate of what would decide it
+  int processes_needed = 0;              // per side, for undecided rows: an estimate of what would decide it
   Verdict verdict = Verdict::undecided;  // every row is decided before compare_runs returns
   std::string note;
   // Regressions and improvements only (attach_function_diffs): where the instructions per iteration
@@ -202,7 +202,8 @@ HistoryNoise history_noise(const std::vector<std::vector<double>>& runs, double 
 double resolution_from_history(const HistoryNoise& h, int processes, int family, const GateOptions& options = {});
 
 // Fills options.run_variance, run_variance_runs and process_variance_history for one benchmark.
-void add_history_noise(GateOptions& options, const std::string& benchmark, const std::vector<std::vector<double>>& runs);
+void add_history_noise(GateOptions& options, const std::string& benchmark,
+                       const std::vector<std::vector<double>>& runs);
 
 // A row worth re-measuring on the same runner (the nightly's confirmation, docs/gate.md): a
 // regression, an undecided row, or a time row unchanged only at a resolution wider than its

@@ -50,7 +50,8 @@ HistoryNoise history_noise(const std::vector<std::vector<double>>& runs, double 
   return h;
 }
 
-void add_history_noise(GateOptions& options, const std::string& benchmark, const std::vector<std::vector<double>>& runs) {
+void add_history_noise(GateOptions& options, const std::string& benchmark,
+                       const std::vector<std::vector<double>>& runs) {
   const HistoryNoise h = history_noise(runs, options.trim);
   if (h.run_variance >= 0) {
     options.run_variance[benchmark] = h.run_variance;

@@ -22,10 +22,12 @@ std::string md_escape(const std::string& s) {
 
 std::string outcome_text(const GateReport& r) {
   switch (r.outcome()) {
-    case GateOutcome::regression: return "**failed: regression**";
+    case GateOutcome::regression:
+      return "**failed: regression**";
     case GateOutcome::undecided:
       return r.options.undecided == UndecidedPolicy::pass ? "**undecided** (passing by policy)" : "**undecided**";
-    case GateOutcome::pass: break;
+    case GateOutcome::pass:
+      break;
   }
   return "passed";
 }
@@ -65,9 +67,10 @@ void write_function_diffs(std::ostringstream& md, const std::vector<const Benchm
     md << md_escape(gate_text::function_diff_heading(*v)) << "\n\n";
     md << "| function | baseline | current | change |\n|---|---:|---:|---:|\n";
     for (const FunctionChange& f : v->functions) {
-      md << "| " << md_escape(f.function) << " | " << md_escape(gate_text::count_text(f.baseline, false, f.baseline_bound)) << " | "
-         << md_escape(gate_text::count_text(f.current, false, f.current_bound)) << " | " << gate_text::count_text(f.change(), true)
-         << " |\n";
+      md << "| " << md_escape(f.function) << " | "
+         << md_escape(gate_text::count_text(f.baseline, false, f.baseline_bound)) << " | "
+         << md_escape(gate_text::count_text(f.current, false, f.current_bound)) << " | "
+         << gate_text::count_text(f.change(), true) << " |\n";
     }
     md << "\n";
   }
@@ -78,11 +81,12 @@ void write_function_diffs(std::ostringstream& md, const std::vector<const Benchm
 std::string gate_markdown(const GateReport& r) {
   std::ostringstream md;
   md << r.headline() << "\n\n";
-  if (const std::string moved = r.run_shift.text(); !moved.empty()) md << "> **Whole run moved:** " << md_escape(moved) << ".\n\n";
+  if (const std::string moved = r.run_shift.text(); !moved.empty())
+    md << "> **Whole run moved:** " << md_escape(moved) << ".\n\n";
   md << "## pairbench gate: " << outcome_text(r) << "\n\n";
   md << "Time threshold " << 100 * r.options.threshold << " % (or the experiment's), instructions "
-     << 100 * r.options.instructions_threshold << " %; false regressions controlled by " << to_string(r.options.correction)
-     << " at " << r.options.alpha << " over the whole gate. Run-to-run noise: "
+     << 100 * r.options.instructions_threshold << " %; false regressions controlled by "
+     << to_string(r.options.correction) << " at " << r.options.alpha << " over the whole gate. Run-to-run noise: "
      << md_escape(r.options.run_variance_source.empty() ? "none known (no history)" : r.options.run_variance_source)
      << ".\n\n";
   for (const std::string& line : {gate_text::pooled_run_noise_text(r), gate_text::gated_summary(r)}) {

@@ -16,8 +16,9 @@ void print_outcome(std::ostream& out, const GateReport& r) {
       break;
     case GateOutcome::undecided:
       out << "GATE UNDECIDED: "
-          << (r.partial_runs.empty() ? std::to_string(r.count(Verdict::undecided)) + " benchmark(s) could not be decided"
-                                     : std::string("a partial (interrupted) run cannot pass"))
+          << (r.partial_runs.empty()
+                  ? std::to_string(r.count(Verdict::undecided)) + " benchmark(s) could not be decided"
+                  : std::string("a partial (interrupted) run cannot pass"))
           << (r.options.undecided == UndecidedPolicy::pass ? " (passing by --undecided pass)"
                                                            : " (exit 4; --undecided pass to accept)")
           << "\n";
@@ -64,8 +65,8 @@ void print_gate_table(std::ostream& out, const GateReport& r) {
   std::snprintf(line, sizeof line,
                 "\nthresholds: time %.1f%% (or the experiment's), instructions %.1f%%; false regressions: %s at %.3g "
                 "over the gate; noise prior: %d benchmarks, df0 %.3g\n",
-                100 * r.options.threshold, 100 * r.options.instructions_threshold, to_string(r.options.correction).c_str(),
-                r.options.alpha, r.prior.count, r.prior.df);
+                100 * r.options.threshold, 100 * r.options.instructions_threshold,
+                to_string(r.options.correction).c_str(), r.options.alpha, r.prior.count, r.prior.df);
   out << line;
   out << "run-to-run noise: "
       << (r.options.run_variance_source.empty()

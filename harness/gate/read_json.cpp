@@ -25,8 +25,7 @@ double number_or_nan(const JsonField& row, const std::string& key) {
 GateRun run_of(const JsonField& doc, const std::string& key) {
   const auto f = doc.find(key);
   if (!f) return {};
-  return {(*f)["run_id"].string(), (*f)["machine_key"].string(), (*f)["git_sha"].string(),
-          (*f)["started_at"].string()};
+  return {(*f)["run_id"].string(), (*f)["machine_key"].string(), (*f)["git_sha"].string(), (*f)["started_at"].string()};
 }
 
 }  // namespace
@@ -42,7 +41,8 @@ GateJson read_gate_json(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   const std::string s = text.str();
-  if (s.find_first_not_of(" \t\r\n") == std::string::npos) throw JsonFieldError(path + ": not valid JSON: the file is empty");
+  if (s.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw JsonFieldError(path + ": not valid JSON: the file is empty");
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(s);
@@ -52,18 +52,22 @@ GateJson read_gate_json(const std::string& path) {
   }
   const JsonField top(doc, path);
   if (doc.is_object() && !doc.contains("benchmarks") && doc.contains("machines")) {
-    throw JsonFieldError(path + ": benchmarks: missing (a `gate --commit` table has no rows: record each machine's "
-                                "own gate JSON)");
+    throw JsonFieldError(path +
+                         ": benchmarks: missing (a `gate --commit` table has no rows: record each machine's "
+                         "own gate JSON)");
   }
   GateJson out;
   out.baseline_run = run_of(top, "baseline_run");
   out.current_run = run_of(top, "current_run");
   out.headline = top.string_or("headline", "");
-  if (const auto shift = top.find("run_shift"); shift && shift->json().is_object()) out.run_shift = (*shift).string_or("text", "");
-  for (const auto& [key, field] : {std::pair{"baseline_build", &out.baseline_build}, {"current_build", &out.current_build}}) {
+  if (const auto shift = top.find("run_shift"); shift && shift->json().is_object())
+    out.run_shift = (*shift).string_or("text", "");
+  for (const auto& [key, field] :
+       {std::pair{"baseline_build", &out.baseline_build}, {"current_build", &out.current_build}}) {
     if (const auto f = top.find(key); f && !f->json().is_null()) *field = f->string();
   }
-  if (const auto level = top.find("interval_level"); level && !level->json().is_null()) out.interval_level = level->number();
+  if (const auto level = top.find("interval_level"); level && !level->json().is_null())
+    out.interval_level = level->number();
   for (const JsonField& row : top["benchmarks"].elements()) {
     BenchmarkVerdict v;
     v.benchmark = row["name"].string();
@@ -102,7 +106,8 @@ GateJson read_gate_json(const std::string& path) {
     if (v.experiment.empty()) v.experiment = row.string_or("experiment", "");
     v.p_value = number_or_nan(row, "p_value");
     v.p_adjusted = number_or_nan(row, "p_adjusted");
-    for (const auto& [key, field] : {std::pair{"threshold", &v.threshold}, {"resolution", &v.resolution}, {"gated_at", &v.gated_at}}) {
+    for (const auto& [key, field] :
+         {std::pair{"threshold", &v.threshold}, {"resolution", &v.resolution}, {"gated_at", &v.gated_at}}) {
       if (v.verdict == Verdict::regression && std::string(key) == "threshold") continue;  // read and checked above
       const auto f = row.find(key);
       if (f && !f->json().is_null()) *field = f->number();
@@ -125,7 +130,8 @@ GateJson read_gate_json(const std::string& path) {
       v.functions_total_change = total->number();
     }
     v.functions_note = row.string_or("function_diff_note", "");
-    for (const auto& [key, field] : {std::pair{"baseline_samples", &v.baseline_samples}, {"current_samples", &v.current_samples}}) {
+    for (const auto& [key, field] :
+         {std::pair{"baseline_samples", &v.baseline_samples}, {"current_samples", &v.current_samples}}) {
       const auto f = row.find(key);
       if (!f) continue;
       const std::int64_t n = f->integer();

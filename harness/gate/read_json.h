@@ -11,17 +11,17 @@
 namespace pairbench::harness {
 
 struct GateJson {
-  GateRun baseline_run, current_run;   // empty strings where the file was written before they were
+  GateRun baseline_run, current_run;          // empty strings where the file was written before they were
   std::string baseline_build, current_build;  // each run's build (git sha, "-dirty" where uncommitted); "" where absent
-  std::string headline;                // "" where absent
-  std::string run_shift;               // RunShift::text(): "" where the run did not move, or absent
-  double interval_level = 0;           // 0 where absent
+  std::string headline;                       // "" where absent
+  std::string run_shift;                      // RunShift::text(): "" where the run did not move, or absent
+  double interval_level = 0;                  // 0 where absent
   // Every row: name, verdict, instrument, experiment, note, process counts, change with its
   // interval and its p-values (NaN where absent), threshold, resolution and gated_at (0 where
   // absent), whether it is a suspect, and its function diff; a regression row with all that
   // records it, checked.
   std::vector<BenchmarkVerdict> rows;
-  std::vector<bool> suspect;           // per row, as written (false where absent)
+  std::vector<bool> suspect;  // per row, as written (false where absent)
 };
 
 // Reads the gate JSON at `path` (a regular file of at most 1 GiB). Throws JsonFieldError

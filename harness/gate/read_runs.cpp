@@ -54,7 +54,8 @@ Sides time_sides(const nlohmann::json& doc) {
     s.values.push_back(batches.size() >= 3 ? stats::median(batches) : overall);
     s.batches.push_back(std::move(batches));
     s.pairs.push_back(b.value("duet_pair", -1));
-    if (b.contains("iterations") && b["iterations"].is_number_integer()) s.iterations.insert(b["iterations"].get<std::int64_t>());
+    if (b.contains("iterations") && b["iterations"].is_number_integer())
+      s.iterations.insert(b["iterations"].get<std::int64_t>());
   }
   return out;
 }
@@ -69,7 +70,8 @@ Sides instruction_sides(const nlohmann::json& doc) {
     if (const auto f = b.find("functions"); f != b.end() && f->is_object() && f->contains("top")) {
       ProcessFunctions p;
       const auto& top = f->at("top");
-      for (const auto& e : top) p.per_iteration[e.at("function").get<std::string>()] += e.at("instructions_per_iteration").get<double>();
+      for (const auto& e : top)
+        p.per_iteration[e.at("function").get<std::string>()] += e.at("instructions_per_iteration").get<double>();
       const bool listed_all = f->value("functions_counted", -1) == static_cast<int>(top.size());
       double least = 0;
       for (const auto& e : top) {

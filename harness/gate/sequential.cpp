@@ -72,7 +72,8 @@ void SequentialState::add_block(const std::vector<std::pair<double, double>>& va
 }
 
 int SequentialDecision::count(Verdict v) const {
-  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [v](const SequentialRow& r) { return r.verdict == v; }));
+  return static_cast<int>(
+      std::count_if(rows.begin(), rows.end(), [v](const SequentialRow& r) { return r.verdict == v; }));
 }
 
 std::vector<std::size_t> SequentialDecision::to_sample() const {
@@ -104,7 +105,8 @@ SequentialDesign in_observations(const SequentialDesign& design, double pairs_pe
   return d;
 }
 
-Sequence sequence_of(const SequentialState& s, double interval_alpha, double test_alpha, const SequentialDesign& design) {
+Sequence sequence_of(const SequentialState& s, double interval_alpha, double test_alpha,
+                     const SequentialDesign& design) {
   if (design.kind == SequenceKind::mean) {
     const stats::AlwaysValidMean m = stats::always_valid_mean(s.diffs, interval_alpha, design.spec());
     return {m.n, m.mean, m.sd, m.low, m.high, m.p_greater, m.p_less};
@@ -145,8 +147,7 @@ std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows,
     const int more = std::max(step, rows[i].pairs_needed - rows[i].pairs);
     to_decide.emplace_back(more * seconds_per_pair[i], i);
   }
-  std::stable_sort(to_decide.begin(), to_decide.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(to_decide.begin(), to_decide.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::size_t> chosen;
   double committed = 0;
   for (const auto& [seconds, i] : to_decide) {
@@ -252,7 +253,8 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
     std::string held;
     if (const double order = order_effect_of(s); std::isfinite(order)) {
       r.order_effect = std::expm1(order);
-      if ((r.verdict == Verdict::regression || r.verdict == Verdict::improvement) && std::fabs(order) >= std::fabs(m.mean)) {
+      if ((r.verdict == Verdict::regression || r.verdict == Verdict::improvement) &&
+          std::fabs(order) >= std::fabs(m.mean)) {
         char buf[240];
         std::snprintf(buf, sizeof buf,
                       "held: launching a side first moved it by %+.1f %% in these blocks, as much as the change "
@@ -281,17 +283,19 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
         const double low_variance = variance * std::pow(std::max(0.0, 1 - a - 1.2816 * std::sqrt(a)), 3);
         // Either answer will do: unchanged were the change 0, or significant were it as large as it looks.
         could = to_pairs(pairs_for_radius(m.n, low_variance, interval_alpha, log_threshold, obs));
-        if (size > 0) could = std::min(could, to_pairs(pairs_for_radius(m.n, low_variance, options.alpha / family, size, obs)));
+        if (size > 0)
+          could = std::min(could, to_pairs(pairs_for_radius(m.n, low_variance, options.alpha / family, size, obs)));
       }
       r.within_cap = could <= design.max_pairs && r.pairs < design.max_pairs;
-      r.note = held.empty() ? resolution_text(r, options.interval_level) : held + "; " + resolution_text(r, options.interval_level);
+      r.note = held.empty() ? resolution_text(r, options.interval_level)
+                            : held + "; " + resolution_text(r, options.interval_level);
       if (!r.within_cap) {
         char buf[160];
         if (needed >= 1000000) {
           std::snprintf(buf, sizeof buf, "; no number of processes decides it at this noise");
         } else {
-          std::snprintf(buf, sizeof buf, "; about %d processes per side would decide it, more than the cap of %d", needed,
-                        design.max_pairs);
+          std::snprintf(buf, sizeof buf, "; about %d processes per side would decide it, more than the cap of %d",
+                        needed, design.max_pairs);
         }
         r.note += buf;
       }
@@ -302,7 +306,8 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
 }
 
 TwoStage split_two_stage(const GateOptions& options, double first_share) {
-  if (!(first_share > 0 && first_share < 1)) throw std::invalid_argument("split_two_stage: first_share must be in (0, 1)");
+  if (!(first_share > 0 && first_share < 1))
+    throw std::invalid_argument("split_two_stage: first_share must be in (0, 1)");
   TwoStage t{options, options};
   const double miss = 1 - options.interval_level;
   t.first_look.alpha = options.alpha * first_share;
@@ -329,8 +334,7 @@ void merge_first_look(SequentialDecision& d, const GateReport& first_look) {
   for (const BenchmarkVerdict& v : first_look.rows) {
     if (v.instrument != Instrument::time) continue;
     const bool change = v.verdict == Verdict::regression || v.verdict == Verdict::improvement;
-    if (v.verdict == Verdict::unchanged ||
-        (change && rank_can_decide(v.baseline_samples, v.current_samples, level))) {
+    if (v.verdict == Verdict::unchanged || (change && rank_can_decide(v.baseline_samples, v.current_samples, level))) {
       decided[v.benchmark] = &v;
     }
   }

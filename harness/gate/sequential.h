@@ -33,13 +33,13 @@ namespace pairbench::harness {
 // One benchmark's pairs so far.
 struct SequentialState {
   std::string benchmark;
-  double threshold = 0.05;    // its relative threshold (the experiment's gate_threshold, else the gate's)
+  double threshold = 0.05;  // its relative threshold (the experiment's gate_threshold, else the gate's)
   // One per observation: log(current) - log(baseline), oriented so that + is worse; a pair's, or
   // a block's mean over its pairs (add_block).
   std::vector<double> diffs;
   // Processes per side behind `diffs` (0: one per diff, as where diffs are filled directly).
   int pairs = 0;
-  double seconds = 0;         // wall time of its processes so far, both sides (for the report)
+  double seconds = 0;  // wall time of its processes so far, both sides (for the report)
   // Appends one pair of process values (finite, > 0; throws std::invalid_argument otherwise).
   void add_pair(double baseline_value, double current_value, bool lower_is_better = true);
   // Appends one observation, the mean log difference of a block's pairs (baseline, current):
@@ -89,14 +89,14 @@ struct SequentialDesign {
 struct SequentialRow {
   std::string benchmark;
   Verdict verdict = Verdict::undecided;
-  int pairs = 0;          // processes per side used
-  double seconds = 0;     // their wall time, both sides
+  int pairs = 0;       // processes per side used
+  double seconds = 0;  // their wall time, both sides
   double threshold = 0.05;
   // Relative change (+ = worse) and its always-valid interval at GateOptions::interval_level;
   // low = -1 / high = +inf while no bound is reached.
   double change = 0, low = -1, high = 0;
-  double p_worse = 1, p_better = 1;        // always-valid one-sided p-values
-  double p_adjusted = 1;                   // p_worse after Holm/BH over the gate
+  double p_worse = 1, p_better = 1;  // always-valid one-sided p-values
+  double p_adjusted = 1;             // p_worse after Holm/BH over the gate
   // The resolution reached: no change beyond +-resolution at the interval level (relative;
   // infinite while the interval is unbounded).
   double resolution = 0;
@@ -142,10 +142,10 @@ std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows,
 // VM spends its default 180 s on the planned processes alone and ends 94 % undecided; this is the
 // figure that tells its user to pass --budget or compare fewer experiments.)
 struct BudgetProjection {
-  int undecided = 0;          // undecided rows
-  int within_cap = 0;         // of which the estimate is within max_pairs
-  long long more_pairs = 0;   // pairs per side those still need, summed
-  double seconds = 0;         // their wall time at seconds_per_pair
+  int undecided = 0;         // undecided rows
+  int within_cap = 0;        // of which the estimate is within max_pairs
+  long long more_pairs = 0;  // pairs per side those still need, summed
+  double seconds = 0;        // their wall time at seconds_per_pair
 };
 BudgetProjection project_budget(const std::vector<SequentialRow>& rows, const std::vector<double>& seconds_per_pair,
                                 int max_pairs);

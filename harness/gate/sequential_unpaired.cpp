@@ -53,7 +53,8 @@ BaselinePart baseline_part(const UnpairedState& s) {
   b.se = std::sqrt(process_part + run_part);
   b.df = process_df;
   if (run_part > 0 && s.run_variance_runs >= 2) {
-    const double denominator = process_part * process_part / process_df + run_part * run_part / (s.run_variance_runs - 1.0);
+    const double denominator =
+        process_part * process_part / process_df + run_part * run_part / (s.run_variance_runs - 1.0);
     if (denominator > 0) b.df = std::pow(process_part + run_part, 2) / denominator;
   } else if (run_part > 0) {
     // An exact run part: the degrees of freedom of the process part, scaled by its share.
@@ -247,7 +248,8 @@ SequentialDecision decide_sequential_unpaired(const std::vector<UnpairedState>& 
         const double a = 2.0 / (9 * (n - 1.0));
         const double low_variance = variance * std::pow(std::max(0.0, 1 - a - 1.2816 * std::sqrt(a)), 3);
         could = processes_for_radius(n, low_variance, share * interval_alpha, log_threshold - base_half, spec);
-        if (size > 0) could = std::min(could, processes_for_radius(n, low_variance, share * strict, size - base_strict, spec));
+        if (size > 0)
+          could = std::min(could, processes_for_radius(n, low_variance, share * strict, size - base_strict, spec));
       }
       r.within_cap = could <= design.max_processes && n < design.max_processes;
       r.note = unpaired_resolution_text(r, base.n, options.interval_level);
@@ -275,10 +277,12 @@ SequentialDecision decide_sequential_unpaired(const std::vector<UnpairedState>& 
 std::string unpaired_resolution_text(const SequentialRow& row, int baseline_processes, double interval_level) {
   char buf[220];
   if (std::isfinite(row.resolution)) {
-    std::snprintf(buf, sizeof buf, "no change beyond \u00b1%.1f %% at %.0f %% (%d processes against the baseline's %d, %.0f s)",
+    std::snprintf(buf, sizeof buf,
+                  "no change beyond \u00b1%.1f %% at %.0f %% (%d processes against the baseline's %d, %.0f s)",
                   100 * row.resolution, 100 * interval_level, row.pairs, baseline_processes, row.seconds);
   } else {
-    std::snprintf(buf, sizeof buf, "no bound on the change yet at %.0f %% (%d processes against the baseline's %d, %.0f s)",
+    std::snprintf(buf, sizeof buf,
+                  "no bound on the change yet at %.0f %% (%d processes against the baseline's %d, %.0f s)",
                   100 * interval_level, row.pairs, baseline_processes, row.seconds);
   }
   return buf;

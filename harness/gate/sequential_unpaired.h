@@ -38,7 +38,7 @@ namespace pairbench::harness {
 // ran (each prefix is a look; the order must not depend on the values).
 struct UnpairedState {
   std::string benchmark;
-  double threshold = 0.05;      // its relative threshold (the experiment's gate_threshold, else the gate's)
+  double threshold = 0.05;       // its relative threshold (the experiment's gate_threshold, else the gate's)
   std::vector<double> baseline;  // log process values, + = worse
   std::vector<double> current;   // log process values, + = worse, in the order they ran
   // Run-to-run variance of the log value (from history; < 0 unknown: taken as 0) and the runs it

@@ -45,8 +45,8 @@ std::string gated_summary(const GateReport& r) {
     }
   }
   if (at_resolution.empty() && at_threshold == 0) return "";
-  std::string text = "gated at the threshold: " + std::to_string(at_threshold) + " time benchmarks; at their resolution: " +
-                     std::to_string(at_resolution.size());
+  std::string text = "gated at the threshold: " + std::to_string(at_threshold) +
+                     " time benchmarks; at their resolution: " + std::to_string(at_resolution.size());
   if (!at_resolution.empty()) {
     std::sort(at_resolution.begin(), at_resolution.end(),
               [](const auto* a, const auto* b) { return a->gated_at < b->gated_at; });
@@ -129,7 +129,8 @@ std::string GateReport::not_gated_text() const {
   const int n = count(Verdict::not_gated);
   if (n == 0) return "";
   char buf[160];
-  std::snprintf(buf, sizeof buf, ", %d not gated here (resolution wider than \u00b1%.0f%% or no run history of their own)", n,
+  std::snprintf(buf, sizeof buf,
+                ", %d not gated here (resolution wider than \u00b1%.0f%% or no run history of their own)", n,
                 100 * kWidestGatedResolution);
   return buf;
 }
@@ -137,20 +138,23 @@ std::string GateReport::not_gated_text() const {
 std::string RunShift::text() const {
   if (!moved) return "";
   char buf[400];
-  std::snprintf(buf, sizeof buf,
-                "the whole run moved: median %+.1f %% over %d time rows, %d of them %s, the limits experiments %+.1f %% "
-                "(%d rows): the machine, not necessarily the code; %d %s held undecided as suspects",
-                100 * median, rows, with_median, median > 0 ? "worse" : "better", 100 * limit_median, limit_rows, held,
-                median > 0 ? (held == 1 ? "regression" : "regressions") : (held == 1 ? "improvement" : "improvements"));
+  std::snprintf(
+      buf, sizeof buf,
+      "the whole run moved: median %+.1f %% over %d time rows, %d of them %s, the limits experiments %+.1f %% "
+      "(%d rows): the machine, not necessarily the code; %d %s held undecided as suspects",
+      100 * median, rows, with_median, median > 0 ? "worse" : "better", 100 * limit_median, limit_rows, held,
+      median > 0 ? (held == 1 ? "regression" : "regressions") : (held == 1 ? "improvement" : "improvements"));
   return buf;
 }
 
 std::string GateReport::headline() const {
-  auto plural = [](int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
+  auto plural = [](int n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
   return plural(count(Verdict::regression), "regression", "regressions") + ", " +
          std::to_string(count(Verdict::undecided)) + " undecided, " + std::to_string(count(Verdict::unchanged)) +
-         " unchanged" + not_gated_text() + " (+ " + plural(count(Verdict::improvement), "improvement", "improvements") + ", " +
-         std::to_string(count(Verdict::broken)) + " broken, " + std::to_string(count(Verdict::new_)) + " new, " +
+         " unchanged" + not_gated_text() + " (+ " + plural(count(Verdict::improvement), "improvement", "improvements") +
+         ", " + std::to_string(count(Verdict::broken)) + " broken, " + std::to_string(count(Verdict::new_)) + " new, " +
          std::to_string(count(Verdict::missing)) + " missing)";
 }
 

@@ -23,7 +23,8 @@ constexpr Names<Verdict, 8> kVerdicts{{{Verdict::regression, "regression"},
 constexpr Names<GateOutcome, 3> kOutcomes{
     {{GateOutcome::pass, "pass"}, {GateOutcome::regression, "regression"}, {GateOutcome::undecided, "undecided"}}};
 constexpr Names<Correction, 2> kCorrections{{{Correction::holm, "holm"}, {Correction::bh, "bh"}}};
-constexpr Names<UndecidedPolicy, 2> kUndecidedPolicies{{{UndecidedPolicy::fail, "fail"}, {UndecidedPolicy::pass, "pass"}}};
+constexpr Names<UndecidedPolicy, 2> kUndecidedPolicies{
+    {{UndecidedPolicy::fail, "fail"}, {UndecidedPolicy::pass, "pass"}}};
 constexpr Names<Moderation, 2> kModerations{{{Moderation::eb, "eb"}, {Moderation::none, "none"}}};
 
 template <class E, std::size_t N>

@@ -23,9 +23,9 @@ enum class Verdict { regression, improvement, unchanged, undecided, broken, miss
 inline constexpr double kWidestGatedResolution = 0.25;
 // What the whole gate concludes: regression exits 1, undecided 4 or 0 by UndecidedPolicy.
 enum class GateOutcome { pass, regression, undecided };
-enum class Correction { holm, bh };  // family-wise (Holm) | false discovery rate (Benjamini-Hochberg)
+enum class Correction { holm, bh };         // family-wise (Holm) | false discovery rate (Benjamini-Hochberg)
 enum class UndecidedPolicy { fail, pass };  // an undecided gate exits 4 | 0
-enum class Moderation { eb, none };  // empirical-Bayes noise prior | each benchmark alone
+enum class Moderation { eb, none };         // empirical-Bayes noise prior | each benchmark alone
 
 std::string to_string(Verdict v);
 std::string to_string(GateOutcome o);

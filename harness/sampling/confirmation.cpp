@@ -36,8 +36,8 @@ std::string pct(double x) {
 }
 
 ConfirmedRow confirmed_row(const BenchmarkVerdict& v, std::string why) {
-  return {v.benchmark, to_string(v.instrument), v.experiment, to_string(v.verdict), std::move(why),
-          v.slowdown, v.slowdown_low, v.slowdown_high, v.p_adjusted};
+  return {v.benchmark, to_string(v.instrument), v.experiment,    to_string(v.verdict), std::move(why),
+          v.slowdown,  v.slowdown_low,          v.slowdown_high, v.p_adjusted};
 }
 
 nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
@@ -100,15 +100,17 @@ Confirmation classify(const GateJson& night, const GateJson& ab, double seconds)
     if (!names.count(r.benchmark)) continue;
     seen.insert(r.benchmark);
     const auto night_row = suspects.find({r.benchmark, r.instrument});
-    const std::string was = night_row != suspects.end()
-                                ? "night: " + to_string(night_row->second->verdict) + " " + pct(night_row->second->slowdown)
-                                : "night: not a suspect on this instrument";
+    const std::string was = night_row != suspects.end() ? "night: " + to_string(night_row->second->verdict) + " " +
+                                                              pct(night_row->second->slowdown)
+                                                        : "night: not a suspect on this instrument";
     const std::string change = pct(r.slowdown) + " [" + pct(r.slowdown_low) + ", " + pct(r.slowdown_high) + "]";
     const std::string verdict = to_string(r.verdict);
     if (is_confirmed(r.verdict)) {
-      c.regressions.push_back(confirmed_row(r, "confirmed: " + verdict + " " + change + " in one run of both builds (" + was + ")"));
+      c.regressions.push_back(
+          confirmed_row(r, "confirmed: " + verdict + " " + change + " in one run of both builds (" + was + ")"));
     } else if (is_cleared(r.verdict)) {
-      c.cleared.push_back(confirmed_row(r, "cleared: " + verdict + " " + change + " in one run of both builds (" + was + ")"));
+      c.cleared.push_back(
+          confirmed_row(r, "cleared: " + verdict + " " + change + " in one run of both builds (" + was + ")"));
     } else {
       c.unresolved.push_back(
           confirmed_row(r, "unresolved: " + verdict + " " + change + " within the budget (" + was + "); " + r.note));
@@ -131,11 +133,18 @@ nlohmann::json to_json(const Confirmation& c) {
                         {"baseline_build", c.baseline_build},
                         {"current_build", c.current_build},
                         {"seconds", c.seconds > 0 ? nlohmann::json(c.seconds) : nlohmann::json(nullptr)}};
-  for (const auto& [kind, rows] : {std::pair{"regressions", &c.regressions}, {"cleared", &c.cleared}, {"unresolved", &c.unresolved}}) {
+  for (const auto& [kind, rows] :
+       {std::pair{"regressions", &c.regressions}, {"cleared", &c.cleared}, {"unresolved", &c.unresolved}}) {
     for (const ConfirmedRow& r : *rows) {
-      out[kind].push_back({{"benchmark", r.benchmark}, {"instrument", r.instrument}, {"experiment", r.experiment},
-                           {"verdict", r.verdict}, {"change", number_or_null(r.change)}, {"low", number_or_null(r.low)},
-                           {"high", number_or_null(r.high)}, {"p_adjusted", number_or_null(r.p_adjusted)}, {"why", r.why}});
+      out[kind].push_back({{"benchmark", r.benchmark},
+                           {"instrument", r.instrument},
+                           {"experiment", r.experiment},
+                           {"verdict", r.verdict},
+                           {"change", number_or_null(r.change)},
+                           {"low", number_or_null(r.low)},
+                           {"high", number_or_null(r.high)},
+                           {"p_adjusted", number_or_null(r.p_adjusted)},
+                           {"why", r.why}});
     }
   }
   return out;
@@ -146,10 +155,12 @@ std::vector<std::string> summary_lines(const Confirmation& c, int count) {
   std::snprintf(seconds, sizeof seconds, "%g", c.seconds);
   std::vector<std::string> lines = {
       "### Same-runner confirmation", "",
-      std::to_string(count) + " suspect(s) of the night measured again in one `pairbench ab` of the baseline's build (`" +
+      std::to_string(count) +
+          " suspect(s) of the night measured again in one `pairbench ab` of the baseline's build (`" +
           c.baseline_build + "`) against this build (`" + c.current_build + "`), sampling until decided, " + seconds +
           " s: **" + std::to_string(c.regressions.size()) + " confirmed**, " + std::to_string(c.cleared.size()) +
-          " cleared, " + std::to_string(c.unresolved.size()) + " unresolved. Only a confirmed regression fails the night.",
+          " cleared, " + std::to_string(c.unresolved.size()) +
+          " unresolved. Only a confirmed regression fails the night.",
       ""};
   for (const auto* rows : {&c.regressions, &c.cleared, &c.unresolved}) {
     for (const ConfirmedRow& r : *rows) lines.push_back("- `" + r.benchmark + "` [" + r.instrument + "]: " + r.why);
@@ -166,7 +177,8 @@ ConfirmedRegressions read_confirmed(const std::string& path) {
   try {
     doc = nlohmann::json::parse(text.str());
   } catch (const nlohmann::json::parse_error& e) {
-    throw JsonFieldError(path + ": not valid JSON at byte " + std::to_string(e.byte) + " (pairbench confirm's confirmed.json)");
+    throw JsonFieldError(path + ": not valid JSON at byte " + std::to_string(e.byte) +
+                         " (pairbench confirm's confirmed.json)");
   }
   const JsonField top(doc, path);
   ConfirmedRegressions out;

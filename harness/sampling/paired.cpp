@@ -18,7 +18,7 @@ namespace {
 void add_round(std::map<std::string, SequentialState>& states, const nlohmann::json& base, const nlohmann::json& cand,
                const GateOptions& options) {
   const auto direction = experiment_directions({&cand}, options.threshold);  // experiment -> lower is better, threshold
-  std::map<std::string, std::string> experiment_of;  // benchmark -> experiment
+  std::map<std::string, std::string> experiment_of;                          // benchmark -> experiment
   for (const auto& c : cand["benchmarks"]) experiment_of[c["name"]] = c.value("experiment", "");
   auto key = [](const nlohmann::json& b) {
     return b.contains("duet_pair") ? "p" + std::to_string(b["duet_pair"].get<int>())
@@ -70,7 +70,8 @@ void add_round(std::map<std::string, SequentialState>& states, const nlohmann::j
         const double e = (cand.log_change - base.log_change) / 2;
         s.order_effects.push_back(lower_is_better ? e : -e);
         // The same in both pairs of a block (the order goes with the cores), else unknown.
-        s.order_strata.push_back(cand.lead_on_lower_cpu == base.lead_on_lower_cpu ? (cand.lead_on_lower_cpu ? 1 : -1) : 0);
+        s.order_strata.push_back(cand.lead_on_lower_cpu == base.lead_on_lower_cpu ? (cand.lead_on_lower_cpu ? 1 : -1)
+                                                                                  : 0);
       }
     }
   }
@@ -81,7 +82,9 @@ class PairedRounds final : public Rounds {
  public:
   PairedRounds(const PairedPlan& plan, const nlohmann::json& baseline, const nlohmann::json& candidate,
                const RunPairedRound& run_round)
-      : plan_(plan), run_round_(run_round), stages_(split_two_stage(plan.gate)),
+      : plan_(plan),
+        run_round_(run_round),
+        stages_(split_two_stage(plan.gate)),
         duet_(baseline["pairbench"]["sampling"].value("pairing", "") == "duet") {
     add_round(by_name_, baseline, candidate, plan_.gate);
     // Stage 1 (sequential.h, TwoStage): the planned processes decided by the fixed-sample gate at
@@ -104,7 +107,8 @@ class PairedRounds final : public Rounds {
       eligible.push_back(row.verdict == Verdict::undecided && row.pairs + plan_.step <= plan_.max_repetitions);
     }
     std::vector<std::string> chosen;
-    for (const std::size_t i : decidable_first(decision_.rows, eligible, per_pair_, remaining_s, plan_.step, plan_.max_repetitions)) {
+    for (const std::size_t i :
+         decidable_first(decision_.rows, eligible, per_pair_, remaining_s, plan_.step, plan_.max_repetitions)) {
       chosen.push_back(states_[i].benchmark);
     }
     return chosen;
@@ -112,8 +116,8 @@ class PairedRounds final : public Rounds {
 
   bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) override {
     say() << "ab: round " << round << ": " << decision_.count(Verdict::undecided) << " undecided, sampling "
-              << chosen.size() << " (cheapest first), " << plan_.step << " more processes per side; "
-              << static_cast<int>(spent_s) << " s of " << static_cast<int>(budget_s) << " s\n";
+          << chosen.size() << " (cheapest first), " << plan_.step << " more processes per side; "
+          << static_cast<int>(spent_s) << " s of " << static_cast<int>(budget_s) << " s\n";
     const PairedRound more = run_round_(std::set<std::string>(chosen.begin(), chosen.end()), round);
     if (!more.interrupted) add_round(by_name_, more.baseline, more.candidate, plan_.gate);
     return !more.interrupted;  // a cut-short round is not looked at
@@ -125,7 +129,8 @@ class PairedRounds final : public Rounds {
     for (const auto& [name, s] : by_name_) {
       states_.push_back(s);
       // Its wall seconds per pair so far (a duet pair runs both sides at once: half of both processes).
-      per_pair_.push_back(s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.processes_per_side()) * (duet_ ? 0.5 : 1.0));
+      per_pair_.push_back(
+          s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.processes_per_side()) * (duet_ ? 0.5 : 1.0));
     }
     decision_ = decide_sequential(states_, stages_.sequence, SequentialDesign{1.0, plan_.max_repetitions});
     merge_first_look(decision_, first_look_);
@@ -142,11 +147,13 @@ class PairedRounds final : public Rounds {
     int held = 0;
     for (const SequentialRow& row : decision_.rows) {
       if (row.note.rfind("held: launching", 0) == 0) ++held;
-      if (row.order_effect != 0 && (!largest || std::fabs(row.order_effect) > std::fabs(largest->order_effect))) largest = &row;
+      if (row.order_effect != 0 && (!largest || std::fabs(row.order_effect) > std::fabs(largest->order_effect)))
+        largest = &row;
     }
     if (largest) {
       char line[400];
-      std::snprintf(line, sizeof line, "ab: launch order (duet blocks, cancelled in their means): largest effect %+.1f %% (%s)%s\n",
+      std::snprintf(line, sizeof line,
+                    "ab: launch order (duet blocks, cancelled in their means): largest effect %+.1f %% (%s)%s\n",
                     100 * largest->order_effect, largest->benchmark.c_str(),
                     held ? (", " + std::to_string(held) + " change(s) no larger held undecided").c_str() : "");
       say() << line;
@@ -211,6 +218,5 @@ void apply_sequential(GateReport& report, const SequentialDecision& d, double st
                                               : std::to_string(s.pairs) + " processes per side");
   }
 }
-
 
 }  // namespace pairbench::harness

@@ -31,7 +31,8 @@ std::vector<UnpairedState> unpaired_states(const nlohmann::json& baseline, const
       return a->value("repetition_index", 0) < b->value("repetition_index", 0);
     });
     const auto found = direction.find(rows.front()->value("experiment", ""));
-    const ExperimentDirection d = found != direction.end() ? found->second : ExperimentDirection{true, options.threshold};
+    const ExperimentDirection d =
+        found != direction.end() ? found->second : ExperimentDirection{true, options.threshold};
     const bool lower_is_better = d.lower_is_better;
     UnpairedState s;
     s.benchmark = name;
@@ -97,11 +98,13 @@ std::vector<std::string> next_round(const SequentialDecision& d, const std::vect
     cost.push_back(step * per_process);
   }
   std::vector<std::string> chosen;
-  for (const std::size_t i : affordable_cheapest_first(d.rows, eligible, cost, remaining_s)) chosen.push_back(states[i].benchmark);
+  for (const std::size_t i : affordable_cheapest_first(d.rows, eligible, cost, remaining_s))
+    chosen.push_back(states[i].benchmark);
   return chosen;
 }
 
-std::vector<ExperimentEntry> only(const std::vector<ExperimentEntry>& experiments, const std::vector<std::string>& names) {
+std::vector<ExperimentEntry> only(const std::vector<ExperimentEntry>& experiments,
+                                  const std::vector<std::string>& names) {
   const std::set<std::string> wanted(names.begin(), names.end());
   std::vector<ExperimentEntry> out = experiments;
   for (auto& e : out) std::erase_if(e.benchmarks, [&](const BenchmarkEntry& b) { return !wanted.count(b.name); });
@@ -116,8 +119,13 @@ class UnpairedRounds final : public Rounds {
  public:
   UnpairedRounds(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments, RunOptions options,
                  RunOutcome& outcome, const std::function<nlohmann::json(const RunOutcome&)>& look_at, Sampled& out)
-      : plan_(plan), experiments_(experiments), options_(std::move(options)), outcome_(outcome), look_at_(look_at),
-        stages_(split_two_stage(plan.options)), out_(out) {
+      : plan_(plan),
+        experiments_(experiments),
+        options_(std::move(options)),
+        outcome_(outcome),
+        look_at_(look_at),
+        stages_(split_two_stage(plan.options)),
+        out_(out) {
     // Two stages (sequential.h, TwoStage), as `ab` spends alpha: the planned processes decided once
     // by the fixed gate (run-to-run noise as configured) at half of alpha and of the interval's miss
     // rate; the always-valid sequence at the other half on every later look. A benchmark decided at
@@ -139,12 +147,14 @@ class UnpairedRounds final : public Rounds {
   bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) override {
     out_.rounds = round;
     char line[200];
-    std::snprintf(line, sizeof line,
-                  "run: round %d: %d undecided against the baseline, sampling %zu (cheapest first), up to %d more processes "
-                  "each; %.0f s of %.0f s\n",
-                  round, out_.decision.count(Verdict::undecided), chosen.size(), plan_.step, spent_s, budget_s);
+    std::snprintf(
+        line, sizeof line,
+        "run: round %d: %d undecided against the baseline, sampling %zu (cheapest first), up to %d more processes "
+        "each; %.0f s of %.0f s\n",
+        round, out_.decision.count(Verdict::undecided), chosen.size(), plan_.step, spent_s, budget_s);
     say() << line;
-    options_.seed = outcome_.seed + static_cast<std::uint64_t>(round);  // a fresh order each round, recorded seed + round
+    options_.seed =
+        outcome_.seed + static_cast<std::uint64_t>(round);  // a fresh order each round, recorded seed + round
     // `step` more each, fewer where that would pass the cap: one run per count.
     std::map<int, std::vector<std::string>> by_count;
     for (const UnpairedState& s : out_.states) {
@@ -185,8 +195,9 @@ class UnpairedRounds final : public Rounds {
 
 }  // namespace
 
-Sampled sample_against_baseline(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments, RunOptions options,
-                                RunOutcome& outcome, const std::function<nlohmann::json(const RunOutcome&)>& look,
+Sampled sample_against_baseline(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments,
+                                RunOptions options, RunOutcome& outcome,
+                                const std::function<nlohmann::json(const RunOutcome&)>& look,
                                 std::chrono::steady_clock::time_point start) {
   Sampled out;
   UnpairedRounds rounds(plan, experiments, std::move(options), outcome, look, out);
@@ -232,8 +243,9 @@ nlohmann::json until_decided_json(const UntilDecided& plan, const Sampled& sampl
           {"step", plan.step},
           {"rounds", sampled.rounds},
           {"added_processes", sampled.added_processes},
-          {"decision", "two stages: the planned look by the fixed gate at half of alpha, then always-valid intervals "
-                       "against a fixed baseline at the other half, Holm over the gate (docs/gate.md)"},
+          {"decision",
+           "two stages: the planned look by the fixed gate at half of alpha, then always-valid intervals "
+           "against a fixed baseline at the other half, Holm over the gate (docs/gate.md)"},
           {"decided_at_planned_look", std::count_if(sampled.decision.rows.begin(), sampled.decision.rows.end(),
                                                     [](const SequentialRow& r) { return r.first_look; })},
           {"verdicts", verdicts}};

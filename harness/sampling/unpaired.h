@@ -42,7 +42,8 @@ std::vector<std::string> next_round(const SequentialDecision& d, const std::vect
                                     double remaining_s, int cap);
 
 // `experiments` with only the benchmarks named.
-std::vector<ExperimentEntry> only(const std::vector<ExperimentEntry>& experiments, const std::vector<std::string>& names);
+std::vector<ExperimentEntry> only(const std::vector<ExperimentEntry>& experiments,
+                                  const std::vector<std::string>& names);
 
 // The sampling against the baseline: `look(outcome)` builds the current run file from the outcome
 // so far; the loop's rounds run with `options` (step processes each, fewer where the cap is near,
@@ -55,9 +56,10 @@ struct Sampled {
   int added_processes = 0;
   double stage_level = 0.95;  // each stage's interval level (TwoStage): what the notes state
 };
-Sampled sample_against_baseline(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments, RunOptions options,
-                             RunOutcome& outcome, const std::function<nlohmann::json(const RunOutcome&)>& look,
-                             std::chrono::steady_clock::time_point start);
+Sampled sample_against_baseline(const UntilDecided& plan, const std::vector<ExperimentEntry>& experiments,
+                                RunOptions options, RunOutcome& outcome,
+                                const std::function<nlohmann::json(const RunOutcome&)>& look,
+                                std::chrono::steady_clock::time_point start);
 
 // The sampled benchmarks' time rows with the always-valid decision's verdicts and notes; every
 // other row (instructions, broken, missing, new) as compare_runs has it.

@@ -18,10 +18,10 @@ int sample_until_decided(Rounds& rounds, double budget_s, std::chrono::steady_cl
 
 void say_planned_look(const std::string& command, std::size_t processes, double projected_s, int to_calibrate,
                       double budget_s) {
-  const std::string calibration =
-      to_calibrate > 0 ? ", after calibrating " + std::to_string(to_calibrate) + " benchmark" + (to_calibrate == 1 ? "" : "s") +
-                             " not yet in this machine's cache"
-                       : "";
+  const std::string calibration = to_calibrate > 0
+                                      ? ", after calibrating " + std::to_string(to_calibrate) + " benchmark" +
+                                            (to_calibrate == 1 ? "" : "s") + " not yet in this machine's cache"
+                                      : "";
   if (projected_s > budget_s) {
     sayf(Verbosity::quiet,
          "%s: warning: the planned look (%zu processes) is projected to take %.0f s%s, past the %.0f s budget: it runs "

@@ -62,9 +62,7 @@ double normal_quantile(double p) {
   return 0.5 * (lo + hi);
 }
 
-bool use_exact_distribution(std::size_t m, std::size_t n) {
-  return m <= kExactMaxSize && n <= kExactMaxSize;
-}
+bool use_exact_distribution(std::size_t m, std::size_t n) { return m <= kExactMaxSize && n <= kExactMaxSize; }
 
 }  // namespace
 
@@ -179,8 +177,7 @@ CiRank shift_ci_rank(std::size_t m, std::size_t n, double confidence) {
   return {k, 1.0 - 2.0 * k_tail};
 }
 
-ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const double> y,
-                                   double confidence) {
+ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const double> y, double confidence) {
   require_samples(x, "hodges_lehmann_shift");
   require_samples(y, "hodges_lehmann_shift");
   require_confidence(confidence, "hodges_lehmann_shift");
@@ -193,12 +190,12 @@ ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const do
   // The interval assumes continuous data; with ties among the differences the closed interval
   // is conservative, so confidence_achieved remains a lower bound in practice.
   const CiRank rank = shift_ci_rank(x.size(), y.size(), confidence);
-  return {sorted_quantile(differences, 0.5), differences[rank.k - 1],
-          differences[differences.size() - rank.k], rank.confidence_achieved};
+  return {sorted_quantile(differences, 0.5), differences[rank.k - 1], differences[differences.size() - rank.k],
+          rank.confidence_achieved};
 }
 
-RatioEstimate ratio_of(std::span<const double> numerator_samples,
-                       std::span<const double> denominator_samples, double confidence) {
+RatioEstimate ratio_of(std::span<const double> numerator_samples, std::span<const double> denominator_samples,
+                       double confidence) {
   // Logs turn the multiplicative model typical of timings (noise proportional to the mean)
   // into a pure location shift, the model under which the Hodges–Lehmann interval is exact.
   auto logs = [](std::span<const double> samples, const char* which) {
@@ -208,8 +205,7 @@ RatioEstimate ratio_of(std::span<const double> numerator_samples,
     for (double value : samples) {
       if (!(value > 0.0)) {
         std::ostringstream message;
-        message << "pairbench::stats::ratio_of: " << which << " samples must all be > 0 (got "
-                << value << ")";
+        message << "pairbench::stats::ratio_of: " << which << " samples must all be > 0 (got " << value << ")";
         throw std::invalid_argument(message.str());
       }
       result.push_back(std::log(value));
@@ -219,8 +215,7 @@ RatioEstimate ratio_of(std::span<const double> numerator_samples,
   const std::vector<double> log_numerator = logs(numerator_samples, "numerator");
   const std::vector<double> log_denominator = logs(denominator_samples, "denominator");
   const ShiftEstimate shift = hodges_lehmann_shift(log_numerator, log_denominator, confidence);
-  return {std::exp(shift.estimate), std::exp(shift.ci_low), std::exp(shift.ci_high),
-          shift.confidence_achieved};
+  return {std::exp(shift.estimate), std::exp(shift.ci_low), std::exp(shift.ci_high), shift.confidence_achieved};
 }
 
 double mann_whitney_p_two_sided(std::span<const double> x, std::span<const double> y) {
@@ -236,8 +231,7 @@ double mann_whitney_p_two_sided(std::span<const double> x, std::span<const doubl
   pooled.reserve(total_size);
   for (double value : x) pooled.emplace_back(value, true);
   for (double value : y) pooled.emplace_back(value, false);
-  std::sort(pooled.begin(), pooled.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(pooled.begin(), pooled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   double rank_sum_x = 0.0;
   double tie_term = 0.0;  // sum over tie groups of t^3 - t
   for (std::size_t begin = 0; begin < total_size;) {
@@ -261,8 +255,7 @@ double mann_whitney_p_two_sided(std::span<const double> x, std::span<const doubl
     const std::vector<double> counts = mann_whitney_u_counts(m, n);
     const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
     const auto extreme = static_cast<std::ptrdiff_t>(std::min(u, mn - u));
-    const double lower_tail =
-        std::accumulate(counts.begin(), counts.begin() + extreme + 1, 0.0) / total;
+    const double lower_tail = std::accumulate(counts.begin(), counts.begin() + extreme + 1, 0.0) / total;
     return std::min(1.0, 2.0 * lower_tail);
   }
 
@@ -308,7 +301,6 @@ std::vector<double> benjamini_hochberg_adjust(std::span<const double> p_values) 
   }
   return adjusted;
 }
-
 
 // --- Special functions -------------------------------------------------------------------------
 
@@ -570,8 +562,8 @@ Bets location_bets(std::span<const double> x, double alpha, double test_alpha, c
       const double centre = median(earlier);
       // Two values: |x1 - x0| is about 1.13 sigma; from three on, the MAD. A floor keeps a run of
       // identical values from clipping every later one to a sign.
-      const double sigma = std::max(spec.min_sigma, earlier.size() == 2 ? std::fabs(earlier[1] - earlier[0]) / 1.13
-                                                                        : kMadToSigma * mad(earlier));
+      const double sigma = std::max(
+          spec.min_sigma, earlier.size() == 2 ? std::fabs(earlier[1] - earlier[0]) / 1.13 : kMadToSigma * mad(earlier));
       c = spec.clip_k * sigma;
       // The clipped variance so far, about the earlier median, in units of the clip just chosen.
       for (double e : earlier) {

@@ -43,8 +43,7 @@ struct ShiftEstimate {
 // Hodges–Lehmann estimate of the location shift x - y with the distribution-free confidence
 // interval of Bauer (1972) / Hollander & Wolfe (Nonparametric Statistical Methods, sec. 4.3).
 // confidence must lie in (0, 1).
-ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const double> y,
-                                   double confidence = 0.95);
+ShiftEstimate hodges_lehmann_shift(std::span<const double> x, std::span<const double> y, double confidence = 0.95);
 
 struct RatioEstimate {
   double ratio;
@@ -55,8 +54,8 @@ struct RatioEstimate {
 
 // Ratio numerator/denominator as exp(Hodges–Lehmann shift of the log samples), CI likewise
 // exponentiated. All samples must be finite and > 0.
-RatioEstimate ratio_of(std::span<const double> numerator_samples,
-                       std::span<const double> denominator_samples, double confidence = 0.95);
+RatioEstimate ratio_of(std::span<const double> numerator_samples, std::span<const double> denominator_samples,
+                       double confidence = 0.95);
 
 // Two-sided Mann–Whitney (Wilcoxon rank-sum) p-value for a location difference between x and y.
 // Exact when there are no ties and both sizes are <= kExactMaxSize; otherwise the normal
@@ -103,9 +102,9 @@ double student_t_quantile(double p, double df);  // p in (0, 1)
 // A sample summarised for Yuen's trimmed-mean test: gamma-trimmed mean, and the winsorised scale
 // whose square over `kept` estimates the variance of that mean. Robust to a slow outlier process.
 struct TrimmedSummary {
-  double mean = 0;        // trimmed mean
-  double scale2 = 0;      // (n - 1) * winsorised variance / (kept - 1); 0 when kept < 2
-  int n = 0, kept = 0;    // sample size, and what trimming keeps (n - 2 floor(gamma n))
+  double mean = 0;      // trimmed mean
+  double scale2 = 0;    // (n - 1) * winsorised variance / (kept - 1); 0 when kept < 2
+  int n = 0, kept = 0;  // sample size, and what trimming keeps (n - 2 floor(gamma n))
   // Degrees of freedom of scale2. Yuen's kept - 1 overstates them once values are trimmed: for
   // normal data at 5 to 15 values the winsorised variance varies like a chi-square with about
   // 0.8 (kept - 1) degrees of freedom, and with kept - 1 the test's tail at 1e-5 runs 1.3-1.8x
@@ -136,7 +135,6 @@ VariancePrior fit_variance_prior(std::span<const double> variances, std::span<co
 // (df0 s0^2 + df s2) / (df0 + df); s0^2 when df0 is infinite; s2 when there is no prior.
 double posterior_variance(const VariancePrior& prior, double s2, double df);
 double posterior_df(const VariancePrior& prior, double df);
-
 
 // --- Always-valid inference for a mean (sequential sampling) -----------------------------------
 
@@ -173,12 +171,12 @@ double mixture_radius(double n, double centred_ss, double alpha, const MixtureSp
 // fewer than 2 values (no prior) the interval is the whole line and p = 1.
 struct AlwaysValidMean {
   int n = 0;
-  double mean = 0;                 // of all n values
-  double sd = 0;                   // their sample standard deviation (0 with n < 2)
-  double low = -std::numeric_limits<double>::infinity();  // running intersection of the
-  double high = std::numeric_limits<double>::infinity();  // 1 - alpha intervals
+  double mean = 0;                                          // of all n values
+  double sd = 0;                                            // their sample standard deviation (0 with n < 2)
+  double low = -std::numeric_limits<double>::infinity();    // running intersection of the
+  double high = std::numeric_limits<double>::infinity();    // 1 - alpha intervals
   double radius = std::numeric_limits<double>::infinity();  // the last look's own radius
-  double p_value = 1;              // always-valid, for mean = 0, two-sided
+  double p_value = 1;                                       // always-valid, for mean = 0, two-sided
   // Directional: the running minimum of 1 / M_n(0) over the looks whose mean was above (below)
   // 0. Claiming "mean > 0" when p_greater <= a is wrong with probability <= a: it needs the
   // 1 - a sequence to exclude the true mean at some look.
@@ -199,20 +197,20 @@ AlwaysValidMean always_valid_mean(std::span<const double> x, double alpha, const
 // rises, so the sequence is an interval found by bisection, and it is the running intersection
 // over every look by construction (the supremum over n).
 struct LocationSpec {
-  double clip_k = 2.0;        // clip at this many robust standard deviations of the earlier values
-  double first_clip = 0.7;    // the clip before 2 values are in (log scale: a factor of 2)
-  double min_sigma = 0.002;   // the smallest robust standard deviation the clip assumes
-  double lambda_max = 0.75;   // the largest bet: one value moves the capital by at most 1.75x / 0.25x
-  double target_n = 30;       // the bets are sized for a look at about this many values
-  double prior_weight = 1;    // pseudo-values of clipped variance 1/4 in the bet size's estimate
+  double clip_k = 2.0;       // clip at this many robust standard deviations of the earlier values
+  double first_clip = 0.7;   // the clip before 2 values are in (log scale: a factor of 2)
+  double min_sigma = 0.002;  // the smallest robust standard deviation the clip assumes
+  double lambda_max = 0.75;  // the largest bet: one value moves the capital by at most 1.75x / 0.25x
+  double target_n = 30;      // the bets are sized for a look at about this many values
+  double prior_weight = 1;   // pseudo-values of clipped variance 1/4 in the bet size's estimate
 };
 
 struct AlwaysValidLocation {
   int n = 0;
-  double estimate = 0;   // the median of the values, clamped into [low, high]
-  double scale = 0;      // their robust standard deviation (kMadToSigma * MAD; 0 with n < 2)
-  double low = -std::numeric_limits<double>::infinity();   // the 1 - alpha interval (both
-  double high = std::numeric_limits<double>::infinity();   // sides at alpha / 2), every look
+  double estimate = 0;  // the median of the values, clamped into [low, high]
+  double scale = 0;     // their robust standard deviation (kMadToSigma * MAD; 0 with n < 2)
+  double low = -std::numeric_limits<double>::infinity();  // the 1 - alpha interval (both
+  double high = std::numeric_limits<double>::infinity();  // sides at alpha / 2), every look
   // Always-valid one-sided p-values for delta <= 0 (p_greater) and delta >= 0 (p_less): 1 / the
   // highest capital reached betting against delta = 0 with bets sized for `test_alpha`. Valid for
   // the composite null: the capital at 0 is at most the capital at any delta < 0.

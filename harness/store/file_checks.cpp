@@ -52,14 +52,16 @@ std::string regular_file_or_absent_problem(const std::string& path) {
     // A missing file or a dangling link: the atomic write creates it (a link is replaced, not followed).
     return errno == ENOENT ? "" : path + ": cannot be examined: " + std::strerror(errno);
   }
-  if (const std::string why = kind_of(st); !why.empty()) return path + ": " + why + ", expected a regular file or a new path";
+  if (const std::string why = kind_of(st); !why.empty())
+    return path + ": " + why + ", expected a regular file or a new path";
   return "";
 }
 
 std::string directory_or_absent_problem(const std::string& path) {
   if (path.empty()) return "(empty path): expected a directory";
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return errno == ENOENT ? "" : path + ": cannot be examined: " + std::strerror(errno);
+  if (stat(path.c_str(), &st) != 0)
+    return errno == ENOENT ? "" : path + ": cannot be examined: " + std::strerror(errno);
   if (S_ISDIR(st.st_mode)) return "";
   const std::string why = kind_of(st);
   return path + ": " + (why.empty() ? "is a file" : why) + ", expected a directory";
@@ -69,7 +71,8 @@ std::string directory_problem(const std::string& path) {
   if (path.empty()) return "(empty path): expected a directory";
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
-    return path + ": " + (errno == ENOENT ? std::string("does not exist") : std::strerror(errno)) + ", expected a directory";
+    return path + ": " + (errno == ENOENT ? std::string("does not exist") : std::strerror(errno)) +
+           ", expected a directory";
   }
   if (S_ISDIR(st.st_mode)) return "";
   const std::string why = kind_of(st);
@@ -77,7 +80,8 @@ std::string directory_problem(const std::string& path) {
 }
 
 void require_regular_file(const std::string& path, const std::string& what) {
-  if (const std::string problem = regular_file_problem(path); !problem.empty()) throw FileCheckError(what + ": " + problem);
+  if (const std::string problem = regular_file_problem(path); !problem.empty())
+    throw FileCheckError(what + ": " + problem);
 }
 
 void require_regular_file_or_absent(const std::string& path, const std::string& what) {
@@ -95,8 +99,8 @@ void require_directory_or_absent(const std::string& path, const std::string& wha
 bool is_safe_file_key(const std::string& key) {
   if (key.empty() || key.size() > kMaxKeyChars || key.front() == '.') return false;
   for (const char c : key) {
-    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '_' || c == '-';
+    const bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;

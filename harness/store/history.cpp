@@ -251,8 +251,9 @@ void sqlite_samples_to_run_benchmarks(Connection& c) {
             {run, bench, stats::median(values), static_cast<std::int64_t>(values.size()), values_json(values)});
     values.clear();
   };
-  for (const auto& row : c.query("SELECT s.run_id, b.id, s.value FROM samples s JOIN benchmarks b ON b.name = s.benchmark "
-                                 "ORDER BY s.run_id, b.id, s.repetition, s.rowid")) {
+  for (const auto& row :
+       c.query("SELECT s.run_id, b.id, s.value FROM samples s JOIN benchmarks b ON b.name = s.benchmark "
+               "ORDER BY s.run_id, b.id, s.repetition, s.rowid")) {
     if (row.integer(0) != run || row.integer(1) != bench) {
       flush();
       run = row.integer(0);
@@ -349,7 +350,8 @@ void migrate(Connection& c, std::int64_t from) {
   if (c.dialect() == Dialect::kSqlite) {
     c.exec("PRAGMA user_version = " + std::to_string(kHistorySchemaVersion));
   } else {
-    c.query("UPDATE pairbench_meta SET value = ? WHERE key = 'schema_version'", {std::to_string(kHistorySchemaVersion)});
+    c.query("UPDATE pairbench_meta SET value = ? WHERE key = 'schema_version'",
+            {std::to_string(kHistorySchemaVersion)});
   }
 }
 
@@ -369,7 +371,8 @@ bool postgres_schema_current(Connection& c) {
   const auto rows = c.query("SELECT key, value FROM pairbench_meta WHERE key IN ('application_id', 'schema_version')");
   std::map<std::string, std::string> meta;
   for (const auto& r : rows) meta[r.text(0)] = r.text(1);
-  return meta["application_id"] == application_id_text() && meta["schema_version"] == std::to_string(kHistorySchemaVersion);
+  return meta["application_id"] == application_id_text() &&
+         meta["schema_version"] == std::to_string(kHistorySchemaVersion);
 }
 
 void open_postgres_schema(Connection& c) {
@@ -380,8 +383,9 @@ void open_postgres_schema(Connection& c) {
   std::int64_t from = 0;
   if (!has_meta) {
     std::string names;
-    for (const auto& row : c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
-                                   "ORDER BY table_name")) {
+    for (const auto& row :
+         c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+                 "ORDER BY table_name")) {
       names += (names.empty() ? "" : ", ") + row.text(0);
     }
     if (!names.empty()) {
@@ -542,7 +546,8 @@ std::string run_identity(const nlohmann::json& doc) {
 
 void History::check_path(const std::string& db) {
   if (is_postgres_url(db)) {
-    if (const std::string why = sql::postgres_url_problem(db); !why.empty()) throw NotAHistory(redact_db(db) + ": " + why);
+    if (const std::string why = sql::postgres_url_problem(db); !why.empty())
+      throw NotAHistory(redact_db(db) + ": " + why);
     return;
   }
   sql::check_sqlite_history(db);
@@ -599,14 +604,14 @@ std::int64_t History::append_run(const nlohmann::json& doc, const std::string& r
   const std::string document = doc.dump();
   const Bytes deflated = deflate_text(document);
   const auto claims = pb.find("claims");
-  const Value claims_value =
-      claims != pb.end() && claims->is_array() ? Value(claims->dump()) : Value(nullptr);
+  const Value claims_value = claims != pb.end() && claims->is_array() ? Value(claims->dump()) : Value(nullptr);
 
   Transaction t(*db_);  // takes the write lock up front: concurrent appenders queue here
   // A run already stored is not stored again, even when two writers race: the unique run_uid
   // decides, and the loser finds the winner's row.
   const auto inserted = db_->query(
-      "INSERT INTO runs(started_at, git_sha, machine_key, profile, fingerprint, run_file, run_uid, machine_kind, claims) "
+      "INSERT INTO runs(started_at, git_sha, machine_key, profile, fingerprint, run_file, run_uid, machine_kind, "
+      "claims) "
       "VALUES(?,?,?,?,?,?,?,?,?) ON CONFLICT(run_uid) DO NOTHING RETURNING id",
       {pb.value("started_at", ""), env.value("git_sha", ""), env.value("machine_key", ""), pb.value("profile", ""),
        env.dump(), run_file, uid, machine_kind(env), claims_value});
@@ -640,7 +645,8 @@ std::int64_t History::append_run(const nlohmann::json& doc, const std::string& r
     }
     db_->query(insert + " ON CONFLICT(name) DO NOTHING", params);
     std::vector<Value> names(unknown.begin() + i, unknown.begin() + i + n);
-    for (const auto& row : db_->query("SELECT id, name FROM benchmarks WHERE name IN (" + placeholders(n) + ")", names)) {
+    for (const auto& row :
+         db_->query("SELECT id, name FROM benchmarks WHERE name IN (" + placeholders(n) + ")", names)) {
       ids[row.text(1)] = row.integer(0);
     }
   }
@@ -725,8 +731,9 @@ std::vector<History::Series> History::series(const std::string& machine_key, con
   };
   if (!with_values && benchmark.empty()) {
     // Every benchmark's medians: one packed row per run.
-    std::string packed_sql = "SELECT m.run_id, m.benchmark_ids, m.medians, m.samples FROM run_medians m "
-                             "JOIN runs r ON r.id = m.run_id WHERE r.machine_key = ?";
+    std::string packed_sql =
+        "SELECT m.run_id, m.benchmark_ids, m.medians, m.samples FROM run_medians m "
+        "JOIN runs r ON r.id = m.run_id WHERE r.machine_key = ?";
     if (last_runs > 0) {
       packed_sql += " AND r.id >= ?";
       params.emplace_back(lowest);
@@ -810,9 +817,10 @@ std::vector<History::StoredChangePoint> History::change_points() {
 }
 
 void History::set_baseline(const std::string& machine_key, std::int64_t run_id) {
-  db_->query("INSERT INTO baselines(machine_key, run_id, updated_at) VALUES(?,?,?) "
-             "ON CONFLICT(machine_key) DO UPDATE SET run_id = excluded.run_id, updated_at = excluded.updated_at",
-             {machine_key, run_id, utc_stamp("%Y-%m-%dT%H:%M:%SZ")});
+  db_->query(
+      "INSERT INTO baselines(machine_key, run_id, updated_at) VALUES(?,?,?) "
+      "ON CONFLICT(machine_key) DO UPDATE SET run_id = excluded.run_id, updated_at = excluded.updated_at",
+      {machine_key, run_id, utc_stamp("%Y-%m-%dT%H:%M:%SZ")});
 }
 
 std::int64_t History::baseline_run(const std::string& machine_key) {
@@ -842,12 +850,14 @@ std::vector<History::Machine> History::machines() {
 std::vector<History::RunInfo> History::latest_runs_of_commit(const std::string& git_sha) {
   std::vector<RunInfo> out;
   // A prefix of hex digits only, so it can carry no LIKE wildcard.
-  const bool hex = !git_sha.empty() && std::all_of(git_sha.begin(), git_sha.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  const bool hex = !git_sha.empty() && std::all_of(git_sha.begin(), git_sha.end(),
+                                                   [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
   if (!hex) return out;
-  for (const auto& row : db_->query(std::string("SELECT ") + kRunColumns + " FROM (SELECT " + kRunColumns +
-                                    ", ROW_NUMBER() OVER (PARTITION BY machine_key ORDER BY started_at DESC, id DESC) "
-                                    "AS n FROM runs WHERE git_sha LIKE ?) AS latest WHERE n = 1 ORDER BY machine_key",
-                                    {git_sha + "%"})) {
+  for (const auto& row :
+       db_->query(std::string("SELECT ") + kRunColumns + " FROM (SELECT " + kRunColumns +
+                      ", ROW_NUMBER() OVER (PARTITION BY machine_key ORDER BY started_at DESC, id DESC) "
+                      "AS n FROM runs WHERE git_sha LIKE ?) AS latest WHERE n = 1 ORDER BY machine_key",
+                  {git_sha + "%"})) {
     out.push_back(run_info(row));
   }
   return out;
@@ -869,8 +879,9 @@ std::optional<nlohmann::json> History::run_document(std::int64_t run_id) {
   const auto rows = db_->query("SELECT size, document FROM run_documents WHERE run_id = ?", {run_id});
   if (rows.empty()) return std::nullopt;
   const std::string what = name_ + ": run " + std::to_string(run_id);
-  const auto doc = nlohmann::json::parse(inflate_text(rows[0].bytes(1), static_cast<std::size_t>(rows[0].integer(0)), what),
-                                         nullptr, /*allow_exceptions=*/false);
+  const auto doc =
+      nlohmann::json::parse(inflate_text(rows[0].bytes(1), static_cast<std::size_t>(rows[0].integer(0)), what), nullptr,
+                            /*allow_exceptions=*/false);
   if (doc.is_discarded()) throw std::runtime_error(what + ": stored run document is not JSON");
   return doc;
 }
@@ -946,24 +957,43 @@ History::RecordedRegression History::record_regression(const Regression& r) {
       "level_before, level_after, first_seen_at, first_seen_run, last_seen_at, last_seen_run, times_seen) "
       "VALUES(?,?,?,?,?,?,'open',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1) "
       "ON CONFLICT(machine_key, benchmark) WHERE state <> 'fixed' DO NOTHING RETURNING id",
-      {r.machine_key, r.benchmark, r.instrument, r.metric, r.unit, r.better, r.last_good_sha, r.last_good_run,
-       r.first_bad_sha, r.first_bad_run, r.culprit_sha, number_or_null(r.change), number_or_null(r.change_low),
-       number_or_null(r.change_high), r.threshold, number_or_null(r.level_before), number_or_null(r.level_after),
-       r.first_seen_at, r.first_seen_run, r.first_seen_at, r.first_seen_run});
+      {r.machine_key,
+       r.benchmark,
+       r.instrument,
+       r.metric,
+       r.unit,
+       r.better,
+       r.last_good_sha,
+       r.last_good_run,
+       r.first_bad_sha,
+       r.first_bad_run,
+       r.culprit_sha,
+       number_or_null(r.change),
+       number_or_null(r.change_low),
+       number_or_null(r.change_high),
+       r.threshold,
+       number_or_null(r.level_before),
+       number_or_null(r.level_after),
+       r.first_seen_at,
+       r.first_seen_run,
+       r.first_seen_at,
+       r.first_seen_run});
   if (!inserted.empty()) {
     t.commit();
     return {inserted[0].integer(0), true};
   }
-  const std::int64_t id = db_->query("SELECT id FROM regressions WHERE machine_key = ? AND benchmark = ? AND "
-                                     "state <> 'fixed'",
-                                     {r.machine_key, r.benchmark})
+  const std::int64_t id = db_->query(
+                                 "SELECT id FROM regressions WHERE machine_key = ? AND benchmark = ? AND "
+                                 "state <> 'fixed'",
+                                 {r.machine_key, r.benchmark})
                               .at(0)
                               .integer(0);
   // Seen again: once per run, however often that run's gate is recorded.
-  db_->query("UPDATE regressions SET times_seen = times_seen + CASE WHEN last_seen_run = ? THEN 0 ELSE 1 END, "
-             "last_seen_at = ?, last_seen_run = ?, culprit_sha = CASE WHEN ? = '' THEN culprit_sha ELSE ? END "
-             "WHERE id = ?",
-             {r.first_seen_run, r.first_seen_at, r.first_seen_run, r.culprit_sha, r.culprit_sha, id});
+  db_->query(
+      "UPDATE regressions SET times_seen = times_seen + CASE WHEN last_seen_run = ? THEN 0 ELSE 1 END, "
+      "last_seen_at = ?, last_seen_run = ?, culprit_sha = CASE WHEN ? = '' THEN culprit_sha ELSE ? END "
+      "WHERE id = ?",
+      {r.first_seen_run, r.first_seen_at, r.first_seen_run, r.culprit_sha, r.culprit_sha, id});
   t.commit();
   return {id, false};
 }
@@ -988,16 +1018,19 @@ std::optional<History::Regression> History::regression(std::int64_t id) {
 }
 
 bool History::acknowledge_regression(std::int64_t id, const std::string& reason, const std::string& at) {
-  return !db_->query("UPDATE regressions SET state = 'acknowledged', ack_reason = ?, acknowledged_at = ? "
-                     "WHERE id = ? AND state <> 'fixed' RETURNING id",
-                     {reason, at, id})
+  return !db_->query(
+                 "UPDATE regressions SET state = 'acknowledged', ack_reason = ?, acknowledged_at = ? "
+                 "WHERE id = ? AND state <> 'fixed' RETURNING id",
+                 {reason, at, id})
               .empty();
 }
 
-void History::fix_regression(std::int64_t id, const std::string& at, const std::string& run, const std::string& reason) {
-  db_->query("UPDATE regressions SET state = 'fixed', fixed_at = ?, fixed_run = ?, fixed_reason = ? "
-             "WHERE id = ? AND state <> 'fixed'",
-             {at, run, reason, id});
+void History::fix_regression(std::int64_t id, const std::string& at, const std::string& run,
+                             const std::string& reason) {
+  db_->query(
+      "UPDATE regressions SET state = 'fixed', fixed_at = ?, fixed_run = ?, fixed_reason = ? "
+      "WHERE id = ? AND state <> 'fixed'",
+      {at, run, reason, id});
 }
 
 }  // namespace pairbench::harness

@@ -151,9 +151,9 @@ class History {
   struct Regression {
     std::int64_t id = 0;
     std::string machine_key, benchmark, instrument, metric, unit, better;
-    std::string state = "open";  // open | acknowledged | fixed
+    std::string state = "open";                                              // open | acknowledged | fixed
     std::string last_good_sha, last_good_run, first_bad_sha, first_bad_run;  // the commit range
-    std::string culprit_sha;     // "" until a bisection names it
+    std::string culprit_sha;                                                 // "" until a bisection names it
     double change = 0, change_low = 0, change_high = 0;  // relative, + = worse, as the gate decided it
     double threshold = 0.05;
     double level_before = 0, level_after = 0;  // the metric's median before it, and when first seen

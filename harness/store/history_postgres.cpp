@@ -73,7 +73,8 @@ class PostgresConnection final : public Connection {
       throw HistoryBusy(name_ + ": cannot connect: " + why);
     }
     // Notices ("relation already exists, skipping") are not ours to print.
-    PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+    PQsetNoticeProcessor(
+        conn_, [](void*, const char*) {}, nullptr);
   }
   ~PostgresConnection() override { PQfinish(conn_); }
 

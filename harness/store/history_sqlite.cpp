@@ -173,11 +173,13 @@ SqliteIdentity examine(SqliteConnection& c) {
   }
   Connection& base = c;  // the interface's default arguments
   std::set<std::string> tables;
-  for (const auto& row : base.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")) {
+  for (const auto& row :
+       base.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")) {
     tables.insert(row.text(0));
   }
-  bool legacy = user_version == 0 && !tables.empty() &&
-                std::all_of(tables.begin(), tables.end(), [](const std::string& t) { return kLegacyTables.count(t) > 0; });
+  bool legacy =
+      user_version == 0 && !tables.empty() &&
+      std::all_of(tables.begin(), tables.end(), [](const std::string& t) { return kLegacyTables.count(t) > 0; });
   for (const auto& [table, columns] : kLegacyColumns) {
     if (!legacy) break;
     std::set<std::string> have;

@@ -10,24 +10,33 @@ namespace {
 // "a string", "a number (1.5)", "null": what a value is, for "expected X, is Y".
 std::string describe(const nlohmann::json& v) {
   switch (v.type()) {
-    case nlohmann::json::value_t::null: return "null";
-    case nlohmann::json::value_t::object: return "an object";
-    case nlohmann::json::value_t::array: return "an array";
-    case nlohmann::json::value_t::string: return "the string " + quoted_for_message(v.get<std::string>(), 40);
-    case nlohmann::json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case nlohmann::json::value_t::null:
+      return "null";
+    case nlohmann::json::value_t::object:
+      return "an object";
+    case nlohmann::json::value_t::array:
+      return "an array";
+    case nlohmann::json::value_t::string:
+      return "the string " + quoted_for_message(v.get<std::string>(), 40);
+    case nlohmann::json::value_t::boolean:
+      return v.get<bool>() ? "true" : "false";
     case nlohmann::json::value_t::number_integer:
     case nlohmann::json::value_t::number_unsigned:
-    case nlohmann::json::value_t::number_float: return "the number " + v.dump();
-    case nlohmann::json::value_t::binary: return "binary data";
-    case nlohmann::json::value_t::discarded: return "a discarded value";
+    case nlohmann::json::value_t::number_float:
+      return "the number " + v.dump();
+    case nlohmann::json::value_t::binary:
+      return "binary data";
+    case nlohmann::json::value_t::discarded:
+      return "a discarded value";
   }
   return "something else";
 }
 
 // Plain keys join with a dot; keys such as benchmark names ("a.b/x:1") are bracketed and quoted.
 std::string member_path(const std::string& parent, const std::string& key) {
-  const bool plain = !key.empty() && key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-                                         std::string::npos;
+  const bool plain =
+      !key.empty() &&
+      key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos;
   if (plain) return parent.empty() ? key : parent + "." + key;
   return parent + "[" + quoted_for_message(key, 100) + "]";
 }

@@ -39,7 +39,7 @@ class JsonField {
   double number() const;  // finite
   std::int64_t integer() const;
   bool boolean() const;
-  std::vector<std::string> strings() const;             // an array of strings
+  std::vector<std::string> strings() const;               // an array of strings
   std::map<std::string, std::string> string_map() const;  // an object of strings
 
   // Optional members with a fallback when absent (present, they must have the type).

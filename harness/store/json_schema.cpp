@@ -23,8 +23,8 @@ enum class Keyword {
 };
 
 struct JsonSchema::Node {
-  std::string where;            // this subschema's place in the schema, for compile errors
-  std::vector<Keyword> order;   // the keywords to check, in the schema's order (as jsonschema does)
+  std::string where;           // this subschema's place in the schema, for compile errors
+  std::vector<Keyword> order;  // the keywords to check, in the schema's order (as jsonschema does)
   const Node* ref = nullptr;
   std::vector<std::string> types;  // JSON Schema type names; empty: any
   nlohmann::json const_value;
@@ -127,23 +127,28 @@ std::string json_element_path(const std::string& parent, std::size_t index) {
 
 std::string describe_json_value(const nlohmann::json& v) {
   switch (v.type()) {
-    case nlohmann::json::value_t::null: return "null";
-    case nlohmann::json::value_t::object: return "an object";
-    case nlohmann::json::value_t::array: return "an array";
-    case nlohmann::json::value_t::string: return "the string " + json_quoted(v.get<std::string>(), 40);
-    case nlohmann::json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case nlohmann::json::value_t::null:
+      return "null";
+    case nlohmann::json::value_t::object:
+      return "an object";
+    case nlohmann::json::value_t::array:
+      return "an array";
+    case nlohmann::json::value_t::string:
+      return "the string " + json_quoted(v.get<std::string>(), 40);
+    case nlohmann::json::value_t::boolean:
+      return v.get<bool>() ? "true" : "false";
     case nlohmann::json::value_t::number_integer:
     case nlohmann::json::value_t::number_unsigned:
-    case nlohmann::json::value_t::number_float: return "the number " + v.dump();
+    case nlohmann::json::value_t::number_float:
+      return "the number " + v.dump();
     case nlohmann::json::value_t::binary:
-    case nlohmann::json::value_t::discarded: break;
+    case nlohmann::json::value_t::discarded:
+      break;
   }
   return "something that is not JSON";
 }
 
-JsonSchema::JsonSchema(const nlohmann::ordered_json& schema) : document_(schema) {
-  root_ = compile(document_, "#");
-}
+JsonSchema::JsonSchema(const nlohmann::ordered_json& schema) : document_(schema) { root_ = compile(document_, "#"); }
 
 JsonSchema::~JsonSchema() = default;
 
@@ -232,8 +237,9 @@ void JsonSchema::fill(Node& node, const nlohmann::ordered_json& schema, const st
       node.items = compile(value, at);
       node.order.push_back(Keyword::kItems);
     } else {
-      refuse(at, "keyword '" + key + "' is not implemented by harness/store/json_schema.cpp (add it there and "
-                 "to its tests before the schema uses it)");
+      refuse(at, "keyword '" + key +
+                     "' is not implemented by harness/store/json_schema.cpp (add it there and "
+                     "to its tests before the schema uses it)");
     }
   }
 }
@@ -261,7 +267,8 @@ void JsonSchema::check(const Node& node, const nlohmann::json& value, const std:
                        std::vector<Found>& found) const {
   auto add = [&](const std::string& at, const std::string& expected) {
     const bool mismatch = node.types.empty() || !has_any_type(value, node.types);
-    found.push_back({depth, mismatch,
+    found.push_back({depth,
+                     mismatch,
                      {at, "expected " + (node.expected.empty() ? expected : node.expected) + ", is " +
                               describe_json_value(value)}});
   };
@@ -304,7 +311,8 @@ void JsonSchema::check(const Node& node, const nlohmann::json& value, const std:
         if (value.is_object()) {
           for (const std::string& name : node.required) {
             if (!value.contains(name)) {
-              found.push_back({depth, node.types.empty() || !has_any_type(value, node.types),
+              found.push_back({depth,
+                               node.types.empty() || !has_any_type(value, node.types),
                                {json_member_path(path, name), "missing"}});
             }
           }

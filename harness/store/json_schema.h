@@ -51,7 +51,7 @@ class JsonSchema {
              std::vector<Found>& found) const;
 
   nlohmann::ordered_json document_;
-  std::vector<std::unique_ptr<Node>> nodes_;  // owned here; nodes point at each other
+  std::vector<std::unique_ptr<Node>> nodes_;                     // owned here; nodes point at each other
   std::vector<std::pair<std::string, const Node*>> by_pointer_;  // compiled $ref targets
   const Node* root_ = nullptr;
 };

@@ -228,9 +228,7 @@ std::size_t first_invalid_utf8(std::string_view s) {
 // The word of JSON text around byte `at` (a literal, a number, or the one character there), at most
 // 1000 bytes: what the parser stopped on.
 std::string_view word_at(std::string_view text, std::size_t at) {
-  auto in_word = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
-  };
+  auto in_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.'; };
   if (!in_word(text[at])) return text.substr(at, 1);
   std::size_t start = at, end = at + 1;
   while (start > 0 && in_word(text[start - 1]) && end - start < 1000) --start;
@@ -284,8 +282,8 @@ void check_references(const nlohmann::json& doc, const std::string& source) {
     const auto [it, fresh] = experiment_at.emplace(name, i);
     if (!fresh) {
       fail("pairbench.experiments[" + std::to_string(i) + "].name",
-           "expected a name no other experiment has, is " + describe_json_value(name) + " (also pairbench.experiments[" +
-               std::to_string(it->second) + "].name)");
+           "expected a name no other experiment has, is " + describe_json_value(name) +
+               " (also pairbench.experiments[" + std::to_string(it->second) + "].name)");
     }
   }
   auto check_entries = [&](const nlohmann::json& entries, const std::string& where) {
@@ -300,8 +298,8 @@ void check_references(const nlohmann::json& doc, const std::string& source) {
       const std::string prefix = experiment + "/" + b["arm"].get<std::string>();
       const std::string& name = b["name"].get_ref<const std::string&>();
       if (name != prefix && name.rfind(prefix + "/", 0) != 0) {
-        fail(at + ".name", "expected a name starting with " + json_quoted(prefix, 100) +
-                               " (its experiment/arm), is " + describe_json_value(b["name"]));
+        fail(at + ".name", "expected a name starting with " + json_quoted(prefix, 100) + " (its experiment/arm), is " +
+                               describe_json_value(b["name"]));
       }
     }
   };
@@ -392,7 +390,8 @@ nlohmann::json read_run_file(const std::string& path) {
   // stat first: opening a FIFO blocks until a writer comes, which may be never.
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) throw RunFileError(path + ": cannot open: " + errno_text());
-  if (!S_ISREG(st.st_mode)) throw RunFileError(path + ": expected a regular file (a run file), is " + file_kind(st.st_mode));
+  if (!S_ISREG(st.st_mode))
+    throw RunFileError(path + ": expected a regular file (a run file), is " + file_kind(st.st_mode));
   const std::uint64_t max_bytes = run_file_limits().max_bytes;
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes) throw RunFileError(path + ": " + too_large(st.st_size));
   // O_NONBLOCK: the path may have been replaced by a FIFO since the stat; fstat says what was opened.
@@ -401,7 +400,8 @@ nlohmann::json read_run_file(const std::string& path) {
   std::string text;
   try {
     if (fstat(fd, &st) != 0) throw RunFileError(path + ": cannot stat: " + errno_text());
-    if (!S_ISREG(st.st_mode)) throw RunFileError(path + ": expected a regular file (a run file), is " + file_kind(st.st_mode));
+    if (!S_ISREG(st.st_mode))
+      throw RunFileError(path + ": expected a regular file (a run file), is " + file_kind(st.st_mode));
     if (static_cast<std::uint64_t>(st.st_size) > max_bytes) throw RunFileError(path + ": " + too_large(st.st_size));
     text.reserve(static_cast<std::size_t>(st.st_size));
     char buf[1 << 16];
@@ -456,7 +456,8 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
   if (s.pair >= 0) b["duet_lead"] = s.duet_lead, b["duet_start_gate"] = s.duet_start_gate;
   if (s.pair >= 0 && s.cpus.size() > 1) b["cpus"] = s.cpus;
   if (s.shared_process >= 0) {
-    b["shared_process"] = {{"id", s.shared_process}, {"benchmarks", s.shared_benchmarks}, {"position", s.shared_position}};
+    b["shared_process"] = {
+        {"id", s.shared_process}, {"benchmarks", s.shared_benchmarks}, {"position", s.shared_position}};
   }
   if (s.gpu_sm_mhz > 0) {
     b["gpu_clock"] = {{"sm_mhz", s.gpu_sm_mhz}, {"sm_max_mhz", s.gpu_sm_max_mhz}, {"throttling", s.gpu_throttling}};
@@ -464,8 +465,10 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
   b["sequence"] = s.sequence;
   b["start_s"] = s.start_s;
   if (s.layout.drawn) {
-    b["layout"] = {{"variant", s.layout.variant}, {"variants", s.layout.variants},
-                   {"env_pad_bytes", s.layout.env_pad_bytes}, {"seed", s.layout.seed}};
+    b["layout"] = {{"variant", s.layout.variant},
+                   {"variants", s.layout.variants},
+                   {"env_pad_bytes", s.layout.env_pad_bytes},
+                   {"seed", s.layout.seed}};
   }
   return b;
 }
@@ -474,8 +477,10 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
 
 nlohmann::json calibration_check_json(const RunRecord::CalibrationCheck& check) {
   auto ratio_json = [](const RunRecord::CalibrationRatio& c) {
-    nlohmann::json j{{"name", c.name}, {"s_per_iteration", c.s_per_iteration},
-                     {"calibrated_s_per_iteration", c.calibrated_s_per_iteration}, {"ratio", c.ratio},
+    nlohmann::json j{{"name", c.name},
+                     {"s_per_iteration", c.s_per_iteration},
+                     {"calibrated_s_per_iteration", c.calibrated_s_per_iteration},
+                     {"ratio", c.ratio},
                      {"reference", c.against_run ? "run" : "calibration"}};
     if (c.run_spread > 0) j["run_spread"] = c.run_spread;
     return j;
@@ -489,7 +494,9 @@ nlohmann::json calibration_check_json(const RunRecord::CalibrationCheck& check) 
 nlohmann::json run_document(const RunRecord& r) {
   const nlohmann::json& env = r.environment;
   // null where the environment lacks the field, as Google Benchmark's context would have it.
-  const auto field = [&](const char* key) { return env.is_object() && env.contains(key) ? env[key] : nlohmann::json(); };
+  const auto field = [&](const char* key) {
+    return env.is_object() && env.contains(key) ? env[key] : nlohmann::json();
+  };
   nlohmann::json doc;
   doc["context"] = {{"date", r.started_at},
                     {"host_name", field("hostname")},
@@ -509,16 +516,22 @@ nlohmann::json run_document(const RunRecord& r) {
     const bool good = s.has_value && !s.gbench.is_null() && has_usable_value(s.verification);
     if (good && s.instrument == Instrument::instructions) {
       // Not in `benchmarks`: compare.py would read them as times.
-      nlohmann::json entry = {{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
-                              {"repetition_index", s.repetition}, {"verification", to_string(s.verification)},
-                              {"instructions_per_iteration", s.metric_value}, {"iterations", s.iterations},
+      nlohmann::json entry = {{"name", s.benchmark},
+                              {"experiment", s.experiment},
+                              {"arm", s.arm},
+                              {"repetition_index", s.repetition},
+                              {"verification", to_string(s.verification)},
+                              {"instructions_per_iteration", s.metric_value},
+                              {"iterations", s.iterations},
                               {"process_wall_s", s.process_wall_s}};
       if (s.functions) {
         nlohmann::json top = nlohmann::json::array();
         for (const FunctionShare& f : s.functions->top) {
           top.push_back({{"function", f.function}, {"instructions_per_iteration", f.instructions_per_iteration}});
         }
-        entry["functions"] = {{"cost", "self"}, {"event", "Ir"}, {"top", top},
+        entry["functions"] = {{"cost", "self"},
+                              {"event", "Ir"},
+                              {"top", top},
                               {"other_per_iteration", s.functions->other_per_iteration},
                               {"functions_counted", s.functions->functions}};
       }
@@ -527,8 +540,12 @@ nlohmann::json run_document(const RunRecord& r) {
       const auto it = planned.find(s.benchmark);
       doc["benchmarks"].push_back(benchmark_row(s, it == planned.end() ? r.repetitions : it->second));
     } else {
-      not_run.push_back({{"name", s.benchmark}, {"experiment", s.experiment}, {"arm", s.arm},
-                         {"repetition_index", s.repetition}, {"verification", to_string(s.verification)}, {"reason", s.reason},
+      not_run.push_back({{"name", s.benchmark},
+                         {"experiment", s.experiment},
+                         {"arm", s.arm},
+                         {"repetition_index", s.repetition},
+                         {"verification", to_string(s.verification)},
+                         {"reason", s.reason},
                          {"instrument", to_string(s.instrument)}});
     }
   }
@@ -536,22 +553,23 @@ nlohmann::json run_document(const RunRecord& r) {
                       {"profile", r.profile},
                       {"repetitions", r.repetitions},
                       {"min_time_s", r.batches * r.sample_time_s},
-                      {"sampling", {{"processes", r.repetitions},
-                                    {"batches", r.batches},
-                                    {"sample_time_s", r.sample_time_s},
-                                    {"max_loop_wall_s", r.max_loop_wall_s},
-                                    {"iterations", "fixed per benchmark by calibration"},
-                                    {"calibration", r.calibration},
-                                    {"calibrated_in_this_run", r.calibrated_in_this_run},
-                                    {"drifted_from_calibration", r.drifted_from_calibration},
-                                    {"calibration_wall_s", r.calibration_wall_s},
-                                    {"pairing", r.pairing},
-                                    {"process_sharing", r.process_sharing},
-                                    {"duet_cpus", r.duet_cpus},
-                                    {"instruction_processes", r.instruction_processes},
-                                    {"instruction_counter", r.instruction_counter},
-                                    {"instruction_counter_note", r.instruction_counter_note},
-                                    {"instruction_functions", r.instruction_functions}}},
+                      {"sampling",
+                       {{"processes", r.repetitions},
+                        {"batches", r.batches},
+                        {"sample_time_s", r.sample_time_s},
+                        {"max_loop_wall_s", r.max_loop_wall_s},
+                        {"iterations", "fixed per benchmark by calibration"},
+                        {"calibration", r.calibration},
+                        {"calibrated_in_this_run", r.calibrated_in_this_run},
+                        {"drifted_from_calibration", r.drifted_from_calibration},
+                        {"calibration_wall_s", r.calibration_wall_s},
+                        {"pairing", r.pairing},
+                        {"process_sharing", r.process_sharing},
+                        {"duet_cpus", r.duet_cpus},
+                        {"instruction_processes", r.instruction_processes},
+                        {"instruction_counter", r.instruction_counter},
+                        {"instruction_counter_note", r.instruction_counter_note},
+                        {"instruction_functions", r.instruction_functions}}},
                       {"timeout_s", r.timeout_s},
                       {"seed", r.seed},
                       {"started_at", r.started_at},
@@ -577,7 +595,9 @@ nlohmann::json run_document(const RunRecord& r) {
     const auto wall_or_null = [](double s) { return s > 0 ? nlohmann::json(s) : nlohmann::json(nullptr); };
     nlohmann::json benchmarks = nlohmann::json::array();
     for (const auto& b : p.benchmarks) {
-      benchmarks.push_back({{"name", b.name}, {"processes", b.processes}, {"profile_processes", b.profile_processes},
+      benchmarks.push_back({{"name", b.name},
+                            {"processes", b.processes},
+                            {"profile_processes", b.profile_processes},
                             {"process_wall_s", wall_or_null(b.process_wall_s)},
                             {"instruction_processes", b.instruction_processes},
                             {"profile_instruction_processes", b.profile_instruction_processes},

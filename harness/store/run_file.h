@@ -27,9 +27,8 @@ struct RunFileError : std::runtime_error {
 };
 
 // Fingerprint fields that must match for two runs to be compared (the machine key's inputs).
-inline constexpr const char* kComparableFields[] = {"cpu_model", "cpu_count", "gpu_name", "gpu_count",
-                                                    "cuda_driver_version", "build_type", "compiler",
-                                                    "compiler_flags"};
+inline constexpr const char* kComparableFields[] = {"cpu_model",           "cpu_count",  "gpu_name", "gpu_count",
+                                                    "cuda_driver_version", "build_type", "compiler", "compiler_flags"};
 
 // Fingerprint fields (kComparableFields) that differ between two environments (pairbench.environment):
 // "cpu_model: 'A' vs 'B'".
@@ -81,11 +80,11 @@ struct RunRecord {
   int repetitions = 0;          // processes per benchmark
   int batches = 0;              // in-process samples per process
   double sample_time_s = 0, max_loop_wall_s = 0, timeout_s = 0, wall_s = 0;
-  std::string calibration;      // the iteration cache's path, or "this run only"
+  std::string calibration;  // the iteration cache's path, or "this run only"
   int calibrated_in_this_run = 0;
   std::vector<std::string> drifted_from_calibration;
   double calibration_wall_s = 0;
-  std::string pairing;          // duet | sequential
+  std::string pairing;                   // duet | sequential
   std::string process_sharing = "none";  // experiment: rows with `shared_process` ran in a process with others | none
   std::vector<int> duet_cpus;
   // Duet: the benchmarks whose two sides ran one at a time (their threads did not fit twice).

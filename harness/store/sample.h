@@ -35,9 +35,9 @@ struct FunctionShare {
   double instructions_per_iteration = 0;
 };
 struct FunctionBreakdown {
-  std::vector<FunctionShare> top;   // most first
-  double other_per_iteration = 0;   // every function not in `top`
-  int functions = 0;                // functions with any instructions, listed or not
+  std::vector<FunctionShare> top;  // most first
+  double other_per_iteration = 0;  // every function not in `top`
+  int functions = 0;               // functions with any instructions, listed or not
 };
 
 struct Sample {
@@ -45,18 +45,18 @@ struct Sample {
   std::string experiment, arm;
   int repetition = 0;
   Verification verification = Verification::not_run;  // set by whoever ran (or skipped) the process
-  std::string reason;       // for anything but passed
-  double metric_value = 0;  // the experiment's deciding metric, when the sample has timing
+  std::string reason;                                 // for anything but passed
+  double metric_value = 0;                            // the experiment's deciding metric, when the sample has timing
   bool has_value = false;
-  nlohmann::json gbench;    // Google Benchmark's entry for this run, when there is one
+  nlohmann::json gbench;  // Google Benchmark's entry for this run, when there is one
   double process_wall_s = 0;
-  int side = 0;  // which build/environment, for `pairbench ab` and `selftest`
+  int side = 0;                              // which build/environment, for `pairbench ab` and `selftest`
   Instrument instrument = Instrument::time;  // time: the deciding metric | instructions: per iteration
-  std::int64_t iterations = 0;      // fixed by calibration (0: Google Benchmark's ramp decided)
+  std::int64_t iterations = 0;               // fixed by calibration (0: Google Benchmark's ramp decided)
   // In-process samples of the metric: consecutive batches of the process's iterations, each
   // turned into the metric through its time relation. Empty where the metric does not follow time.
   std::vector<double> batches;
-  double measured_s = 0;  // time inside the timed regions
+  double measured_s = 0;   // time inside the timed regions
   double loop_wall_s = 0;  // the timed loop's wall time, untimed parts inside it included
   // The rest of the benchmark's own span: before its first timed region (inputs, buffers, handles,
   // tuning, the check before timing) and after its last timed iteration (the check after timing,
@@ -68,11 +68,11 @@ struct Sample {
   // Verification passed without a check in this process: its arm's check was not due here and
   // other processes of the run checked it (bench experiment.h, check_due).
   bool checked_elsewhere = false;
-  int pair = -1;          // duet: the pair this process ran in, beside the other side's process
+  int pair = -1;                 // duet: the pair this process ran in, beside the other side's process
   bool duet_lead = false;        // duet: launched first of its pair (as launched, launch.cpp launch_units)
   bool duet_start_gate = false;  // duet: both processes of its pair started timing together (start gate)
-  int cpu = -1;           // the CPU it was pinned to (duet), -1 = not pinned; the first of `cpus`
-  std::vector<int> cpus;  // every CPU it was pinned to: a duet side running several threads has several
+  int cpu = -1;                  // the CPU it was pinned to (duet), -1 = not pinned; the first of `cpus`
+  std::vector<int> cpus;         // every CPU it was pinned to: a duet side running several threads has several
   // A shared process (RunOptions::share_processes): its id in the run, how many benchmarks it ran
   // (this one included) and this one's place in its order (0 = first); -1, 0, -1 = a process of its own.
   int shared_process = -1, shared_benchmarks = 0, shared_position = -1;
@@ -80,8 +80,8 @@ struct Sample {
   // = not throttled); 0 = not read (no driver, or not a GPU benchmark).
   unsigned gpu_sm_mhz = 0, gpu_sm_max_mhz = 0;
   std::string gpu_throttling;
-  int sequence = -1;      // position in the run's launch order (time order)
-  double start_s = 0;     // when it started, seconds after the timed rounds began
+  int sequence = -1;   // position in the run's launch order (time order)
+  double start_s = 0;  // when it started, seconds after the timed rounds began
   ProcessLayout layout;
   std::optional<FunctionBreakdown> functions;  // instruction processes counted by callgrind
 };

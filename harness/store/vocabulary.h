@@ -43,7 +43,9 @@ inline constexpr NameTable<Verification, 6> kVerificationNames{{{Verification::p
                                                                 {Verification::failed, "failed"},
                                                                 {Verification::not_run, "not_run"}}};
 inline std::string to_string(Verification v) { return std::string(name_in(kVerificationNames, v)); }
-inline std::optional<Verification> verification_from_string(std::string_view s) { return value_in(kVerificationNames, s); }
+inline std::optional<Verification> verification_from_string(std::string_view s) {
+  return value_in(kVerificationNames, s);
+}
 // A process whose value counts: it ran and either checked its answer or has none to check.
 inline bool has_usable_value(Verification v) { return v == Verification::passed || v == Verification::not_verified; }
 // The process went wrong (as opposed to being unsupported here or unverifiable).
@@ -51,8 +53,8 @@ inline bool went_wrong(Verification v) { return v == Verification::failed || v =
 
 // What a process measured: its experiment's deciding metric over time, or instructions per iteration.
 enum class Instrument { time, instructions };
-inline constexpr NameTable<Instrument, 2> kInstrumentNames{{{Instrument::time, "time"},
-                                                            {Instrument::instructions, "instructions"}}};
+inline constexpr NameTable<Instrument, 2> kInstrumentNames{
+    {{Instrument::time, "time"}, {Instrument::instructions, "instructions"}}};
 inline std::string to_string(Instrument i) { return std::string(name_in(kInstrumentNames, i)); }
 inline std::optional<Instrument> instrument_from_string(std::string_view s) { return value_in(kInstrumentNames, s); }
 

@@ -143,11 +143,16 @@ std::string version_of(Allocator a) {
 
 const char* allocator_name(Allocator a) {
   switch (a) {
-    case Allocator::kGlibc: return "glibc";
-    case Allocator::kJemalloc: return "jemalloc";
-    case Allocator::kTcmalloc: return "tcmalloc";
-    case Allocator::kMimalloc: return "mimalloc";
-    case Allocator::kUnknown: break;
+    case Allocator::kGlibc:
+      return "glibc";
+    case Allocator::kJemalloc:
+      return "jemalloc";
+    case Allocator::kTcmalloc:
+      return "tcmalloc";
+    case Allocator::kMimalloc:
+      return "mimalloc";
+    case Allocator::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -237,7 +242,7 @@ AllocatorProbe probe_allocator() {
   probe.new_library = library_of(reinterpret_cast<const void*>(new_fn));
   const std::string new_base = basename_of(probe.new_library);
   probe.new_owner = new_base.rfind("libstdc++", 0) == 0 ? probe.malloc_owner  // forwards to malloc
-                                                         : allocator_of_library(probe.new_library);
+                                                        : allocator_of_library(probe.new_library);
   if (library_of(dlsym(RTLD_DEFAULT, "_Znwm")) != probe.new_library) {
     probe.problem = "operator new: the program's calls and dlsym disagree";
   }

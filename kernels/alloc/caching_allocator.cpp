@@ -10,8 +10,8 @@ namespace pairbench::kernels::alloc {
 
 std::size_t CachingAllocator::size_class(std::size_t bytes) {
   if (bytes <= kMinBlockBytes) return kMinBlockBytes;
-  const std::size_t octave = std::bit_floor(bytes);      // 2^k <= bytes
-  const std::size_t step = octave / 4;                   // classes 2^k + i * 2^k/4, i = 0..4
+  const std::size_t octave = std::bit_floor(bytes);  // 2^k <= bytes
+  const std::size_t step = octave / 4;               // classes 2^k + i * 2^k/4, i = 0..4
   return (bytes + step - 1) / step * step;
 }
 

@@ -25,13 +25,13 @@ class BackingAllocator {
 using StreamId = std::uintptr_t;  // e.g. a cudaStream_t cast to an integer
 
 struct CachingStats {
-  std::int64_t requests = 0;          // allocate calls
-  std::int64_t cache_hits = 0;        // served from a bin
-  std::int64_t backing_allocs = 0;    // BackingAllocator::allocate calls that succeeded
-  std::int64_t backing_frees = 0;     // BackingAllocator::deallocate calls
-  std::int64_t oom_retries = 0;       // backing allocations retried after emptying the cache
-  std::size_t bytes_in_use = 0;       // size-class bytes handed out and not yet freed
-  std::size_t bytes_cached = 0;       // size-class bytes sitting in bins
+  std::int64_t requests = 0;            // allocate calls
+  std::int64_t cache_hits = 0;          // served from a bin
+  std::int64_t backing_allocs = 0;      // BackingAllocator::allocate calls that succeeded
+  std::int64_t backing_frees = 0;       // BackingAllocator::deallocate calls
+  std::int64_t oom_retries = 0;         // backing allocations retried after emptying the cache
+  std::size_t bytes_in_use = 0;         // size-class bytes handed out and not yet freed
+  std::size_t bytes_cached = 0;         // size-class bytes sitting in bins
   std::size_t peak_bytes_reserved = 0;  // max of in_use + cached: what the backing holds
 };
 

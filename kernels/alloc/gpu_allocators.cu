@@ -157,7 +157,8 @@ std::string GpuTraceReplay::verify_step(const alloc::TensorTrace& trace) {
       if (p == nullptr) return "tensor " + std::to_string(e.tensor) + ": null pointer";
       const auto start = reinterpret_cast<std::uintptr_t>(p);
       auto next = live.lower_bound(start);
-      if (next != live.end() && next->first < start + e.bytes) return "tensor " + std::to_string(e.tensor) + " overlaps a live tensor";
+      if (next != live.end() && next->first < start + e.bytes)
+        return "tensor " + std::to_string(e.tensor) + " overlaps a live tensor";
       if (next != live.begin() && std::prev(next)->first + std::prev(next)->second > start) {
         return "tensor " + std::to_string(e.tensor) + " overlaps a live tensor";
       }

@@ -13,18 +13,22 @@
 namespace pairbench::kernels::cuda {
 
 enum class GpuAllocatorKind {
-  kCudaMalloc,     // cudaMalloc / cudaFree at every event (cudaFree synchronises the device)
-  kAsyncPool,      // cudaMallocFromPoolAsync / cudaFreeAsync, pool release threshold 0 (CUDA's default):
-                   // memory beyond the threshold goes back to the OS at each synchronisation
+  kCudaMalloc,       // cudaMalloc / cudaFree at every event (cudaFree synchronises the device)
+  kAsyncPool,        // cudaMallocFromPoolAsync / cudaFreeAsync, pool release threshold 0 (CUDA's default):
+                     // memory beyond the threshold goes back to the OS at each synchronisation
   kAsyncPoolRetain,  // the same pool with release threshold UINT64_MAX: nothing is given back
-  kCaching,        // kernels/alloc CachingAllocator over cudaMalloc, bins per stream
+  kCaching,          // kernels/alloc CachingAllocator over cudaMalloc, bins per stream
 };
 inline const char* gpu_allocator_name(GpuAllocatorKind kind) {
   switch (kind) {
-    case GpuAllocatorKind::kCudaMalloc: return "cuda_malloc";
-    case GpuAllocatorKind::kAsyncPool: return "async_pool";
-    case GpuAllocatorKind::kAsyncPoolRetain: return "async_pool_retain";
-    case GpuAllocatorKind::kCaching: return "caching";
+    case GpuAllocatorKind::kCudaMalloc:
+      return "cuda_malloc";
+    case GpuAllocatorKind::kAsyncPool:
+      return "async_pool";
+    case GpuAllocatorKind::kAsyncPoolRetain:
+      return "async_pool_retain";
+    case GpuAllocatorKind::kCaching:
+      return "caching";
   }
   return "unknown";
 }

@@ -131,9 +131,8 @@ bool DataLoader::check_and_free(const Batch& batch) {
   for (std::size_t s = 0; s < n; ++s) {
     const std::uint64_t id = static_cast<std::uint64_t>(batch.index) * n + s;
     std::uint64_t j = 0;
-    for_each_word(sb, [&](std::size_t off) {
-      ok &= load_word(data + s * sb + off) == pattern_word(batch.seed, id, j++);
-    });
+    for_each_word(sb,
+                  [&](std::size_t off) { ok &= load_word(data + s * sb + off) == pattern_word(batch.seed, id, j++); });
   }
   std::free(batch.data);
   frees_.fetch_add(1, std::memory_order_relaxed);
@@ -200,7 +199,8 @@ SmallObjectChurn::SmallObjectChurn(const ChurnOptions& options) : options_(optio
     const std::uint64_t span = options_.max_bytes - options_.min_bytes + 1;
     state->ops.resize(kChurnSequence);
     for (Op& op : state->ops) {
-      op.slot = static_cast<std::uint32_t>(splitmix64_next(rng) % static_cast<std::uint64_t>(options_.live_objects_per_thread));
+      op.slot = static_cast<std::uint32_t>(splitmix64_next(rng) %
+                                           static_cast<std::uint64_t>(options_.live_objects_per_thread));
       op.bytes = static_cast<std::uint32_t>(options_.min_bytes + splitmix64_next(rng) % span);
     }
     state->slots.resize(static_cast<std::size_t>(options_.live_objects_per_thread));
@@ -304,9 +304,10 @@ ChurnStats SmallObjectChurn::drain() {
 // ---- Fragmentation -----------------------------------------------------------------------------
 
 FragmentationTrace::FragmentationTrace(const FragmentationOptions& options) : seed_(options.seed) {
-  if (options.phases < 1 || options.phases > 6 || options.short_lifetime_max < 1 ||
-      options.survivor_fraction < 0 || options.survivor_fraction > 1 || options.phase_bytes == 0) {
-    throw std::invalid_argument("FragmentationTrace: 1 <= phases <= 6, short_lifetime_max >= 1, 0 <= survivor_fraction <= 1");
+  if (options.phases < 1 || options.phases > 6 || options.short_lifetime_max < 1 || options.survivor_fraction < 0 ||
+      options.survivor_fraction > 1 || options.phase_bytes == 0) {
+    throw std::invalid_argument(
+        "FragmentationTrace: 1 <= phases <= 6, short_lifetime_max >= 1, 0 <= survivor_fraction <= 1");
   }
   std::uint64_t rng = options.seed;
   auto uniform = [&] { return unit_double(splitmix64_next(rng)); };

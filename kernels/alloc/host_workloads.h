@@ -144,9 +144,9 @@ class SmallObjectChurn {
 // ---- Fragmentation -----------------------------------------------------------------------------
 struct FragmentationOptions {
   std::size_t phase_bytes = std::size_t{64} << 20;  // bytes requested in each phase
-  int phases = 4;                  // phase k: sizes log-uniform in [64*4^k, 64*4^(k+1)) bytes
-  double survivor_fraction = 0.25;  // objects that live until the end of the next phase
-  int short_lifetime_max = 1000;   // the others die within this many allocations
+  int phases = 4;                                   // phase k: sizes log-uniform in [64*4^k, 64*4^(k+1)) bytes
+  double survivor_fraction = 0.25;                  // objects that live until the end of the next phase
+  int short_lifetime_max = 1000;                    // the others die within this many allocations
   std::uint64_t seed = 1;
 };
 

@@ -28,8 +28,7 @@ struct TensorTrace {
 // plus a small statistics buffer on the side stream freed two layers later. Backward, last layer
 // first: the gradient of each activation, then that activation is freed; a layer's gradient is
 // freed once the next lower layer's gradient exists. Every tensor is freed by the end of the step.
-TensorTrace make_training_step_trace(int layers, std::uint64_t seed,
-                                     std::size_t min_bytes = std::size_t{256} << 10,
+TensorTrace make_training_step_trace(int layers, std::uint64_t seed, std::size_t min_bytes = std::size_t{256} << 10,
                                      std::size_t max_bytes = std::size_t{64} << 20);
 
 }  // namespace pairbench::kernels::alloc

@@ -53,12 +53,12 @@ std::string nccl_unavailable_reason() {
 struct GpuAllReduce::Impl {
   int p = 0;
   std::size_t n = 0;
-  std::vector<float*> buf;                 // buf[d] on device d
-  float* staging = nullptr;                // (p - 1) x n on device 0
-  std::vector<cudaStream_t> stream;        // stream[d] on device d
+  std::vector<float*> buf;                  // buf[d] on device d
+  float* staging = nullptr;                 // (p - 1) x n on device 0
+  std::vector<cudaStream_t> stream;         // stream[d] on device d
   std::vector<cudaEvent_t> gathered, done;  // per device, recorded on stream[d]; no timing
-  cudaEvent_t summed = nullptr;            // device 0, no timing
-  cudaEvent_t fork = nullptr;              // device 0, no timing: where the other GPUs' streams start
+  cudaEvent_t summed = nullptr;             // device 0, no timing
+  cudaEvent_t fork = nullptr;               // device 0, no timing: where the other GPUs' streams start
   unsigned blocks = 1;
 #if PAIRBENCH_HAVE_NCCL
   std::vector<ncclComm_t> comms;
@@ -100,8 +100,10 @@ struct GpuAllReduce::Impl {
         if (!can) continue;  // cudaMemcpyPeerAsync then stages through host memory, as DataParallel would
         PB_CUDA(cudaSetDevice(from));
         const cudaError_t st = cudaDeviceEnablePeerAccess(to, 0);
-        if (st == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
-        else check(st, "cudaDeviceEnablePeerAccess");
+        if (st == cudaErrorPeerAccessAlreadyEnabled)
+          cudaGetLastError();
+        else
+          check(st, "cudaDeviceEnablePeerAccess");
       }
     }
   }
@@ -158,7 +160,8 @@ GpuAllReduce::GpuAllReduce(int participants, std::size_t elements) : impl_(new I
   try {
     if (participants < 1) throw std::invalid_argument("GpuAllReduce: participants must be >= 1");
     if (elements < 1) throw std::invalid_argument("GpuAllReduce: elements must be >= 1");
-    if (const std::string why = kernels::cuda::devices_unavailable_reason(participants); !why.empty()) throw NotSupported(why);
+    if (const std::string why = kernels::cuda::devices_unavailable_reason(participants); !why.empty())
+      throw NotSupported(why);
     impl_->p = participants;
     impl_->n = elements;
     impl_->buf.assign(static_cast<std::size_t>(participants), nullptr);
@@ -235,8 +238,10 @@ void GpuAllReduce::enqueue(Algorithm algorithm) {
     PB_CUDA(cudaSetDevice(d));
     PB_CUDA(cudaStreamWaitEvent(m.stream[d], m.fork, 0));
   }
-  if (algorithm == Algorithm::kRing) m.enqueue_ring();
-  else m.enqueue_gather_broadcast();
+  if (algorithm == Algorithm::kRing)
+    m.enqueue_ring();
+  else
+    m.enqueue_gather_broadcast();
   for (int d = 1; d < m.p; ++d) {
     PB_CUDA(cudaSetDevice(d));
     PB_CUDA(cudaEventRecord(m.done[d], m.stream[d]));

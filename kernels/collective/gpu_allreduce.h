@@ -17,7 +17,8 @@
 namespace pairbench::kernels::collective::gpu {
 
 // "" when NCCL was found at build time, else "NCCL not found at build time" (or "not compiled with CUDA").
-PAIRBENCH_CUDA_INLINE std::string nccl_unavailable_reason() PAIRBENCH_CUDA_ELSE(::pairbench::kernels::cuda::kNotCompiledWithCudaReason);
+PAIRBENCH_CUDA_INLINE std::string nccl_unavailable_reason()
+    PAIRBENCH_CUDA_ELSE(::pairbench::kernels::cuda::kNotCompiledWithCudaReason);
 
 // Buffers on devices 0..P-1, one non-blocking stream per device, a (P-1) x N staging area on GPU 0
 // for the gather, peer access enabled where the hardware allows it; NCCL communicators
@@ -33,7 +34,7 @@ class GpuAllReduce {
   int participants() const PAIRBENCH_CUDA_ENTRY;
   void upload(int participant, std::span<const float> values) PAIRBENCH_CUDA_ENTRY;  // blocks
   void download(int participant, std::span<float> values) PAIRBENCH_CUDA_ENTRY;      // blocks
-  void poison_staging() PAIRBENCH_CUDA_ENTRY;                                         // GPU 0's gather staging = NaN; blocks
+  void poison_staging() PAIRBENCH_CUDA_ENTRY;  // GPU 0's gather staging = NaN; blocks
   // Queues one all-reduce: every GPU's stream forks from GPU 0's stream and joins back into it,
   // so an event pair on stream() (device 0) spans the whole collective. Returns at once; leaves
   // device 0 current.

@@ -14,7 +14,7 @@ namespace pairbench::kernels::collective {
 namespace {
 
 constexpr std::size_t kLine = 64 / sizeof(float);  // chunks start on a cache line where n allows
-constexpr std::size_t kBlock = 4096;                // gather: 16 KiB of the sum stays in L1 across sources
+constexpr std::size_t kBlock = 4096;               // gather: 16 KiB of the sum stays in L1 across sources
 
 // dst[i] += src[i]; vectorised at -O3. Out of line so both algorithms run the same loop.
 [[gnu::noinline]] void add_into(float* __restrict__ dst, const float* __restrict__ src, std::size_t n) {
@@ -58,7 +58,6 @@ std::size_t first_difference(std::span<const float> a, std::span<const float> b)
   }
   return a.size();
 }
-
 
 std::pair<std::size_t, std::size_t> chunk_range(std::size_t n, int c, int chunks) {
   const std::size_t granule = n >= kLine * static_cast<std::size_t>(chunks) ? kLine : 1;
@@ -131,8 +130,10 @@ void ThreadAllReduce::work(int me) {
     std::fill_n(mine, elements_, 0.0f);
     return;
   }
-  if (job_ == Algorithm::kRing) ring(me);
-  else gather_broadcast(me);
+  if (job_ == Algorithm::kRing)
+    ring(me);
+  else
+    gather_broadcast(me);
 }
 
 void ThreadAllReduce::gather_broadcast(int me) {

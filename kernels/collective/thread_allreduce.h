@@ -71,9 +71,9 @@ class ThreadAllReduce {
   std::vector<std::unique_ptr<float[]>> heap_;
   std::vector<PageBuffer> pages_;
   std::vector<float*> buffers_;
-  std::barrier<> step_;  // every phase boundary: start, each ring step, done
+  std::barrier<> step_;               // every phase boundary: start, each ring step, done
   Algorithm job_ = Algorithm::kRing;  // written before the start barrier, read after it
-  bool first_touch_ = false;         // the constructor's job: owners write their own pages
+  bool first_touch_ = false;          // the constructor's job: owners write their own pages
   bool stop_ = false;
   std::vector<std::thread> helpers_;
 };

@@ -11,8 +11,7 @@ namespace pairbench::kernels {
 
 inline void check(cudaError_t status, const char* call) {
   if (status != cudaSuccess) {
-    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorName(status) + ": " +
-                             cudaGetErrorString(status));
+    throw std::runtime_error(std::string(call) + ": " + cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
   }
 }
 

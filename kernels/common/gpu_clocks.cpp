@@ -10,8 +10,8 @@
 namespace pairbench::kernels::cuda {
 namespace {
 
-using Return = int;  // nvmlReturn_t: 0 = NVML_SUCCESS
-using Device = void*;  // nvmlDevice_t
+using Return = int;                            // nvmlReturn_t: 0 = NVML_SUCCESS
+using Device = void*;                          // nvmlDevice_t
 constexpr int kClockSm = 1, kClockMemory = 2;  // nvmlClockType_t
 
 // nvmlClocksEventReasons / ThrottleReasons bits.
@@ -54,7 +54,8 @@ GpuClocks read_gpu_clocks() {
   const auto ecc = symbol<Return (*)(Device, int*, int*)>(lib, "nvmlDeviceGetEccMode");
   const auto driver = symbol<Return (*)(char*, unsigned)>(lib, "nvmlSystemGetDriverVersion");
   auto reasons = symbol<Return (*)(Device, unsigned long long*)>(lib, "nvmlDeviceGetCurrentClocksEventReasons");
-  if (!reasons) reasons = symbol<Return (*)(Device, unsigned long long*)>(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  if (!reasons)
+    reasons = symbol<Return (*)(Device, unsigned long long*)>(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
   if (!init || !handle || !clock) {
     c.reason = "libnvidia-ml.so.1 lacks nvmlInit_v2, nvmlDeviceGetHandleByIndex_v2 or nvmlDeviceGetClockInfo";
     return c;

@@ -14,11 +14,11 @@ namespace pairbench::kernels::cuda {
 
 struct GpuClocks {
   bool available = false;
-  std::string reason;               // why not: no libnvidia-ml.so.1, or the NVML call that failed
+  std::string reason;  // why not: no libnvidia-ml.so.1, or the NVML call that failed
   unsigned sm_mhz = 0, sm_max_mhz = 0, memory_mhz = 0;
-  double power_limit_w = 0;         // 0: not reported
-  int ecc = -1;                     // 1 on, 0 off, -1 not reported (consumer parts have none)
-  std::string driver;               // e.g. "580.65.06"
+  double power_limit_w = 0;            // 0: not reported
+  int ecc = -1;                        // 1 on, 0 off, -1 not reported (consumer parts have none)
+  std::string driver;                  // e.g. "580.65.06"
   std::uint64_t slowdown_reasons = 0;  // NVML's clock event reasons, bit mask
 };
 

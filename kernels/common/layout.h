@@ -31,7 +31,7 @@ constexpr std::size_t layout_offset_bytes(std::uint64_t seed, std::uint64_t draw
 // The process's layout seed from PAIRBENCH_LAYOUT_SEED (decimal), read once; nothing where unset or
 // not a number.
 inline std::optional<std::uint64_t> process_layout_seed() {
-  static const std::optional<std::uint64_t> seed = [] () -> std::optional<std::uint64_t> {
+  static const std::optional<std::uint64_t> seed = []() -> std::optional<std::uint64_t> {
     const char* v = std::getenv(kLayoutSeedEnv);
     if (!v || !*v) return std::nullopt;
     char* end = nullptr;

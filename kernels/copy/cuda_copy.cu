@@ -25,7 +25,8 @@ namespace {
 using kernels::check;
 
 void check_curand(curandStatus_t status, const char* call) {
-  if (status != CURAND_STATUS_SUCCESS) throw std::runtime_error(std::string(call) + ": curandStatus " + std::to_string(status));
+  if (status != CURAND_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(call) + ": curandStatus " + std::to_string(status));
 }
 #define PB_CURAND(call) check_curand((call), #call)
 
@@ -33,16 +34,20 @@ cudaStream_t as_stream(StreamRef s) { return static_cast<cudaStream_t>(s.handle)
 
 const char* kind_name(HostKind kind) {
   switch (kind) {
-    case HostKind::kPageable: return "pageable";
-    case HostKind::kPinned: return "pinned";
-    case HostKind::kRegistered: return "registered";
+    case HostKind::kPageable:
+      return "pageable";
+    case HostKind::kPinned:
+      return "pinned";
+    case HostKind::kRegistered:
+      return "registered";
   }
   return "?";
 }
 
 // What limits page-locked host memory, for NotSupported messages.
 std::string pinning_limits() {
-  return "MemAvailable " + format_bytes(mem_available_bytes()) + "; the driver pins physical pages, so pinned "
+  return "MemAvailable " + format_bytes(mem_available_bytes()) +
+         "; the driver pins physical pages, so pinned "
          "memory cannot exceed free RAM";
 }
 
@@ -64,7 +69,9 @@ class HostMem {
       return;
     }
     data_ = static_cast<std::byte*>(std::malloc(bytes));
-    if (!data_) throw NotSupported("malloc(" + format_bytes(bytes) + ") failed (MemAvailable " + format_bytes(mem_available_bytes()) + ")");
+    if (!data_)
+      throw NotSupported("malloc(" + format_bytes(bytes) + ") failed (MemAvailable " +
+                         format_bytes(mem_available_bytes()) + ")");
     std::memset(data_, 0, bytes);
     if (kind == HostKind::kRegistered) {
       const cudaError_t st = cudaHostRegister(data_, bytes, cudaHostRegisterDefault);
@@ -200,9 +207,12 @@ void poison_device(std::byte* dev, std::size_t bytes) {
 
 cudaMemcpyKind copy_kind(Direction d) {
   switch (d) {
-    case Direction::kHostToDevice: return cudaMemcpyHostToDevice;
-    case Direction::kDeviceToHost: return cudaMemcpyDeviceToHost;
-    case Direction::kDeviceToDevice: return cudaMemcpyDeviceToDevice;
+    case Direction::kHostToDevice:
+      return cudaMemcpyHostToDevice;
+    case Direction::kDeviceToHost:
+      return cudaMemcpyDeviceToHost;
+    case Direction::kDeviceToDevice:
+      return cudaMemcpyDeviceToDevice;
   }
   return cudaMemcpyDefault;
 }
@@ -239,21 +249,21 @@ struct Transfer::Impl {
   std::unique_ptr<DeviceMem> device;
   std::unique_ptr<DeviceMem> device2;  // D2D destination
   Stream stream;
-  const std::byte* src() const {
-    return direction == Direction::kHostToDevice ? host->data() : device->data();
-  }
+  const std::byte* src() const { return direction == Direction::kHostToDevice ? host->data() : device->data(); }
   std::byte* dst() const {
     switch (direction) {
-      case Direction::kHostToDevice: return device->data();
-      case Direction::kDeviceToHost: return host->data();
-      case Direction::kDeviceToDevice: return device2->data();
+      case Direction::kHostToDevice:
+        return device->data();
+      case Direction::kDeviceToHost:
+        return host->data();
+      case Direction::kDeviceToDevice:
+        return device2->data();
     }
     return nullptr;
   }
 };
 
-Transfer::Transfer(std::size_t bytes, Direction direction, HostKind host)
-    : impl_(new Impl(bytes, direction, host)) {}
+Transfer::Transfer(std::size_t bytes, Direction direction, HostKind host) : impl_(new Impl(bytes, direction, host)) {}
 Transfer::~Transfer() { delete impl_; }
 std::size_t Transfer::bytes() const { return impl_->bytes; }
 StreamRef Transfer::stream() const { return {impl_->stream.get()}; }
@@ -397,7 +407,8 @@ struct OverlapPipeline::Impl {
 };
 
 OverlapPipeline::OverlapPipeline(std::size_t bytes, int chunks, int streams, int rounds, HostKind host) {
-  if (chunks < 1 || streams < 1 || rounds < 0) throw std::invalid_argument("OverlapPipeline: chunks, streams >= 1, rounds >= 0");
+  if (chunks < 1 || streams < 1 || rounds < 0)
+    throw std::invalid_argument("OverlapPipeline: chunks, streams >= 1, rounds >= 0");
   impl_ = new Impl(bytes, chunks, streams, rounds, host);
 }
 OverlapPipeline::~OverlapPipeline() { delete impl_; }
@@ -427,7 +438,8 @@ void OverlapPipeline::enqueue_pipelined() {
   const cudaStream_t main = m.streams[0].get();
   PB_CUDA(cudaEventRecord(m.fork.get(), main));
   for (std::size_t i = 1; i < m.streams.size(); ++i) PB_CUDA(cudaStreamWaitEvent(m.streams[i].get(), m.fork.get(), 0));
-  for (int c = 0; c < m.chunks; ++c) m.enqueue_chunk(c, m.streams[static_cast<std::size_t>(c) % m.streams.size()].get());
+  for (int c = 0; c < m.chunks; ++c)
+    m.enqueue_chunk(c, m.streams[static_cast<std::size_t>(c) % m.streams.size()].get());
   for (std::size_t i = 1; i < m.streams.size(); ++i) stream_wait(main, m.streams[i].get(), m.joins[i]);
 }
 
@@ -457,7 +469,11 @@ class Generator {
 
 struct RandomTensor::Impl {
   explicit Impl(std::size_t n)
-      : count(n), host(n * sizeof(float), HostKind::kPageable), device(n * sizeof(float)), on_host(true), on_device(false) {
+      : count(n),
+        host(n * sizeof(float), HostKind::kPageable),
+        device(n * sizeof(float)),
+        on_host(true),
+        on_device(false) {
     PB_CURAND(curandSetStream(on_device.get(), stream.get()));
   }
   std::size_t count;
@@ -471,7 +487,8 @@ struct RandomTensor::Impl {
 };
 
 RandomTensor::RandomTensor(std::size_t count) {
-  if (count == 0 || count % 2 != 0) throw std::invalid_argument("RandomTensor: count must be even and > 0 (cuRAND normal pairs)");
+  if (count == 0 || count % 2 != 0)
+    throw std::invalid_argument("RandomTensor: count must be even and > 0 (cuRAND normal pairs)");
   impl_ = new Impl(count);
 }
 RandomTensor::~RandomTensor() { delete impl_; }

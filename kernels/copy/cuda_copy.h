@@ -133,15 +133,15 @@ class RandomTensor {
   std::size_t count() const PAIRBENCH_CUDA_ENTRY;
   StreamRef stream() const PAIRBENCH_CUDA_ENTRY;
   void reseed(std::uint64_t seed) PAIRBENCH_CUDA_ENTRY;  // both generators, offset 0
-  void generate_on_host() PAIRBENCH_CUDA_ENTRY;           // into the pageable host buffer only; blocks
+  void generate_on_host() PAIRBENCH_CUDA_ENTRY;          // into the pageable host buffer only; blocks
   // generate_on_host(), then a copy to the device tensor that returns once it is staged:
   // torch.randn(n).cuda().
   void make_on_host_and_copy() PAIRBENCH_CUDA_ENTRY;
   // Queues generation straight into the device tensor; returns at once: torch.randn(n, device=...).
   void make_on_device() PAIRBENCH_CUDA_ENTRY;
   std::span<const float> host_values() const PAIRBENCH_CUDA_ENTRY;  // the last values made on the host
-  void download(std::span<float> out) PAIRBENCH_CUDA_ENTRY;          // the device tensor; blocks
-  void poison_device() PAIRBENCH_CUDA_ENTRY;                         // 0xFF bytes (NaN); blocks
+  void download(std::span<float> out) PAIRBENCH_CUDA_ENTRY;         // the device tensor; blocks
+  void poison_device() PAIRBENCH_CUDA_ENTRY;                        // 0xFF bytes (NaN); blocks
   void synchronize() PAIRBENCH_CUDA_ENTRY;
 
  private:

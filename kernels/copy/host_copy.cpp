@@ -23,7 +23,9 @@ inline void copy_small(std::byte* d, const std::byte* s, std::size_t n) {
     std::memcpy(d, &head, sizeof(W));
     std::memcpy(d + n - sizeof(W), &tail, sizeof(W));
   };
-  struct Bytes16 { std::uint64_t lo, hi; };
+  struct Bytes16 {
+    std::uint64_t lo, hi;
+  };
   if (n >= 16) return pair(Bytes16{});
   if (n >= 8) return pair(std::uint64_t{});
   if (n >= 4) return pair(std::uint32_t{});

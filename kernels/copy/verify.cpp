@@ -34,7 +34,6 @@ void fill_random(std::span<std::byte> out, std::uint64_t seed, std::size_t offse
   }
 }
 
-
 void poison(std::span<std::byte> out) { std::memset(out.data(), static_cast<int>(kPoison), out.size()); }
 
 std::size_t first_mismatch(const void* a, const void* b, std::size_t n) {

@@ -29,8 +29,7 @@ std::size_t first_mismatch_random(std::span<const std::byte> data, std::uint64_t
 
 // The ranges a spot check compares: the first and last 4 KiB and `windows` 64-byte windows at
 // offsets drawn from `pick_seed`. Sorted, within [0, n).
-std::vector<std::pair<std::size_t, std::size_t>> spot_ranges(std::size_t n, std::uint64_t pick_seed,
-                                                             int windows = 64);
+std::vector<std::pair<std::size_t, std::size_t>> spot_ranges(std::size_t n, std::uint64_t pick_seed, int windows = 64);
 // True when `data` equals the random stream (seed, from offset 0) on every spot range.
 bool spot_check_random(std::span<const std::byte> data, std::uint64_t seed, std::uint64_t pick_seed);
 

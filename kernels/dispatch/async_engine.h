@@ -50,8 +50,7 @@ class AsyncEngine {
   // std::invalid_argument for a null fn, std::length_error for more than ~64k tags in one op.
   // No allocation in steady state.
   void push(OpFn fn, void* ctx, std::span<const BufferId> reads, std::span<const BufferId> writes);
-  void push(OpFn fn, void* ctx, std::initializer_list<BufferId> reads,
-            std::initializer_list<BufferId> writes) {
+  void push(OpFn fn, void* ctx, std::initializer_list<BufferId> reads, std::initializer_list<BufferId> writes) {
     push(fn, ctx, std::span<const BufferId>(reads.begin(), reads.size()),
          std::span<const BufferId>(writes.begin(), writes.size()));
   }

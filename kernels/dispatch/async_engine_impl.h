@@ -103,9 +103,7 @@ struct AsyncEngine::Impl {
   // Blocks until all pushed ops completed, then joins the workers. Never throws op exceptions.
   void shutdown();
 
-  BufferChunk& chunk(BufferId id) {
-    return *chunk_dir_[id >> kChunkBits].load(std::memory_order_acquire);
-  }
+  BufferChunk& chunk(BufferId id) { return *chunk_dir_[id >> kChunkBits].load(std::memory_order_acquire); }
   std::atomic<std::uint64_t>& done_write_seq(BufferId id) { return var(id).done_write_seq; }
   VarState& var(BufferId id) { return chunk(id).vars[id & (kChunkSize - 1)]; }
   void check_buffer(BufferId id) const {
@@ -168,8 +166,7 @@ struct AsyncEngine::Impl {
   }
   // Searching-count updates; a single worker needs no count (a parked one is the only one).
   void searching_add(int delta) {
-    if (workers_ > 1)
-      searching_workers_.fetch_add(static_cast<std::uint32_t>(delta), std::memory_order_seq_cst);
+    if (workers_ > 1) searching_workers_.fetch_add(static_cast<std::uint32_t>(delta), std::memory_order_seq_cst);
   }
 
   void worker_main(int index);

@@ -16,8 +16,7 @@ BufferId AsyncEngine::Impl::new_buffer() {
   return id;
 }
 
-void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads,
-                             std::span<const BufferId> writes) {
+void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads, std::span<const BufferId> writes) {
   if (fn == nullptr) throw std::invalid_argument("AsyncEngine::push: null op");
   for (BufferId b : reads) check_buffer(b);
   for (BufferId b : writes) check_buffer(b);
@@ -41,8 +40,8 @@ void AsyncEngine::Impl::push(OpFn fn, void* ctx, std::span<const BufferId> reads
   // cross-core miss while the worker advances it, so when unbounded it is re-read at most every
   // kPeakSampleOps pushes (the peak then trails the truth by less than that).
   constexpr std::uint64_t kPeakSampleOps = 16;
-  if (seq - fe_.cached_completed > fe_.peak && (max_queued_ != 0 || fe_.completed_read_seq == 0 ||
-                                                seq - fe_.completed_read_seq >= kPeakSampleOps)) {
+  if (seq - fe_.cached_completed > fe_.peak &&
+      (max_queued_ != 0 || fe_.completed_read_seq == 0 || seq - fe_.completed_read_seq >= kPeakSampleOps)) {
     fe_.cached_completed = completed_.load(std::memory_order_acquire);
     fe_.completed_read_seq = seq;
     if (seq - fe_.cached_completed > fe_.peak) {
@@ -111,8 +110,7 @@ void AsyncEngine::Impl::drain_ring(std::uint64_t end) {
 
 BufferId AsyncEngine::new_buffer() { return impl_->new_buffer(); }
 
-void AsyncEngine::push(OpFn fn, void* ctx, std::span<const BufferId> reads,
-                       std::span<const BufferId> writes) {
+void AsyncEngine::push(OpFn fn, void* ctx, std::span<const BufferId> reads, std::span<const BufferId> writes) {
   impl_->push(fn, ctx, reads, writes);
 }
 

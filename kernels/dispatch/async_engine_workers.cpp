@@ -78,8 +78,7 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
       ring_(new std::uint64_t[kRingWords]),
       chunk_dir_(new std::atomic<BufferChunk*>[kMaxChunks]) {
   if (workers_ < 1) throw std::invalid_argument("AsyncEngine: workers must be >= 1");
-  for (std::uint32_t i = 0; i < kMaxChunks; ++i)
-    chunk_dir_[i].store(nullptr, std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < kMaxChunks; ++i) chunk_dir_[i].store(nullptr, std::memory_order_relaxed);
   // Touch the ring and a first block of op nodes now, so page faults (~several us each in the
   // VM) land in the constructor rather than in the first pushes.
   std::fill_n(ring_.get(), kRingWords, std::uint64_t{0});
@@ -106,8 +105,7 @@ AsyncEngine::Impl::Impl(AsyncEngineOptions options)
 }
 
 AsyncEngine::Impl::~Impl() {
-  for (std::uint32_t i = 0; i < kMaxChunks; ++i)
-    delete chunk_dir_[i].load(std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < kMaxChunks; ++i) delete chunk_dir_[i].load(std::memory_order_relaxed);
 }
 
 void AsyncEngine::Impl::shutdown() {
@@ -168,8 +166,7 @@ void AsyncEngine::Impl::worker_main(int index) {
       // Pairs with the increments in frontend_wait() and idle_wait(): no lost wake-up.
       std::atomic_thread_fence(std::memory_order_seq_cst);
       if ((completed || ingested) && frontend_waiters_.load(std::memory_order_acquire) != 0 &&
-          reached(wait_kind_.load(std::memory_order_relaxed),
-                  wait_buffer_.load(std::memory_order_relaxed),
+          reached(wait_kind_.load(std::memory_order_relaxed), wait_buffer_.load(std::memory_order_relaxed),
                   wait_target_.load(std::memory_order_relaxed))) {
         done_epoch_.fetch_add(1, std::memory_order_seq_cst);
         done_epoch_.notify_all();
@@ -177,8 +174,7 @@ void AsyncEngine::Impl::worker_main(int index) {
       // About to be busy: hand leftover work to a parked worker if nobody else is searching.
       // (sleeping_workers_ first: the tail is a cross-core miss while the frontend pushes.)
       if (next != nullptr && sleeping_workers_.load(std::memory_order_relaxed) != 0 &&
-          (more_ready || tail_pub_.load(std::memory_order_relaxed) !=
-                             head_pub_.load(std::memory_order_relaxed))) {
+          (more_ready || tail_pub_.load(std::memory_order_relaxed) != head_pub_.load(std::memory_order_relaxed))) {
         maybe_wake_worker();
       }
     }
@@ -199,8 +195,7 @@ bool AsyncEngine::Impl::idle_wait(int index, std::int64_t backoff_ns) {
   constexpr std::int64_t kHandOffWaitNs = 50'000;
   auto any_work = [&] { return has_work() || stop_.load(std::memory_order_relaxed); };
   auto ready_work = [&] {
-    return ready_count_.load(std::memory_order_acquire) != 0 ||
-           stop_.load(std::memory_order_relaxed);
+    return ready_count_.load(std::memory_order_acquire) != 0 || stop_.load(std::memory_order_relaxed);
   };
   // True if this worker shares the frontend's CPU and cannot leave it: it moves away instead
   // (at most once per idle spell) when there is a CPU for every worker besides the frontend's.
@@ -252,8 +247,7 @@ bool AsyncEngine::Impl::idle_wait(int index, std::int64_t backoff_ns) {
         work_epoch_.fetch_add(1, std::memory_order_seq_cst);
         work_epoch_.notify_one();
         const std::int64_t handed = now_ns();
-        while (has_work() && !stop_.load(std::memory_order_relaxed) &&
-               now_ns() - handed < kHandOffWaitNs) {
+        while (has_work() && !stop_.load(std::memory_order_relaxed) && now_ns() - handed < kHandOffWaitNs) {
           std::this_thread::yield();
         }
       } else if (found) {
@@ -339,9 +333,7 @@ void AsyncEngine::Impl::ingest_record(std::uint64_t pos) {
   const std::uint32_t n_writes = static_cast<std::uint32_t>(rec[2]);
   const std::uint32_t n = n_reads + n_writes;
   const std::uint64_t* id_words = rec + kRecordHeaderWords;
-  auto id_at = [&](std::uint32_t k) {
-    return static_cast<BufferId>(id_words[k >> 1] >> ((k & 1) * 32));
-  };
+  auto id_at = [&](std::uint32_t k) { return static_cast<BufferId>(id_words[k >> 1] >> ((k & 1) * 32)); };
 
   Op* op = alloc_op();
   op->fn = reinterpret_cast<OpFn>(static_cast<std::uintptr_t>(rec[0]));

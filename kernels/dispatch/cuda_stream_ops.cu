@@ -131,8 +131,7 @@ float StreamOps::read_scalar() {
 
 void StreamOps::read_all(std::span<float> out) {
   if (out.size() != impl_->n) throw std::invalid_argument("StreamOps::read_all: size mismatch");
-  PB_CUDA(cudaMemcpyAsync(out.data(), impl_->x, impl_->n * sizeof(float), cudaMemcpyDeviceToHost,
-                          impl_->stream));
+  PB_CUDA(cudaMemcpyAsync(out.data(), impl_->x, impl_->n * sizeof(float), cudaMemcpyDeviceToHost, impl_->stream));
   PB_CUDA(cudaStreamSynchronize(impl_->stream));
 }
 
@@ -154,8 +153,14 @@ double StreamOps::read_accumulator() {
 }
 
 void StreamOps::capture_graph(int ops) {
-  if (impl_->graph_exec) { PB_CUDA(cudaGraphExecDestroy(impl_->graph_exec)); impl_->graph_exec = nullptr; }
-  if (impl_->graph) { PB_CUDA(cudaGraphDestroy(impl_->graph)); impl_->graph = nullptr; }
+  if (impl_->graph_exec) {
+    PB_CUDA(cudaGraphExecDestroy(impl_->graph_exec));
+    impl_->graph_exec = nullptr;
+  }
+  if (impl_->graph) {
+    PB_CUDA(cudaGraphDestroy(impl_->graph));
+    impl_->graph = nullptr;
+  }
   PB_CUDA(cudaStreamBeginCapture(impl_->stream, cudaStreamCaptureModeThreadLocal));
   for (int i = 0; i < ops; ++i) {
     add_one_kernel<<<impl_->blocks(), kThreadsPerBlock, 0, impl_->stream>>>(impl_->x, impl_->n);

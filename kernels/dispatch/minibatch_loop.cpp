@@ -57,7 +57,7 @@ MinibatchLoopStats run_minibatch_loop(AsyncEngine& engine, const MinibatchLoopOp
   if (o.step_ns < 0) throw std::invalid_argument("minibatch loop: step_ns must be >= 0");
   LoopState loop;
   std::vector<Step> steps(static_cast<std::size_t>(o.batches));  // contexts outlive their ops
-  const BufferId model = engine.new_buffer();  // every step updates the model: steps run in order
+  const BufferId model = engine.new_buffer();                    // every step updates the model: steps run in order
   const std::size_t words = o.tensor_bytes / 8;
   std::int64_t peak = 0;
   for (std::int64_t b = 0; b < o.batches; ++b) {

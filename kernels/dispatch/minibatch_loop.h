@@ -22,10 +22,10 @@ struct MinibatchLoopOptions {
 };
 
 struct MinibatchLoopStats {
-  std::int64_t steps_run = 0;        // steps that ran (must equal batches)
-  std::int64_t bad_tensors = 0;      // steps whose input tensor did not hold what the frontend wrote
-  std::int64_t peak_live_bytes = 0;  // most input-tensor bytes alive at once (exact: counted at allocation)
-  std::int64_t live_bytes_after = 0; // bytes still alive after the final wait (must be 0)
+  std::int64_t steps_run = 0;            // steps that ran (must equal batches)
+  std::int64_t bad_tensors = 0;          // steps whose input tensor did not hold what the frontend wrote
+  std::int64_t peak_live_bytes = 0;      // most input-tensor bytes alive at once (exact: counted at allocation)
+  std::int64_t live_bytes_after = 0;     // bytes still alive after the final wait (must be 0)
   std::size_t peak_outstanding_ops = 0;  // the engine's own count (sampled; exact when bounded)
 };
 

@@ -10,10 +10,14 @@ namespace pairbench::kernels::elementwise {
 
 const char* precision_name(Precision p) {
   switch (p) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kTf32: return "tf32";
-    case Precision::kFp16: return "fp16";
-    case Precision::kBf16: return "bf16";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kBf16:
+      return "bf16";
   }
   return "?";
 }
@@ -44,10 +48,14 @@ double rel_error(std::span<const double> ref, std::span<const float> got) {
 
 double gemm_error_bound(Precision p, std::int64_t k) {
   switch (p) {
-    case Precision::kFp32: return 1e-6 * std::sqrt(static_cast<double>(k < 1 ? 1 : k));
-    case Precision::kTf32: return 2e-3;
-    case Precision::kFp16: return 5e-3;
-    case Precision::kBf16: return 1e-2;
+    case Precision::kFp32:
+      return 1e-6 * std::sqrt(static_cast<double>(k < 1 ? 1 : k));
+    case Precision::kTf32:
+      return 2e-3;
+    case Precision::kFp16:
+      return 5e-3;
+    case Precision::kBf16:
+      return 1e-2;
   }
   return 0;
 }
@@ -55,9 +63,12 @@ double gemm_error_bound(Precision p, std::int64_t k) {
 double elementwise_error_bound(Precision p) {
   switch (p) {
     case Precision::kFp32:
-    case Precision::kTf32: return 1e-6;
-    case Precision::kFp16: return 5e-3;
-    case Precision::kBf16: return 1e-2;
+    case Precision::kTf32:
+      return 1e-6;
+    case Precision::kFp16:
+      return 5e-3;
+    case Precision::kBf16:
+      return 1e-2;
   }
   return 0;
 }

@@ -23,7 +23,7 @@ double rel_error(std::span<const double> ref, std::span<const float> got);
 class RelErrorSum {
  public:
   void add(std::span<const double> ref, std::span<const float> got);  // sizes must match
-  double value() const;  // as rel_error over everything added
+  double value() const;                                               // as rel_error over everything added
  private:
   double diff2_ = 0, ref2_ = 0;
   bool finite_ = true;
@@ -46,7 +46,7 @@ double elementwise_error_bound(Precision p);
 struct ErrorCheck {
   double rel_error = 0;
   double bound = 0;
-  bool ok = false;  // rel_error <= bound; false for NaN
+  bool ok = false;           // rel_error <= bound; false for NaN
   std::string text() const;  // "rel_error 3.1e-04 <= bound 1.0e-02"
 };
 ErrorCheck check_error(double rel_error, double bound);

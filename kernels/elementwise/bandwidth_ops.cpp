@@ -16,9 +16,12 @@ namespace pairbench::kernels::elementwise {
 
 const char* storage_name(Storage s) {
   switch (s) {
-    case Storage::kFp32: return "fp32";
-    case Storage::kBf16: return "bf16";
-    case Storage::kFp16: return "fp16";
+    case Storage::kFp32:
+      return "fp32";
+    case Storage::kBf16:
+      return "bf16";
+    case Storage::kFp16:
+      return "fp16";
   }
   return "?";
 }
@@ -27,9 +30,12 @@ std::size_t storage_bytes(Storage s) { return s == Storage::kFp32 ? 4 : 2; }
 
 Precision precision_of(Storage s) {
   switch (s) {
-    case Storage::kFp32: return Precision::kFp32;
-    case Storage::kBf16: return Precision::kBf16;
-    case Storage::kFp16: return Precision::kFp16;
+    case Storage::kFp32:
+      return Precision::kFp32;
+    case Storage::kBf16:
+      return Precision::kBf16;
+    case Storage::kFp16:
+      return Precision::kFp16;
   }
   return Precision::kFp32;
 }
@@ -57,25 +63,41 @@ namespace {
 float* f32(void* p) { return static_cast<float*>(p); }
 const float* f32(const void* p) { return static_cast<const float*>(p); }
 template <typename H>
-H* h16(void* p) { return static_cast<H*>(p); }
+H* h16(void* p) {
+  return static_cast<H*>(p);
+}
 template <typename H>
-const H* h16(const void* p) { return static_cast<const H*>(p); }
+const H* h16(const void* p) {
+  return static_cast<const H*>(p);
+}
 
 // Widens n elements of x (any storage) to fp32 in `out`.
 void widen(Storage s, const void* x, std::size_t n, float* out) {
   switch (s) {
-    case Storage::kFp32: std::memcpy(out, x, n * sizeof(float)); return;
-    case Storage::kBf16: convert(std::span<const Bf16>(h16<Bf16>(x), n), std::span<float>(out, n)); return;
-    case Storage::kFp16: convert(std::span<const Fp16>(h16<Fp16>(x), n), std::span<float>(out, n)); return;
+    case Storage::kFp32:
+      std::memcpy(out, x, n * sizeof(float));
+      return;
+    case Storage::kBf16:
+      convert(std::span<const Bf16>(h16<Bf16>(x), n), std::span<float>(out, n));
+      return;
+    case Storage::kFp16:
+      convert(std::span<const Fp16>(h16<Fp16>(x), n), std::span<float>(out, n));
+      return;
   }
 }
 
 // Rounds n fp32 values into y (any storage).
 void narrow(Storage s, const float* in, std::size_t n, void* y) {
   switch (s) {
-    case Storage::kFp32: std::memcpy(y, in, n * sizeof(float)); return;
-    case Storage::kBf16: convert(std::span<const float>(in, n), std::span<Bf16>(h16<Bf16>(y), n)); return;
-    case Storage::kFp16: convert(std::span<const float>(in, n), std::span<Fp16>(h16<Fp16>(y), n)); return;
+    case Storage::kFp32:
+      std::memcpy(y, in, n * sizeof(float));
+      return;
+    case Storage::kBf16:
+      convert(std::span<const float>(in, n), std::span<Bf16>(h16<Bf16>(y), n));
+      return;
+    case Storage::kFp16:
+      convert(std::span<const float>(in, n), std::span<Fp16>(h16<Fp16>(y), n));
+      return;
   }
 }
 
@@ -164,9 +186,15 @@ void HostArray::load(std::span<float> out, std::size_t first) const {
 
 void HostArray::poison() {
   switch (storage_) {
-    case Storage::kFp32: std::fill_n(f32(data()), n_, std::numeric_limits<float>::quiet_NaN()); return;
-    case Storage::kBf16: std::fill_n(h16<Bf16>(data()), n_, Bf16{0x7FC0}); return;
-    case Storage::kFp16: std::fill_n(h16<Fp16>(data()), n_, Fp16{0x7E00}); return;
+    case Storage::kFp32:
+      std::fill_n(f32(data()), n_, std::numeric_limits<float>::quiet_NaN());
+      return;
+    case Storage::kBf16:
+      std::fill_n(h16<Bf16>(data()), n_, Bf16{0x7FC0});
+      return;
+    case Storage::kFp16:
+      std::fill_n(h16<Fp16>(data()), n_, Fp16{0x7E00});
+      return;
   }
 }
 
@@ -193,7 +221,8 @@ void layer_norm_rows(const HostArray& x, HostArray& y, std::size_t cols, float e
   const Storage s = x.storage();
   const std::size_t rows = x.size() / cols;
   if (s == Storage::kFp32) {
-    for (std::size_t r = 0; r < rows; ++r) normalise_row_f32(f32(x.data()) + r * cols, f32(y.data()) + r * cols, cols, eps);
+    for (std::size_t r = 0; r < rows; ++r)
+      normalise_row_f32(f32(x.data()) + r * cols, f32(y.data()) + r * cols, cols, eps);
     return;
   }
   std::vector<float> in(cols), out(cols);

@@ -13,8 +13,8 @@
 namespace pairbench::kernels::elementwise {
 
 enum class Storage { kFp32, kBf16, kFp16 };
-const char* storage_name(Storage s);         // "fp32", "bf16", "fp16"
-std::size_t storage_bytes(Storage s);        // bytes per element: 4 or 2
+const char* storage_name(Storage s);   // "fp32", "bf16", "fp16"
+std::size_t storage_bytes(Storage s);  // bytes per element: 4 or 2
 Precision precision_of(Storage s);
 
 // n elements in one storage type, 64-byte aligned, pages untouched until first written. Under
@@ -26,10 +26,10 @@ class HostArray {
   Storage storage() const { return storage_; }
   std::size_t size() const { return n_; }
   std::size_t bytes() const { return n_ * storage_bytes(storage_); }
-  void store(std::span<const float> values);  // rounds to the storage type (nearest even)
-  void load(std::span<float> out) const;      // widens to fp32, exactly
+  void store(std::span<const float> values);                 // rounds to the storage type (nearest even)
+  void load(std::span<float> out) const;                     // widens to fp32, exactly
   void load(std::span<float> out, std::size_t first) const;  // elements [first, first + out.size())
-  void poison();                              // NaN in every element
+  void poison();                                             // NaN in every element
   void* data() { return base_ + offset_; }
   const void* data() const { return base_ + offset_; }
 
@@ -39,7 +39,7 @@ class HostArray {
   };
   Storage storage_;
   std::size_t n_;
-  std::size_t offset_;  // bytes from the allocation's start to the data: a multiple of 64
+  std::size_t offset_;                     // bytes from the allocation's start to the data: a multiple of 64
   std::unique_ptr<std::byte, Free> heap_;  // below malloc's mapping threshold
   PageBuffer pages_;                       // above it
   std::byte* base_ = nullptr;

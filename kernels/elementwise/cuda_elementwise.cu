@@ -23,10 +23,20 @@ using kernels::check;
 __device__ __forceinline__ float to_f(float v) { return v; }
 __device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <typename T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ float from_f<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half from_f<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 // Each thread moves 16 bytes per step (4 fp32 or 8 16-bit elements); the tail goes element-wise.
 template <typename T>
@@ -51,8 +61,7 @@ __global__ void axpb_kernel(const T* __restrict__ x, T* __restrict__ y, std::siz
   // measured +3 % there (2026-11-28). Outputs are unchanged, so the arm still verifies.
   if constexpr (std::is_same_v<T, float>) {
     if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
-      const long long until =
-          clock64() + static_cast<long long>(n / 21000) * PAIRBENCH_PLANTED_SLOWDOWN_PERCENT;
+      const long long until = clock64() + static_cast<long long>(n / 21000) * PAIRBENCH_PLANTED_SLOWDOWN_PERCENT;
       while (clock64() < until) {
       }
     }
@@ -110,8 +119,8 @@ struct DeviceBandwidthOps::Impl {
     T* ys = static_cast<T*>(y);
     if (op.kind == ElementwiseOp::Kind::kAxpb) {
       const std::size_t vecs = std::max<std::size_t>(n / (16 / sizeof(T)), 1);
-      const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((vecs + kThreads - 1) / kThreads,
-                                                                          static_cast<std::size_t>(sms) * 16));
+      const unsigned blocks = static_cast<unsigned>(
+          std::min<std::size_t>((vecs + kThreads - 1) / kThreads, static_cast<std::size_t>(sms) * 16));
       axpb_kernel<T><<<blocks, kThreads, 0, stream>>>(xs, ys, n, op.a, op.b);
       PB_LAUNCHED("axpb_kernel");
     } else {
@@ -165,9 +174,12 @@ void DeviceBandwidthOps::poison_output() {
 
 void DeviceBandwidthOps::enqueue(const ElementwiseOp& op) {
   switch (impl_->storage) {
-    case Storage::kFp32: return impl_->launch<float>(op);
-    case Storage::kFp16: return impl_->launch<__half>(op);
-    case Storage::kBf16: return impl_->launch<__nv_bfloat16>(op);
+    case Storage::kFp32:
+      return impl_->launch<float>(op);
+    case Storage::kFp16:
+      return impl_->launch<__half>(op);
+    case Storage::kBf16:
+      return impl_->launch<__nv_bfloat16>(op);
   }
 }
 

@@ -32,7 +32,7 @@ class DeviceBandwidthOps {
   void poison_output() PAIRBENCH_CUDA_ENTRY;                   // y = NaN; blocks
   void enqueue(const ElementwiseOp& op) PAIRBENCH_CUDA_ENTRY;  // one launch on the stream; returns at once
   kernels::cuda::StreamRef stream() const PAIRBENCH_CUDA_ENTRY;  // the object's stream: time it with an EventSpan
-  void download(std::span<float> y) PAIRBENCH_CUDA_ENTRY;      // widens y to fp32 on the host; blocks
+  void download(std::span<float> y) PAIRBENCH_CUDA_ENTRY;        // widens y to fp32 on the host; blocks
 
  private:
   struct Impl;

@@ -28,7 +28,7 @@ Fp16 to_fp16(float f) {
   const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
   const std::uint32_t a = x & 0x7FFFFFFFu;
   if (a > 0x7F800000u) return {static_cast<std::uint16_t>(sign | 0x7E00u | ((a >> 13) & 0x3FFu))};  // NaN
-  if (a >= 0x47800000u) return {static_cast<std::uint16_t>(sign | 0x7C00u)};  // >= 2^16: infinity
+  if (a >= 0x47800000u) return {static_cast<std::uint16_t>(sign | 0x7C00u)};                        // >= 2^16: infinity
   if (a >= 0x38800000u) {
     // Normal fp16 (|f| >= 2^-14): round to nearest even at bit 13, then rebias 127 -> 15. A carry
     // out of the mantissa bumps the exponent, up to 0x7C00 (infinity) for [65520, 65536).
@@ -190,10 +190,14 @@ void require(ConversionPath path) {
 
 const char* path_name(ConversionPath path) {
   switch (path) {
-    case ConversionPath::kScalar: return "scalar";
-    case ConversionPath::kAvx2F16c: return "avx2+f16c";
-    case ConversionPath::kAvx512: return "avx512f";
-    case ConversionPath::kAvx512Bf16: return "avx512_bf16";
+    case ConversionPath::kScalar:
+      return "scalar";
+    case ConversionPath::kAvx2F16c:
+      return "avx2+f16c";
+    case ConversionPath::kAvx512:
+      return "avx512f";
+    case ConversionPath::kAvx512Bf16:
+      return "avx512_bf16";
   }
   return "?";
 }
@@ -201,10 +205,14 @@ const char* path_name(ConversionPath path) {
 bool path_supported(ConversionPath path) {
 #if PB_X86
   switch (path) {
-    case ConversionPath::kScalar: return true;
-    case ConversionPath::kAvx2F16c: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-    case ConversionPath::kAvx512: return __builtin_cpu_supports("avx512f");
-    case ConversionPath::kAvx512Bf16: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    case ConversionPath::kScalar:
+      return true;
+    case ConversionPath::kAvx2F16c:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    case ConversionPath::kAvx512:
+      return __builtin_cpu_supports("avx512f");
+    case ConversionPath::kAvx512Bf16:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
   }
   return false;
 #else
@@ -228,10 +236,14 @@ void convert(std::span<const float> in, std::span<Bf16> out, ConversionPath path
   require(path);
 #if PB_X86
   switch (path) {
-    case ConversionPath::kAvx2F16c: return f32_to_bf16_avx2(in.data(), out.data(), in.size());
-    case ConversionPath::kAvx512: return f32_to_bf16_avx512(in.data(), out.data(), in.size());
-    case ConversionPath::kAvx512Bf16: return f32_to_bf16_avx512bf16(in.data(), out.data(), in.size());
-    case ConversionPath::kScalar: break;
+    case ConversionPath::kAvx2F16c:
+      return f32_to_bf16_avx2(in.data(), out.data(), in.size());
+    case ConversionPath::kAvx512:
+      return f32_to_bf16_avx512(in.data(), out.data(), in.size());
+    case ConversionPath::kAvx512Bf16:
+      return f32_to_bf16_avx512bf16(in.data(), out.data(), in.size());
+    case ConversionPath::kScalar:
+      break;
   }
 #endif
   scalar_loop(in.data(), out.data(), in.size(), bf16_of);
@@ -242,10 +254,13 @@ void convert(std::span<const float> in, std::span<Fp16> out, ConversionPath path
   require(path);
 #if PB_X86
   switch (path) {
-    case ConversionPath::kAvx2F16c: return f32_to_f16_avx2(in.data(), out.data(), in.size());
+    case ConversionPath::kAvx2F16c:
+      return f32_to_f16_avx2(in.data(), out.data(), in.size());
     case ConversionPath::kAvx512:
-    case ConversionPath::kAvx512Bf16: return f32_to_f16_avx512(in.data(), out.data(), in.size());
-    case ConversionPath::kScalar: break;
+    case ConversionPath::kAvx512Bf16:
+      return f32_to_f16_avx512(in.data(), out.data(), in.size());
+    case ConversionPath::kScalar:
+      break;
   }
 #endif
   scalar_loop(in.data(), out.data(), in.size(), fp16_of);
@@ -256,10 +271,13 @@ void convert(std::span<const Bf16> in, std::span<float> out, ConversionPath path
   require(path);
 #if PB_X86
   switch (path) {
-    case ConversionPath::kAvx2F16c: return bf16_to_f32_avx2(in.data(), out.data(), in.size());
+    case ConversionPath::kAvx2F16c:
+      return bf16_to_f32_avx2(in.data(), out.data(), in.size());
     case ConversionPath::kAvx512:
-    case ConversionPath::kAvx512Bf16: return bf16_to_f32_avx512(in.data(), out.data(), in.size());
-    case ConversionPath::kScalar: break;
+    case ConversionPath::kAvx512Bf16:
+      return bf16_to_f32_avx512(in.data(), out.data(), in.size());
+    case ConversionPath::kScalar:
+      break;
   }
 #endif
   scalar_loop(in.data(), out.data(), in.size(), float_of_bf16);
@@ -270,10 +288,13 @@ void convert(std::span<const Fp16> in, std::span<float> out, ConversionPath path
   require(path);
 #if PB_X86
   switch (path) {
-    case ConversionPath::kAvx2F16c: return f16_to_f32_avx2(in.data(), out.data(), in.size());
+    case ConversionPath::kAvx2F16c:
+      return f16_to_f32_avx2(in.data(), out.data(), in.size());
     case ConversionPath::kAvx512:
-    case ConversionPath::kAvx512Bf16: return f16_to_f32_avx512(in.data(), out.data(), in.size());
-    case ConversionPath::kScalar: break;
+    case ConversionPath::kAvx512Bf16:
+      return f16_to_f32_avx512(in.data(), out.data(), in.size());
+    case ConversionPath::kScalar:
+      break;
   }
 #endif
   scalar_loop(in.data(), out.data(), in.size(), float_of_fp16);

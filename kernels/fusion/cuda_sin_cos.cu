@@ -84,8 +84,10 @@ struct DeviceSinCos::Impl {
     }
   }
   void enqueue(Op op, Form form) {
-    if (op == Op::kSinCos) enqueue(form, Sin{}, Cos{});
-    else enqueue(form, Mul{kMulX}, Mul{kMulY});
+    if (op == Op::kSinCos)
+      enqueue(form, Sin{}, Cos{});
+    else
+      enqueue(form, Mul{kMulX}, Mul{kMulY});
   }
 };
 

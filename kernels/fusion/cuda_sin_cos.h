@@ -23,12 +23,12 @@ class DeviceSinCos {
   DeviceSinCos& operator=(const DeviceSinCos&) = delete;
 
   void upload(std::span<const float> x, std::span<const float> y) PAIRBENCH_CUDA_ENTRY;  // blocks
-  void poison() PAIRBENCH_CUDA_ENTRY;                                                     // a, b, out = NaN; blocks
+  void poison() PAIRBENCH_CUDA_ENTRY;                                                    // a, b, out = NaN; blocks
   // Queues one evaluation (3 launches unfused, 1 fused) on stream(); returns at once.
   // sinf/cosf are the accurate device functions (no fast-math intrinsics).
   void enqueue(Op op, Form form) PAIRBENCH_CUDA_ENTRY;
   kernels::cuda::StreamRef stream() const PAIRBENCH_CUDA_ENTRY;  // the object's stream: time it with an EventSpan
-  void download(std::span<float> out) PAIRBENCH_CUDA_ENTRY;  // blocks
+  void download(std::span<float> out) PAIRBENCH_CUDA_ENTRY;      // blocks
 
  private:
   struct Impl;

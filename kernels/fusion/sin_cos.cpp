@@ -38,14 +38,14 @@ constexpr float kMulX = 2.0f, kMulY = 3.0f;  // add_mul: out = x*2 + y*3
                                 std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
-[[gnu::noinline]] void fused_sin_cos(const float* __restrict__ x, const float* __restrict__ y,
-                                     float* __restrict__ out, std::size_t n) {
+[[gnu::noinline]] void fused_sin_cos(const float* __restrict__ x, const float* __restrict__ y, float* __restrict__ out,
+                                     std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = std::sin(x[i]) + std::cos(y[i]);
 }
 // The file is compiled with -ffp-contract=off (kernels/CMakeLists.txt): x*2 + y*3 must not become
 // fma(y, 3, x*2) on an FMA target, or fused and unfused would round differently.
-[[gnu::noinline]] void fused_add_mul(const float* __restrict__ x, const float* __restrict__ y,
-                                     float* __restrict__ out, std::size_t n) {
+[[gnu::noinline]] void fused_add_mul(const float* __restrict__ x, const float* __restrict__ y, float* __restrict__ out,
+                                     std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = x[i] * kMulX + y[i] * kMulY;
 }
 
@@ -86,8 +86,10 @@ void run_unfused(Op op, std::span<const float> x, std::span<const float> y, std:
 void run_fused(Op op, std::span<const float> x, std::span<const float> y, std::span<float> out) {
   const std::size_t n = x.size();
   require_same_length(n, {y.size(), out.size()});
-  if (op == Op::kSinCos) fused_sin_cos(x.data(), y.data(), out.data(), n);
-  else fused_add_mul(x.data(), y.data(), out.data(), n);
+  if (op == Op::kSinCos)
+    fused_sin_cos(x.data(), y.data(), out.data(), n);
+  else
+    fused_add_mul(x.data(), y.data(), out.data(), n);
 }
 
 double reference_at(Op op, float x, float y) {
@@ -102,7 +104,6 @@ void fill_inputs(std::span<float> out, std::uint64_t seed) {
   }
 }
 
-
 void poison(std::span<float> out) {
   for (float& v : out) v = std::numeric_limits<float>::quiet_NaN();
 }
@@ -112,8 +113,8 @@ std::string ErrorCheck::text() const {
   if (!std::isfinite(max_abs_error)) {
     std::snprintf(line, sizeof line, "element %zu is not finite (poison left or overflow)", worst);
   } else {
-    std::snprintf(line, sizeof line, "max |error| %.3g at element %zu (bound %.3g, %zu elements checked)", max_abs_error,
-                  worst, bound, checked);
+    std::snprintf(line, sizeof line, "max |error| %.3g at element %zu (bound %.3g, %zu elements checked)",
+                  max_abs_error, worst, bound, checked);
   }
   return line;
 }

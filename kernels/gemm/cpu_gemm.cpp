@@ -116,13 +116,16 @@ __attribute__((target("avx512f"))) void micro_avx512(std::int64_t kc, const floa
 Kernel kernel_of(BlockedKernel which) {
   switch (which) {
 #if defined(__x86_64__)
-    case BlockedKernel::kAvx512: return Kernel{8, 32, micro_avx512, "avx512f 8x32"};
-    case BlockedKernel::kAvx2: return Kernel{6, 16, micro_avx2, "avx2+fma 6x16"};
+    case BlockedKernel::kAvx512:
+      return Kernel{8, 32, micro_avx512, "avx512f 8x32"};
+    case BlockedKernel::kAvx2:
+      return Kernel{6, 16, micro_avx2, "avx2+fma 6x16"};
 #else
     case BlockedKernel::kAvx512:
     case BlockedKernel::kAvx2:
 #endif
-    case BlockedKernel::kPortable: break;
+    case BlockedKernel::kPortable:
+      break;
   }
   return Kernel{4, 8, micro_portable, "portable 4x8"};
 }
@@ -183,9 +186,12 @@ const char* gemm_blocked_kernel() { return kernel().name; }
 bool blocked_kernel_supported(BlockedKernel kernel) {
 #if defined(__x86_64__)
   switch (kernel) {
-    case BlockedKernel::kAvx512: return __builtin_cpu_supports("avx512f");
-    case BlockedKernel::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case BlockedKernel::kPortable: return true;
+    case BlockedKernel::kAvx512:
+      return __builtin_cpu_supports("avx512f");
+    case BlockedKernel::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case BlockedKernel::kPortable:
+      return true;
   }
   return false;
 #else

@@ -98,16 +98,22 @@ constexpr int kMaxHeuristics = 16;
 
 elementwise::Storage storage_of(Precision p) {
   switch (p) {
-    case Precision::kFp16: return elementwise::Storage::kFp16;
-    case Precision::kBf16: return elementwise::Storage::kBf16;
-    default: return elementwise::Storage::kFp32;
+    case Precision::kFp16:
+      return elementwise::Storage::kFp16;
+    case Precision::kBf16:
+      return elementwise::Storage::kBf16;
+    default:
+      return elementwise::Storage::kFp32;
   }
 }
 cudaDataType_t data_type(Precision p) {
   switch (p) {
-    case Precision::kFp16: return CUDA_R_16F;
-    case Precision::kBf16: return CUDA_R_16BF;
-    default: return CUDA_R_32F;
+    case Precision::kFp16:
+      return CUDA_R_16F;
+    case Precision::kBf16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
   }
 }
 cublasComputeType_t compute_type(Precision p) {
@@ -116,7 +122,11 @@ cublasComputeType_t compute_type(Precision p) {
 
 std::string ordinal(int i) {
   const int n = i + 1;
-  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th"
+                       : n % 10 == 1                    ? "st"
+                       : n % 10 == 2                    ? "nd"
+                       : n % 10 == 3                    ? "rd"
+                                                        : "th";
   return std::to_string(n) + suffix;
 }
 
@@ -138,7 +148,8 @@ std::string gemm_unsupported_reason(Precision p) {
     case Precision::kFp16:
       if (cc < 70) return "fp16 tensor cores need compute capability >= 7.0; " + has;
       break;
-    case Precision::kFp32: break;
+    case Precision::kFp32:
+      break;
   }
   return "";
 }
@@ -175,7 +186,7 @@ struct LtGemm::Impl {
   void launch(const cublasLtMatmulAlgo_t& with) {
     // Column-major: C^T (n x m) = B^T (n x k) * A^T (k x m); the row-major buffers already are these.
     PB_CHECK(lt().matmul(handle, op, &alpha, b, lay_b, a, lay_a, &beta, c, lay_c, c, lay_c, &with, workspace,
-                            kWorkspaceBytes, stream));
+                         kWorkspaceBytes, stream));
   }
   double time_with(const cublasLtMatmulAlgo_t& with, int launches) {  // ms, on the shared event pair
     EventSpan span;
@@ -211,15 +222,15 @@ LtGemm::LtGemm(Precision precision, const gemm::GemmShape& shape) : impl_(new Im
     int returned = 0;
     cublasLtMatmulHeuristicResult_t found[kMaxHeuristics] = {};
     if (st == CUBLAS_STATUS_SUCCESS) {
-      st = lt().heuristic(d.handle, d.op, d.lay_b, d.lay_a, d.lay_c, d.lay_c, pref, kMaxHeuristics, found,
-                                          &returned);
+      st = lt().heuristic(d.handle, d.op, d.lay_b, d.lay_a, d.lay_c, d.lay_c, pref, kMaxHeuristics, found, &returned);
     }
     lt().pref_destroy(pref);
     check(st, "cublasLtMatmulAlgoGetHeuristic");
     for (int i = 0; i < returned; ++i) {
       if (found[i].state == CUBLAS_STATUS_SUCCESS) d.candidates[d.candidate_count++] = found[i];
     }
-    if (d.candidate_count == 0) throw std::runtime_error("cublasLtMatmulAlgoGetHeuristic: no algorithm for " + shape.text());
+    if (d.candidate_count == 0)
+      throw std::runtime_error("cublasLtMatmulAlgoGetHeuristic: no algorithm for " + shape.text());
     d.algo = d.candidates[0].algo;
   } catch (...) {
     d.release();

@@ -17,15 +17,16 @@ namespace pairbench::kernels::cuda {
 
 // "" when device 0 can run this precision's GEMM as the arm means it; otherwise why, with the
 // compute capability: tf32 and bf16 tensor cores need 8.0, fp16 tensor cores 7.0. Never throws.
-PAIRBENCH_CUDA_INLINE std::string gemm_unsupported_reason(elementwise::Precision p) PAIRBENCH_CUDA_ELSE(device_unavailable_reason());
+PAIRBENCH_CUDA_INLINE std::string gemm_unsupported_reason(elementwise::Precision p)
+    PAIRBENCH_CUDA_ELSE(device_unavailable_reason());
 
 // The untimed tuning pass: every algorithm cuBLASLt's heuristic offers, each timed, the fastest kept.
 struct GemmAlgoChoice {
-  int candidates = 0;         // algorithms the heuristic returned and that ran
-  int chosen = 0;             // index of the fastest in the heuristic's order (0 = its first choice)
-  double chosen_ms = 0;       // per matmul, in the tuning pass
+  int candidates = 0;             // algorithms the heuristic returned and that ran
+  int chosen = 0;                 // index of the fastest in the heuristic's order (0 = its first choice)
+  double chosen_ms = 0;           // per matmul, in the tuning pass
   double heuristic_first_ms = 0;  // the heuristic's first choice, per matmul
-  std::string description;    // "algo 21 tile 20 stages 8 splitk 1 (2nd of 8 candidates)"
+  std::string description;        // "algo 21 tile 20 stages 8 splitk 1 (2nd of 8 candidates)"
 };
 
 // Row-major C[m x n] = A[m x k] * B[k x n] on device 0, on a stream the object owns. Storage: fp32
@@ -38,13 +39,14 @@ class LtGemm {
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
 
-  void upload(std::span<const float> a, std::span<const float> b) PAIRBENCH_CUDA_ENTRY;  // rounds to storage on the host; blocks
-  void poison_output() PAIRBENCH_CUDA_ENTRY;                                              // C = NaN; blocks
+  void upload(std::span<const float> a,
+              std::span<const float> b) PAIRBENCH_CUDA_ENTRY;  // rounds to storage on the host; blocks
+  void poison_output() PAIRBENCH_CUDA_ENTRY;                   // C = NaN; blocks
   GemmAlgoChoice tune(int max_candidates, int launches_per_candidate) PAIRBENCH_CUDA_ENTRY;  // blocks
-  void enqueue() PAIRBENCH_CUDA_ENTRY;                  // one matmul with the chosen algorithm; returns at once
+  void enqueue() PAIRBENCH_CUDA_ENTRY;  // one matmul with the chosen algorithm; returns at once
   kernels::cuda::StreamRef stream() const PAIRBENCH_CUDA_ENTRY;  // the object's stream: time it with an EventSpan
-  void sync() PAIRBENCH_CUDA_ENTRY;                     // waits for the stream
-  void download(std::span<float> c) PAIRBENCH_CUDA_ENTRY;  // widens C to fp32 on the host; blocks
+  void sync() PAIRBENCH_CUDA_ENTRY;                              // waits for the stream
+  void download(std::span<float> c) PAIRBENCH_CUDA_ENTRY;        // widens C to fp32 on the host; blocks
 
  private:
   struct Impl;

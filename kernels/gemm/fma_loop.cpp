@@ -174,8 +174,9 @@ FmaUnits fma_units_per_core() {
   if (isa.lanes == 4) return {1, where + ": no FMA, one mul + one add per cycle assumed"};
   if (id.vendor == "AuthenticAMD") {
     if (id.family >= 0x1A) {
-      return {2, where + " (Zen 5): two 512-bit FMA pipes assumed (EPYC/desktop Zen 5; mobile Zen 5 has a "
-                          "256-bit datapath, which would halve this)"};
+      return {2, where +
+                     " (Zen 5): two 512-bit FMA pipes assumed (EPYC/desktop Zen 5; mobile Zen 5 has a "
+                     "256-bit datapath, which would halve this)"};
     }
     if (id.family == 0x19) {
       if (isa.lanes == 16) return {1, where + " (Zen 4): two 256-bit FMA pipes, one 512-bit FMA per cycle"};
@@ -189,8 +190,9 @@ FmaUnits fma_units_per_core() {
   }
   if (id.vendor == "GenuineIntel") {
     if (isa.lanes == 16) {
-      return {2, where + ": two 512-bit FMA units assumed (Xeon Gold/Platinum and later; Silver/Bronze and "
-                         "some client parts have one)"};
+      return {2, where +
+                     ": two 512-bit FMA units assumed (Xeon Gold/Platinum and later; Silver/Bronze and "
+                     "some client parts have one)"};
     }
     return {2, where + ": two 256-bit FMA units (Haswell and later)"};
   }

@@ -46,8 +46,10 @@ GemmShape parse_shape(const std::string& text) {
     if (ec != std::errc() || v <= 0) break;
     dims.push_back(v);
     p = next;
-    if (p < end && *p == 'x') ++p;
-    else break;
+    if (p < end && *p == 'x')
+      ++p;
+    else
+      break;
   }
   if (p != end || (dims.size() != 1 && dims.size() != 3)) {
     throw std::invalid_argument("shape '" + text + "' is not MxNxK or N");
@@ -55,7 +57,6 @@ GemmShape parse_shape(const std::string& text) {
   if (dims.size() == 1) return {dims[0], dims[0], dims[0]};
   return {dims[0], dims[1], dims[2]};
 }
-
 
 void fill_random(std::span<float> out, std::uint64_t seed) {
   fill_uniform(out, seed, /*lo=*/-1.0f, /*width=*/2.0f);  // 24 random bits each: exact in fp32

@@ -45,7 +45,7 @@ std::vector<float> values_at(const GemmSample& sample, std::span<const float> c,
 
 struct GemmVerification {
   elementwise::ErrorCheck check;
-  std::string how;  // GemmSample::describe()
+  std::string how;           // GemmSample::describe()
   std::string text() const;  // "rel_error 1.2e-07 <= bound 3.2e-05 over all 65536 entries"
 };
 // Compares C (fp32, or 16-bit results widened to fp32) with the fp64 product of the fp32 inputs

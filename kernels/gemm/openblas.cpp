@@ -49,8 +49,8 @@ SbgemmFn sbgemm_fn() {
 
 void openblas_sgemm(const float* a, const float* b, float* c, std::int64_t m, std::int64_t n, std::int64_t k) {
   const blasint bm = as_blasint(m, "m"), bn = as_blasint(n, "n"), bk = as_blasint(k, "k");
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a, std::max(bk, 1), b, std::max(bn, 1),
-              0.0f, c, std::max(bn, 1));
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a, std::max(bk, 1), b, std::max(bn, 1), 0.0f,
+              c, std::max(bn, 1));
 }
 
 bool openblas_has_sbgemm() { return sbgemm_fn() != nullptr; }
@@ -73,9 +73,9 @@ int core_isa_level(const std::string& core) {
   static const std::array<const char*, 3> kAvx512 = {"skylakex", "cooperlake", "sapphirerapids"};
   static const std::array<const char*, 2> kAvx2 = {"haswell", "zen"};
   static const std::array<const char*, 21> kOlder = {
-      "katmai", "coppermine", "northwood", "prescott", "banias", "atom", "core2", "penryn", "dunnington", "nehalem",
-      "athlon", "opteron", "opteron(sse3)", "barcelona", "nano", "sandybridge", "bobcat", "bulldozer", "piledriver",
-      "steamroller", "excavator"};
+      "katmai", "coppermine",  "northwood", "prescott",  "banias",     "atom",          "core2",
+      "penryn", "dunnington",  "nehalem",   "athlon",    "opteron",    "opteron(sse3)", "barcelona",
+      "nano",   "sandybridge", "bobcat",    "bulldozer", "piledriver", "steamroller",   "excavator"};
   const std::string c = lower(core);
   auto in = [&](const auto& list) { return std::find(list.begin(), list.end(), c) != list.end(); };
   if (in(kAvx512)) return 2;
@@ -156,8 +156,8 @@ EnvCheck check_threads(int requested) {
   const std::string want = std::to_string(requested);
   if (threads == requested) return {EnvCheck::Status::kInEffect, "OpenBLAS runs " + want + " threads"};
   if (env && std::atoi(env) == requested) {
-    return {EnvCheck::Status::kIgnored,
-            "OPENBLAS_NUM_THREADS=" + std::string(env) + " is set but OpenBLAS runs " + std::to_string(threads) + " threads"};
+    return {EnvCheck::Status::kIgnored, "OPENBLAS_NUM_THREADS=" + std::string(env) + " is set but OpenBLAS runs " +
+                                            std::to_string(threads) + " threads"};
   }
   return {EnvCheck::Status::kNotSet, "run through the harness: needs OPENBLAS_NUM_THREADS=" + want};
 }

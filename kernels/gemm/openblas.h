@@ -15,8 +15,8 @@ void openblas_sgemm(const float* a, const float* b, float* c, std::int64_t m, st
 // cblas_sbgemm (bf16 inputs, fp32 accumulation and output), looked up at run time: Debian's
 // OpenBLAS 0.3.21 is built without it (BUILD_BFLOAT16=0). Throws std::runtime_error when absent.
 bool openblas_has_sbgemm();
-void openblas_sbgemm(const elementwise::Bf16* a, const elementwise::Bf16* b, float* c, std::int64_t m,
-                     std::int64_t n, std::int64_t k);
+void openblas_sbgemm(const elementwise::Bf16* a, const elementwise::Bf16* b, float* c, std::int64_t m, std::int64_t n,
+                     std::int64_t k);
 
 std::string openblas_core();  // openblas_get_corename(), e.g. "SkylakeX", "Haswell", "Prescott"
 int openblas_threads();       // openblas_get_num_threads()
@@ -50,9 +50,9 @@ std::string core_override(const char* coretype_env, const char* marker_env, cons
 // Whether an environment arm is in effect in this process.
 struct EnvCheck {
   enum class Status {
-    kInEffect,     // run and time it
-    kNotSet,       // the variable was not given to this process: not_supported, run through the harness
-    kIgnored,      // the variable is set but OpenBLAS does something else: incorrect
+    kInEffect,  // run and time it
+    kNotSet,    // the variable was not given to this process: not_supported, run through the harness
+    kIgnored,   // the variable is set but OpenBLAS does something else: incorrect
   } status = Status::kNotSet;
   std::string message;
 };

@@ -35,9 +35,8 @@ Tap tap(int out_index, int in_size, int out_size) {
 
 void check_sizes(int in_w, int in_h, int out_w, int out_h) {
   if (in_w < 1 || in_h < 1 || out_w < 1 || out_h < 1) {
-    throw std::invalid_argument("image sizes must be >= 1: input " + std::to_string(in_w) + "x" +
-                                std::to_string(in_h) + ", output " + std::to_string(out_w) + "x" +
-                                std::to_string(out_h));
+    throw std::invalid_argument("image sizes must be >= 1: input " + std::to_string(in_w) + "x" + std::to_string(in_h) +
+                                ", output " + std::to_string(out_w) + "x" + std::to_string(out_h));
   }
   constexpr long long kMax = std::numeric_limits<std::int32_t>::max() / 4;
   if (static_cast<long long>(in_w) * kChannels > kMax || static_cast<long long>(out_w) * out_h * kChannels > kMax) {
@@ -61,9 +60,9 @@ ImageU8 generate_image(int width, int height, std::uint64_t seed) {
       const std::uint64_t noise = splitmix64_next(s);
       const double n0 = static_cast<double>(noise & 15) - 7.5, n1 = static_cast<double>((noise >> 4) & 15) - 7.5;
       const double n2 = static_cast<double>((noise >> 8) & 15) - 7.5;
-      img.rgb[k++] = clamp8(128 + 110 * std::sin(fx * x + fy * y) + n0);                     // waves
-      img.rgb[k++] = clamp8(255.0 * (x + y) / (width + height) + n1);                        // gradient
-      img.rgb[k++] = clamp8(((x / block + y / block) % 2 ? 200.0 : 40.0) + 3 * n2);          // blocks
+      img.rgb[k++] = clamp8(128 + 110 * std::sin(fx * x + fy * y) + n0);             // waves
+      img.rgb[k++] = clamp8(255.0 * (x + y) / (width + height) + n1);                // gradient
+      img.rgb[k++] = clamp8(((x / block + y / block) % 2 ? 200.0 : 40.0) + 3 * n2);  // blocks
     }
   }
   return img;
@@ -113,18 +112,24 @@ std::vector<double> preprocess_reference(const ImageU8& image, int out_w, int ou
 
 const char* impl_name(Impl impl) {
   switch (impl) {
-    case Impl::kScalar: return "scalar";
-    case Impl::kAutovec: return "autovec";
-    case Impl::kHighway: return "highway";
+    case Impl::kScalar:
+      return "scalar";
+    case Impl::kAutovec:
+      return "autovec";
+    case Impl::kHighway:
+      return "highway";
   }
   return "unknown";
 }
 
 std::string impl_target(Impl impl) {
   switch (impl) {
-    case Impl::kScalar: return "no vectorisation (-fno-tree-vectorize)";
-    case Impl::kAutovec: return autovec_target();
-    case Impl::kHighway: return "highway " + highway_target();
+    case Impl::kScalar:
+      return "no vectorisation (-fno-tree-vectorize)";
+    case Impl::kAutovec:
+      return autovec_target();
+    case Impl::kHighway:
+      return "highway " + highway_target();
   }
   return "unknown";
 }
@@ -134,9 +139,12 @@ Preprocessor::Preprocessor(Impl impl, int in_w, int in_h, int out_w, int out_h)
 
 void Preprocessor::run(const std::uint8_t* rgb, float* out) {
   switch (impl_) {
-    case Impl::kScalar: return preprocess_rows_scalar(plan_, rgb, row_.data(), out);
-    case Impl::kAutovec: return preprocess_rows_autovec(plan_, rgb, row_.data(), out);
-    case Impl::kHighway: return preprocess_rows_highway(plan_, rgb, row_.data(), out);
+    case Impl::kScalar:
+      return preprocess_rows_scalar(plan_, rgb, row_.data(), out);
+    case Impl::kAutovec:
+      return preprocess_rows_autovec(plan_, rgb, row_.data(), out);
+    case Impl::kHighway:
+      return preprocess_rows_highway(plan_, rgb, row_.data(), out);
   }
 }
 

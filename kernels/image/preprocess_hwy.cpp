@@ -136,10 +136,10 @@ HWY_INLINE hn::Vec<D> LoadBlocks(D d, const std::uint8_t* HWY_RESTRICT p, const 
 
 // Outputs [ox, ox + N) of one source row from its three planar uint8 rows: per block a window
 // load and one byte shuffle per tap instead of a gather.
-HWY_INLINE void ColumnsShuffle(const std::uint8_t* HWY_RESTRICT planes, std::size_t pstride,
-                               const std::int32_t* base, const std::uint8_t* i0, const std::uint8_t* i1,
-                               const float* HWY_RESTRICT wx, const hn::Vec<DF>* scale, const hn::Vec<DF>* bias,
-                               float* HWY_RESTRICT h, std::size_t stride, std::size_t ox) {
+HWY_INLINE void ColumnsShuffle(const std::uint8_t* HWY_RESTRICT planes, std::size_t pstride, const std::int32_t* base,
+                               const std::uint8_t* i0, const std::uint8_t* i1, const float* HWY_RESTRICT wx,
+                               const hn::Vec<DF>* scale, const hn::Vec<DF>* bias, float* HWY_RESTRICT h,
+                               std::size_t stride, std::size_t ox) {
   const DF df;
   const DI di;
   const DU8 du8;
@@ -215,9 +215,8 @@ HWY_INLINE void ColumnsGather(const std::uint8_t* HWY_RESTRICT src, const std::i
 // `safe_end`: outputs [0, safe_end) satisfy ColumnsGather's requirements (x0 is nondecreasing).
 // `tables`: Tables(plan), looked up once per image (null on the scalar target).
 template <class T>
-void HorizontalRow(const ResizePlan& plan, const T* tables, const std::uint8_t* HWY_RESTRICT src,
-                   float* HWY_RESTRICT h, std::size_t stride, std::size_t safe_end, std::uint8_t* HWY_RESTRICT planes,
-                   std::size_t pstride) {
+void HorizontalRow(const ResizePlan& plan, const T* tables, const std::uint8_t* HWY_RESTRICT src, float* HWY_RESTRICT h,
+                   std::size_t stride, std::size_t safe_end, std::uint8_t* HWY_RESTRICT planes, std::size_t pstride) {
   const std::size_t out_w = static_cast<std::size_t>(plan.out_w);
   std::size_t ox = 0;
 #if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
@@ -225,15 +224,14 @@ void HorizontalRow(const ResizePlan& plan, const T* tables, const std::uint8_t* 
   const std::size_t n = hn::Lanes(df);
   const hn::Vec<DF> scale[kChannels] = {hn::Set(df, plan.scale[0]), hn::Set(df, plan.scale[1]),
                                         hn::Set(df, plan.scale[2])};
-  const hn::Vec<DF> bias[kChannels] = {hn::Set(df, plan.bias[0]), hn::Set(df, plan.bias[1]),
-                                       hn::Set(df, plan.bias[2])};
+  const hn::Vec<DF> bias[kChannels] = {hn::Set(df, plan.bias[0]), hn::Set(df, plan.bias[1]), hn::Set(df, plan.bias[2])};
   const XTables& t = *tables;
   if (t.shuffle) {
     Deinterleave(src, static_cast<std::size_t>(plan.in_w), planes, pstride);
     const std::size_t blocks = n / 4, bytes = 4 * n;
     for (std::size_t v = 0; v < t.starts.size(); ++v) {
-      ColumnsShuffle(planes, pstride, t.base.data() + v * blocks, t.idx0.data() + v * bytes,
-                     t.idx1.data() + v * bytes, plan.wx.data(), scale, bias, h, stride, t.starts[v]);
+      ColumnsShuffle(planes, pstride, t.base.data() + v * blocks, t.idx0.data() + v * bytes, t.idx1.data() + v * bytes,
+                     plan.wx.data(), scale, bias, h, stride, t.starts[v]);
     }
     return;
   }

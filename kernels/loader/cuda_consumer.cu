@@ -95,8 +95,10 @@ struct CudaConsumer::Impl {
 CudaConsumer::CudaConsumer(std::span<const float> weights, std::size_t features, int outputs, int max_samples)
     : impl_(new Impl), features_(features), outputs_(outputs), max_samples_(max_samples) {
   try {
-    if (outputs < kBlock || outputs % kBlock != 0) throw std::invalid_argument("CudaConsumer: outputs must be a multiple of 8");
-    if (features == 0 || max_samples < 1) throw std::invalid_argument("CudaConsumer: features and max_samples must be > 0");
+    if (outputs < kBlock || outputs % kBlock != 0)
+      throw std::invalid_argument("CudaConsumer: outputs must be a multiple of 8");
+    if (features == 0 || max_samples < 1)
+      throw std::invalid_argument("CudaConsumer: features and max_samples must be > 0");
     if (weights.size() != features * static_cast<std::size_t>(outputs)) {
       throw std::invalid_argument("CudaConsumer: weights must hold features * outputs values");
     }

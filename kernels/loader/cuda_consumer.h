@@ -37,7 +37,7 @@ class CudaConsumer {
   // two events, then the outputs and checksum back. Blocks until all of it is done, so the caller
   // may hand `batch` back to the loader afterwards.
   GpuConsumeResult consume(const float* batch, int samples) PAIRBENCH_CUDA_ENTRY;
-  double kernel_busy_s() const { return busy_s_; }  // summed event time of every kernel so far
+  double kernel_busy_s() const { return busy_s_; }               // summed event time of every kernel so far
   const std::vector<float>& last_outputs() const { return y_; }  // [samples][outputs] of the last batch
 
  private:

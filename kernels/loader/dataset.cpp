@@ -103,8 +103,6 @@ std::uint8_t clamp_u8(int v) { return static_cast<std::uint8_t>(std::clamp(v, 0,
 
 }  // namespace
 
-
-
 void generate_image(const DatasetSpec& spec, std::int64_t index, std::span<std::uint8_t> out) {
   if (out.size() != spec.sample_bytes()) throw std::invalid_argument("generate_image: out has the wrong size");
   const std::uint64_t key = splitmix64(spec.seed ^ splitmix64(static_cast<std::uint64_t>(index)));

@@ -23,7 +23,7 @@ struct DatasetSpec {
   int channels = 3;
   int height = 64;
   int width = 64;
-  std::uint64_t seed = 1;   // names the images: the same seed writes the same bytes
+  std::uint64_t seed = 1;  // names the images: the same seed writes the same bytes
   // Level 1 (fastest) keeps writing the dataset to ~0.2 s per process; levels 1-6 give 2.5-2.9x
   // on these images and about the same decode cost, which is what the experiment measures.
   int zlib_level = 1;
@@ -56,7 +56,7 @@ class Dataset {
   std::size_t sample_bytes() const { return spec_.sample_bytes(); }
   std::size_t compressed_bytes(std::int64_t index) const;  // stored size of one sample
   std::size_t total_compressed_bytes() const { return total_compressed_; }
-  std::uint64_t offset(std::int64_t index) const;          // where it starts in data_path()
+  std::uint64_t offset(std::int64_t index) const;  // where it starts in data_path()
   const std::filesystem::path& data_path() const { return data_path_; }
   const std::filesystem::path& index_path() const { return index_path_; }
 

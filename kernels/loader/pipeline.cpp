@@ -16,14 +16,18 @@ namespace {
 
 constexpr int kBlock = 8;  // consumer outputs per weight block (two SSE / one AVX register)
 
-void* default_allocate(std::size_t bytes) { return ::operator new(bytes, std::align_val_t{64}); }
-void default_deallocate(void* p) { ::operator delete(p, std::align_val_t{64}); }
+void* default_allocate(std::size_t bytes) { return ::operator new (bytes, std::align_val_t{64}); }
+void default_deallocate(void* p) { ::operator delete (p, std::align_val_t{64}); }
 
 }  // namespace
 
 // ---- Augment ----
 Augment::Augment(const DatasetSpec& data, int crop, std::vector<float> mean, std::vector<float> std)
-    : channels_(data.channels), height_(data.height), width_(data.width), crop_(crop), mean_(std::move(mean)),
+    : channels_(data.channels),
+      height_(data.height),
+      width_(data.width),
+      crop_(crop),
+      mean_(std::move(mean)),
       std_(std::move(std)) {
   if (crop < 1 || crop > height_ || crop > width_) {
     throw std::invalid_argument("Augment: crop " + std::to_string(crop) + " does not fit the image");
@@ -50,8 +54,8 @@ float Augment::normalise(int channel, std::uint8_t v) const {
 }
 
 CropFlip Augment::params(std::uint64_t seed, std::int64_t epoch, std::int64_t sample) const {
-  const std::uint64_t h =
-      splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(epoch) * 0x100000001B3ull ^ splitmix64(static_cast<std::uint64_t>(sample))));
+  const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(epoch) * 0x100000001B3ull ^
+                                                       splitmix64(static_cast<std::uint64_t>(sample))));
   return {.y0 = static_cast<int>((h & 0xFFFF) % static_cast<std::uint64_t>(height_ - crop_ + 1)),
           .x0 = static_cast<int>(((h >> 16) & 0xFFFF) % static_cast<std::uint64_t>(width_ - crop_ + 1)),
           .flip = ((h >> 40) & 1) != 0};
@@ -115,7 +119,8 @@ DataLoader::DataLoader(const Dataset& data, const Augment& augment, LoaderOption
     options_.allocator = {default_allocate, default_deallocate};
   }
   batch_floats_ = static_cast<std::size_t>(options.batch_size) * augment.floats_per_sample();
-  const std::size_t slots = options.workers == 0 ? 1 : static_cast<std::size_t>(options.workers) * options.prefetch_per_worker;
+  const std::size_t slots =
+      options.workers == 0 ? 1 : static_cast<std::size_t>(options.workers) * options.prefetch_per_worker;
   slots_.resize(slots);
   try {
     for (Slot& s : slots_) {
@@ -286,14 +291,16 @@ BatchSlice reference_batch(const Dataset& data, const Augment& augment, int batc
 std::uint64_t batch_checksum(std::span<const float> values) {
   std::uint64_t sum = 0;
   for (std::size_t i = 0; i < values.size(); ++i) {
-    sum += splitmix64(static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(values[i])) ^ (static_cast<std::uint64_t>(i) << 32));
+    sum += splitmix64(static_cast<std::uint64_t>(std::bit_cast<std::uint32_t>(values[i])) ^
+                      (static_cast<std::uint64_t>(i) << 32));
   }
   return sum;
 }
 
 // ---- the CPU consumer ----
 std::vector<float> consumer_weights(std::size_t features, int outputs, std::uint64_t seed) {
-  if (outputs < kBlock || outputs % kBlock != 0) throw std::invalid_argument("consumer outputs must be a multiple of 8");
+  if (outputs < kBlock || outputs % kBlock != 0)
+    throw std::invalid_argument("consumer outputs must be a multiple of 8");
   std::vector<float> w(features * static_cast<std::size_t>(outputs));
   for (std::size_t i = 0; i < w.size(); ++i) {
     w[i] = static_cast<float>(static_cast<int>(splitmix64(seed ^ splitmix64(i)) % 2048) - 1024) / 1024.0f;

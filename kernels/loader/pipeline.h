@@ -64,8 +64,8 @@ BatchSlice batch_slice(std::int64_t dataset_size, int batch_size, bool drop_last
 struct BatchView {
   std::int64_t index = -1;  // position in the stream: 0, 1, 2, ...
   BatchSlice slice;
-  const float* data = nullptr;                 // [slice.samples, channels, crop, crop]
-  const std::int64_t* sample_ids = nullptr;    // the dataset index each row was loaded from
+  const float* data = nullptr;               // [slice.samples, channels, crop, crop]
+  const std::int64_t* sample_ids = nullptr;  // the dataset index each row was loaded from
   std::size_t floats_per_sample = 0;
   explicit operator bool() const { return slice.samples > 0; }
   std::span<const float> values() const { return {data, slice.samples * floats_per_sample}; }
@@ -79,7 +79,7 @@ struct HostAllocator {
 };
 
 struct LoaderOptions {
-  int workers = 0;              // 0: the consumer loads each batch itself
+  int workers = 0;  // 0: the consumer loads each batch itself
   int batch_size = 64;
   int prefetch_per_worker = 2;  // PyTorch's prefetch_factor
   bool drop_last = false;
@@ -171,7 +171,9 @@ class CpuConsumer {
   // Computes y for every sample of the batch and returns the sum of all y (in double), so the
   // work cannot be optimised away. Outputs of the last batch stay in last_outputs() ([samples][outputs]).
   double consume(const float* batch, int samples);
-  std::span<const float> last_outputs() const { return {y_.data(), last_samples_ * static_cast<std::size_t>(outputs_)}; }
+  std::span<const float> last_outputs() const {
+    return {y_.data(), last_samples_ * static_cast<std::size_t>(outputs_)};
+  }
   const std::vector<float>& weights() const { return w_; }
   int outputs() const { return outputs_; }
   std::size_t features() const { return features_; }

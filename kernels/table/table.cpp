@@ -57,8 +57,8 @@ void Table::append(const Row& r) {
 }
 
 Table generate_table(std::size_t rows, std::uint64_t seed) {
-  static constexpr std::array<const char*, 16> kSyllables = {"ka", "lo",  "mi",  "ne",  "ru", "ta", "shi", "zen",
-                                                              "vo", "pa", "da",  "xi",  "qua", "bel", "or", "un"};
+  static constexpr std::array<const char*, 16> kSyllables = {"ka", "lo", "mi", "ne", "ru",  "ta",  "shi", "zen",
+                                                             "vo", "pa", "da", "xi", "qua", "bel", "or",  "un"};
   std::uint64_t s = seed;
   Table t;
   t.id.reserve(rows);
@@ -77,7 +77,7 @@ Table generate_table(std::size_t rows, std::uint64_t seed) {
     // The smaller of two uniform draws: low categories are common, as in real category data.
     r.category = static_cast<std::int32_t>(std::min((a >> 8) % 50, (b >> 8) % 50));
     r.price = static_cast<double>(99 + (a >> 20) % 99'900) / 100.0;  // 0.99 .. 999.98, whole cents
-    r.score = static_cast<float>(b >> 40) * (5.0f / 16777216.0f);      // [0, 5), 24 random bits
+    r.score = static_cast<float>(b >> 40) * (5.0f / 16777216.0f);    // [0, 5), 24 random bits
     r.name.clear();
     const int syllables = 1 + static_cast<int>((b >> 4) % 6);
     std::uint64_t pick = splitmix64_next(s);
@@ -118,7 +118,7 @@ std::string to_string(const ScanResult& r) {
 MappedFile::MappedFile(const std::filesystem::path& path, bool populate) : path_(path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw_errno("cannot open", path);
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int e = errno;
     ::close(fd);
@@ -142,7 +142,6 @@ MappedFile::MappedFile(const std::filesystem::path& path, bool populate) : path_
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
 }
-
 
 // --- CSV ------------------------------------------------------------------------------------
 namespace {
@@ -210,7 +209,8 @@ const char* skip_header(const MappedFile& f) {
   const std::size_t nl = text.find('\n');
   const std::string_view first = text.substr(0, nl);
   if (first != header) {
-    csv_fail(at, -1, "header row is '" + std::string(first.substr(0, 80)) + "', expected '" + std::string(header) + "'");
+    csv_fail(at, -1,
+             "header row is '" + std::string(first.substr(0, 80)) + "', expected '" + std::string(header) + "'");
   }
   return nl == std::string_view::npos ? f.data() + f.size() : f.data() + nl + 1;
 }
@@ -314,7 +314,7 @@ Row CsvReader::row(std::uint64_t i) const {
 // --- Columnar -------------------------------------------------------------------------------
 namespace {
 
-constexpr std::size_t kFileHeaderBytes = 8 + 4 + 4 + 8;  // magic, version, column count, rows
+constexpr std::size_t kFileHeaderBytes = 8 + 4 + 4 + 8;   // magic, version, column count, rows
 constexpr std::size_t kColumnEntryBytes = 4 + 4 + 8 + 8;  // type, reserved, offset, bytes
 constexpr std::size_t kHeaderBytes = kFileHeaderBytes + kColumnCount * kColumnEntryBytes;
 constexpr std::size_t kColumnAlign = 64;
@@ -324,11 +324,16 @@ constexpr std::array<std::size_t, kColumnCount> kWidth = {8, 4, 8, 4, 4};  // st
 
 const char* type_name(std::uint32_t t) {
   switch (static_cast<ColumnType>(t)) {
-    case ColumnType::kInt64: return "int64";
-    case ColumnType::kInt32: return "int32";
-    case ColumnType::kFloat64: return "float64";
-    case ColumnType::kFloat32: return "float32";
-    case ColumnType::kString: return "string";
+    case ColumnType::kInt64:
+      return "int64";
+    case ColumnType::kInt32:
+      return "int32";
+    case ColumnType::kFloat64:
+      return "float64";
+    case ColumnType::kFloat32:
+      return "float32";
+    case ColumnType::kString:
+      return "string";
   }
   return "unknown";
 }
@@ -396,8 +401,8 @@ ColumnarReader::ColumnarReader(const std::filesystem::path& path, bool populate)
     columnar_fail(path, "magic", "bad magic '" + std::string(base, 8) + "', expected 'PBCOLUMN'");
   }
   if (const auto v = get<std::uint32_t>(base + 8); v != kColumnarVersion) {
-    columnar_fail(path, "version", "unsupported version " + std::to_string(v) + ", expected " +
-                                       std::to_string(kColumnarVersion));
+    columnar_fail(path, "version",
+                  "unsupported version " + std::to_string(v) + ", expected " + std::to_string(kColumnarVersion));
   }
   if (const auto n = get<std::uint32_t>(base + 12); n != kColumnCount) {
     columnar_fail(path, "column count", std::to_string(n) + " columns, expected " + std::to_string(kColumnCount));
@@ -410,8 +415,9 @@ ColumnarReader::ColumnarReader(const std::filesystem::path& path, bool populate)
     const std::string field = std::string("column '") + kColumnNames[c] + "'";
     const auto type = get<std::uint32_t>(e);
     if (type != static_cast<std::uint32_t>(kSchema[c])) {
-      columnar_fail(path, field, std::string("type ") + type_name(type) + " (" + std::to_string(type) + "), expected " +
-                                     type_name(static_cast<std::uint32_t>(kSchema[c])));
+      columnar_fail(path, field,
+                    std::string("type ") + type_name(type) + " (" + std::to_string(type) + "), expected " +
+                        type_name(static_cast<std::uint32_t>(kSchema[c])));
     }
     const auto offset = get<std::uint64_t>(e + 8);
     const auto bytes = get<std::uint64_t>(e + 16);
@@ -421,16 +427,18 @@ ColumnarReader::ColumnarReader(const std::filesystem::path& path, bool populate)
     // Overflow-safe: rows_ is untrusted.
     const bool is_string = kSchema[c] == ColumnType::kString;
     if (rows_ > size / kWidth[c]) {
-      columnar_fail(path, field, "truncated: " + std::to_string(rows_) + " rows do not fit in the file's " +
-                                     std::to_string(size) + " bytes");
+      columnar_fail(
+          path, field,
+          "truncated: " + std::to_string(rows_) + " rows do not fit in the file's " + std::to_string(size) + " bytes");
     }
     const std::uint64_t fixed = kWidth[c] * (rows_ + (is_string ? 1 : 0));
     if (is_string ? bytes < fixed : bytes != fixed) {
       columnar_fail(path, field, std::to_string(bytes) + " bytes do not hold " + std::to_string(rows_) + " rows");
     }
     if (offset > size || bytes > size - offset) {
-      columnar_fail(path, field, "ends at byte " + std::to_string(offset + bytes) + " but the file has " +
-                                     std::to_string(size) + " bytes (truncated)");
+      columnar_fail(path, field,
+                    "ends at byte " + std::to_string(offset + bytes) + " but the file has " + std::to_string(size) +
+                        " bytes (truncated)");
     }
     column[c] = base + offset;
     if (is_string) {
@@ -438,8 +446,9 @@ ColumnarReader::ColumnarReader(const std::filesystem::path& path, bool populate)
       name_bytes_ = column[c] + fixed;
       const std::uint64_t chars = bytes - fixed;
       if (chars > UINT32_MAX || name_offsets_[0] != 0 || name_offsets_[rows_] != chars) {
-        columnar_fail(path, field, "string offsets run from " + std::to_string(name_offsets_[0]) + " to " +
-                                       std::to_string(name_offsets_[rows_]) + ", expected 0 to " + std::to_string(chars));
+        columnar_fail(path, field,
+                      "string offsets run from " + std::to_string(name_offsets_[0]) + " to " +
+                          std::to_string(name_offsets_[rows_]) + ", expected 0 to " + std::to_string(chars));
       }
       name_bytes_size_ = static_cast<std::uint32_t>(chars);
     }
@@ -458,8 +467,8 @@ void ColumnarReader::row(std::uint64_t i, Row& out) const {
   }
   const std::uint32_t b = name_offsets_[i], e = name_offsets_[i + 1];
   if (b > e || e > name_bytes_size_) {
-    columnar_fail(file_.path(), "column 'name'", "row " + std::to_string(i) + " has offsets " + std::to_string(b) +
-                                                     ".." + std::to_string(e));
+    columnar_fail(file_.path(), "column 'name'",
+                  "row " + std::to_string(i) + " has offsets " + std::to_string(b) + ".." + std::to_string(e));
   }
   out.id = id_[i];
   out.category = category_[i];

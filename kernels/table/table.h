@@ -145,8 +145,8 @@ class ColumnarReader {
   std::span<const std::uint32_t> name_offsets() const { return {name_offsets_, rows_ + 1}; }
   const char* name_bytes() const { return name_bytes_; }
   std::uint32_t name_bytes_size() const { return name_bytes_size_; }
-  Row row(std::uint64_t i) const;                  // throws ColumnarError if there is no row i
-  void row(std::uint64_t i, Row& out) const;       // reuses out.name's storage
+  Row row(std::uint64_t i) const;             // throws ColumnarError if there is no row i
+  void row(std::uint64_t i, Row& out) const;  // reuses out.name's storage
   Table to_table() const;
 
  private:

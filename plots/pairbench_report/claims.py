@@ -17,8 +17,10 @@ RECORDED = "recorded"
 NOT_TESTABLE = "not testable here"
 NOT_JUDGED = "not judged"
 
-NOT_JUDGED_WHY = ("this run file has no verdicts (written before the harness judged claims): `pairbench report "
-                  "--run FILE` judges it before drawing, `pairbench summarise --run FILE --out FILE` stores them")
+NOT_JUDGED_WHY = (
+    "this run file has no verdicts (written before the harness judged claims): `pairbench report "
+    "--run FILE` judges it before drawing, `pairbench summarise --run FILE --out FILE` stores them"
+)
 
 
 def load_claims(path):
@@ -55,8 +57,22 @@ def _strings(value):
 
 
 def _row(raw):
-    row = {k: raw.get(k) for k in ("experiment", "point", "treatment", "baseline", "ratio", "ci_low", "ci_high",
-                                  "confidence", "verdict", "why", "test")}
+    row = {
+        k: raw.get(k)
+        for k in (
+            "experiment",
+            "point",
+            "treatment",
+            "baseline",
+            "ratio",
+            "ci_low",
+            "ci_high",
+            "confidence",
+            "verdict",
+            "why",
+            "test",
+        )
+    }
     row["analogue"] = raw.get("analogue") or ""
     return row
 
@@ -69,21 +85,36 @@ def stored_results(catalogue, run):
     if run.claims is None:
         if not catalogue:
             return []
-        return [{"claim": c, "verdict": NOT_JUDGED, "why": NOT_JUDGED_WHY, "measured": [], "missing": [], "absent": [],
-                 "excluded": [], "recorded": [], "details": [], "analogue_only": False} for c in catalogue["claims"]]
+        return [
+            {
+                "claim": c,
+                "verdict": NOT_JUDGED,
+                "why": NOT_JUDGED_WHY,
+                "measured": [],
+                "missing": [],
+                "absent": [],
+                "excluded": [],
+                "recorded": [],
+                "details": [],
+                "analogue_only": False,
+            }
+            for c in catalogue["claims"]
+        ]
     out = []
     for stored in run.claims:
         entry = by_id.get(stored["id"]) or {"id": stored["id"], "claim": stored.get("claim", ""), "uncatalogued": True}
-        out.append({
-            "claim": entry,
-            "verdict": stored["verdict"],
-            "why": stored.get("detail", ""),
-            "measured": [_row(r) for r in stored.get("rows", []) if isinstance(r, dict)],
-            "missing": [r for r in stored.get("not_run", []) if isinstance(r, dict)],
-            "absent": _strings(stored.get("absent")),
-            "excluded": _strings(stored.get("excluded")),
-            "recorded": _strings(stored.get("recorded")),
-            "details": _strings(stored.get("details")),
-            "analogue_only": bool(stored.get("analogue", False)),
-        })
+        out.append(
+            {
+                "claim": entry,
+                "verdict": stored["verdict"],
+                "why": stored.get("detail", ""),
+                "measured": [_row(r) for r in stored.get("rows", []) if isinstance(r, dict)],
+                "missing": [r for r in stored.get("not_run", []) if isinstance(r, dict)],
+                "absent": _strings(stored.get("absent")),
+                "excluded": _strings(stored.get("excluded")),
+                "recorded": _strings(stored.get("recorded")),
+                "details": _strings(stored.get("details")),
+                "analogue_only": bool(stored.get("analogue", False)),
+            }
+        )
     return out

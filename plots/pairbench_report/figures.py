@@ -21,25 +21,26 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullForma
 from . import units  # noqa: E402
 from .runfile import as_number  # noqa: E402
 
-plt.rcParams.update({
-    "text.parse_math": False,  # strings from run files are text, never TeX
-    "svg.fonttype": "none",    # SVG text stays text: small files, selectable
-    "svg.hashsalt": "pairbench",  # stable ids, so SVGs diff cleanly
-    "font.size": 9,
-    "axes.titlesize": 9.5,
-    "axes.labelsize": 9,
-    "legend.fontsize": 8,
-    "figure.titlesize": 11,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-})
+plt.rcParams.update(
+    {
+        "text.parse_math": False,  # strings from run files are text, never TeX
+        "svg.fonttype": "none",  # SVG text stays text: small files, selectable
+        "svg.hashsalt": "pairbench",  # stable ids, so SVGs diff cleanly
+        "font.size": 9,
+        "axes.titlesize": 9.5,
+        "axes.labelsize": 9,
+        "legend.fontsize": 8,
+        "figure.titlesize": 11,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    }
+)
 
 PNG_DPI = 110
 BASELINE_COLOUR = "#404040"
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
-           "#bcbd22", "#7f7f7f"]
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h"]
 
 
@@ -148,6 +149,7 @@ class Writer:
 
 # ---- what to draw: the experiment's declared figure ---------------------------------------------
 
+
 def figure_plan(exp, run):
     """What to draw for `exp`, from the figure its declaration put in the run file (`figure`:
     kind, x_axis, x_scale, y_scale, counter, arm_axis, arm_values; bench/common/experiment.h):
@@ -157,13 +159,24 @@ def figure_plan(exp, run):
     if hint is None:
         return legacy_figure_plan(exp, run)
     kind, counter = hint["kind"], hint["counter"]
-    plan = {"declared": True, "x_axis": hint["x_axis"], "x_scale": hint["x_scale"], "y_scale": hint["y_scale"],
-            "error_counter": None, "wants_error": kind == "accuracy", "scaling": None, "memory_counter": None}
+    plan = {
+        "declared": True,
+        "x_axis": hint["x_axis"],
+        "x_scale": hint["x_scale"],
+        "y_scale": hint["y_scale"],
+        "error_counter": None,
+        "wants_error": kind == "accuracy",
+        "scaling": None,
+        "memory_counter": None,
+    }
     if kind == "accuracy" and counter and _has_counter(exp, run, counter):
         plan["error_counter"] = counter
     elif kind == "scaling" and hint["arm_values"]:
-        plan["scaling"] = {"arm_values": dict(hint["arm_values"]), "arm_axis": hint["arm_axis"] or "arm",
-                           "counter": counter}
+        plan["scaling"] = {
+            "arm_values": dict(hint["arm_values"]),
+            "arm_axis": hint["arm_axis"] or "arm",
+            "counter": counter,
+        }
     elif kind == "memory" and counter and counter != exp["metric"]:
         plan["memory_counter"] = counter
     return plan
@@ -195,11 +208,20 @@ def legacy_figure_plan(exp, run):
     rss = None
     if exp["metric"] not in RSS_COUNTERS:
         rss = next((c for c in RSS_COUNTERS if _has_counter(exp, run, c)), None)
-    return {"declared": False, "x_axis": "", "x_scale": "auto", "y_scale": "auto", "error_counter": error,
-            "wants_error": exp["name"].startswith("precision.") or exp["metric"] == "flop_per_second",
-            "scaling": ({"arm_values": counts, "arm_axis": "worker threads", "counter": "consumer_idle_fraction"}
-                        if counts is not None and exp["better"] == "higher" else None),
-            "memory_counter": rss}
+    return {
+        "declared": False,
+        "x_axis": "",
+        "x_scale": "auto",
+        "y_scale": "auto",
+        "error_counter": error,
+        "wants_error": exp["name"].startswith("precision.") or exp["metric"] == "flop_per_second",
+        "scaling": (
+            {"arm_values": counts, "arm_axis": "worker threads", "counter": "consumer_idle_fraction"}
+            if counts is not None and exp["better"] == "higher"
+            else None
+        ),
+        "memory_counter": rss,
+    }
 
 
 def log_scale(values, scale, span=8.0, inclusive=True):
@@ -215,6 +237,7 @@ def log_scale(values, scale, span=8.0, inclusive=True):
 
 
 # ---- helpers over an experiment ---------------------------------------------------------------
+
 
 def arm_order(exp):
     order, roles = [], {}
@@ -301,13 +324,19 @@ def place_legend(ax, entries, **kw):
     if any(t.get_rotation() for t in ax.get_xticklabels()):
         return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kw)
     below = offset_copy(ax.transAxes, fig=ax.figure, y=-40, units="points")
-    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below,
-                     ncols=2 if entries > 2 else 1, borderaxespad=0.0, **kw)
+    return ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        bbox_transform=below,
+        ncols=2 if entries > 2 else 1,
+        borderaxespad=0.0,
+        **kw,
+    )
 
 
 def _dodge(i, n, log):
     off = (i - (n - 1) / 2) * 0.045
-    return (lambda x: x * 10 ** off) if log else (lambda x: x + off)
+    return (lambda x: x * 10**off) if log else (lambda x: x + off)
 
 
 def _title(fig, exp, subtitle):
@@ -316,6 +345,7 @@ def _title(fig, exp, subtitle):
 
 
 # ---- 1. ratios across the grid -----------------------------------------------------------------
+
 
 def ratio_figure(exp, writer, plan=None):
     """Each treatment's ratio to the baseline with its interval, across the grid; a line at 1.
@@ -334,8 +364,9 @@ def ratio_figure(exp, writer, plan=None):
     else:
         conf_text = "interval"
     mode, x_axis, panel_axes = _layout(exp, pts, plan["x_axis"])
-    all_vals = [v for p in pts for r in p["ratios"] for v in (r["ratio"], r["ci_low"], r["ci_high"])
-                if v is not None and v > 0] + [1.0]
+    all_vals = [
+        v for p in pts for r in p["ratios"] for v in (r["ratio"], r["ci_low"], r["ci_high"]) if v is not None and v > 0
+    ] + [1.0]
     lo, hi = min(all_vals) / 1.25, max(all_vals) * 1.25
     if mode == "line":
         series = {}
@@ -349,8 +380,10 @@ def ratio_figure(exp, writer, plan=None):
             numeric, other = varying_axes(exp, pts)
             mode, x_axis, panel_axes = "categorical", None, numeric + other
     fixed = _fixed_text(exp, pts, ([x_axis] if x_axis else []) + panel_axes)
-    subtitle = (f"{exp['name']}{' at ' + fixed if fixed else ''}: each treatment vs the baseline '{baseline}' "
-                f"(> 1: treatment better); bars: {conf_text}")
+    subtitle = (
+        f"{exp['name']}{' at ' + fixed if fixed else ''}: each treatment vs the baseline '{baseline}' "
+        f"(> 1: treatment better); bars: {conf_text}"
+    )
     if mode == "line":
         fig, ax = plt.subplots(figsize=(8, 4.6), layout="constrained")
         xs_all = [x for s in series.values() for x, _ in s]
@@ -364,9 +397,16 @@ def ratio_figure(exp, writer, plan=None):
             ys = [r["ratio"] for _, r in rows]
             err = [[r["ratio"] - r["ci_low"] for _, r in rows], [r["ci_high"] - r["ratio"] for _, r in rows]]
             name = key[0] + (f" · {key[1]}" if key[1] else "")
-            ax.errorbar(xs, ys, yerr=err, marker=MARKERS[sub_keys.index(key[1]) % len(MARKERS)], capsize=3,
-                        color=colours.get(key[0], PALETTE[0]), ls=styles[sub_keys.index(key[1]) % len(styles)],
-                        label=label(name))
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=err,
+                marker=MARKERS[sub_keys.index(key[1]) % len(MARKERS)],
+                capsize=3,
+                color=colours.get(key[0], PALETTE[0]),
+                ls=styles[sub_keys.index(key[1]) % len(styles)],
+                label=label(name),
+            )
         grid_x_axis(ax, x_axis, xs_all, plan["x_scale"])
         ax.set_yscale("log")
         ax.set_ylim(lo, hi)
@@ -385,8 +425,15 @@ def ratio_figure(exp, writer, plan=None):
         fig, ax = plt.subplots(figsize=(8, min(height, 40)), layout="constrained")
         for i, (pl, r) in enumerate(rows):
             y = len(rows) - 1 - i
-            ax.errorbar([r["ratio"]], [y], xerr=[[r["ratio"] - r["ci_low"]], [r["ci_high"] - r["ratio"]]],
-                        marker="o", capsize=3, color=colours.get(r["treatment"], PALETTE[0]), ls="none")
+            ax.errorbar(
+                [r["ratio"]],
+                [y],
+                xerr=[[r["ratio"] - r["ci_low"]], [r["ci_high"] - r["ratio"]]],
+                marker="o",
+                capsize=3,
+                color=colours.get(r["treatment"], PALETTE[0]),
+                ls="none",
+            )
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([wrap(r["treatment"] + (f" · {pl}" if pl else ""), 45) for pl, r in reversed(rows)])
         ax.set_ylim(-0.7, len(rows) - 0.3)
@@ -402,6 +449,7 @@ def ratio_figure(exp, writer, plan=None):
 
 
 # ---- 2. the deciding metric per arm, with the machine's limit ----------------------------------
+
 
 def drawn_limit(arm):
     """The arm's limit when it is in the deciding metric's unit (a limit placed against a secondary
@@ -454,16 +502,16 @@ def metric_figure(exp, run, writer, plan=None):
     n_limits = len({(a["limit"]["benchmark"], a["limit"]["median"]) for p in pts for a in p["arms"] if drawn_limit(a)})
     legend_rows = math.ceil((len(order) + n_limits) / 2) if len(order) + n_limits > 3 else 0
     legend_rows += math.ceil(len(order) / 2) if error_counter and len(order) > 3 else 0
-    fig = plt.figure(figsize=(8.5, 0.9 + 3.3 * sum(heights) + len(panels) * 0.2 * legend_rows),
-                     layout="constrained")
+    fig = plt.figure(figsize=(8.5, 0.9 + 3.3 * sum(heights) + len(panels) * 0.2 * legend_rows), layout="constrained")
     gs = fig.add_gridspec(len(heights), 1, height_ratios=heights)
     for row, panel in enumerate(panels):
         step = 2 if error_counter else 1
         ax = fig.add_subplot(gs[row * step, 0])
         eax = fig.add_subplot(gs[row * step + 1, 0]) if error_counter else None
         panel_pts = [p for p in pts if mode != "line" or _sub_label(p["params"], panel_axes) == panel]
-        present = [n for n in order if any(a["arm"] == n and a["median"] is not None
-                                           for p in panel_pts for a in p["arms"])]
+        present = [
+            n for n in order if any(a["arm"] == n and a["median"] is not None for p in panel_pts for a in p["arms"])
+        ]
         xs_all = [as_number(p["params"][x_axis]) for p in panel_pts] if mode == "line" else []
         log_x = mode == "line" and log_scale(xs_all, plan["x_scale"])
         entries, err_values, limits = 0, [], {}
@@ -471,9 +519,9 @@ def metric_figure(exp, run, writer, plan=None):
             if mode == "line":
                 shift = _dodge(i, len(present), log_x)
             elif mode == "categorical":
-                shift = (lambda x, i=i: x + (i - (len(present) - 1) / 2) * 0.7 / max(len(present), 1))
+                shift = lambda x, i=i: x + (i - (len(present) - 1) / 2) * 0.7 / max(len(present), 1)
             else:
-                shift = (lambda x, i=i: i)
+                shift = lambda x, i=i: i
             xs, ys, lo_err, hi_err, ex, ey, best_pct = [], [], [], [], [], [], None
             worst_defect, defects = None, []
             for p in panel_pts:
@@ -504,27 +552,62 @@ def metric_figure(exp, run, writer, plan=None):
                 text += f", up to {best_pct:.0f} % of limit" if best_pct >= 10 else f", up to {best_pct:.2g} % of limit"
             if worst_defect is not None:
                 text += f", DEFECT: {worst_defect:.0f} % of its limit (not the best this machine can do)"
-            ax.errorbar(xs, ys, yerr=[lo_err, hi_err], marker=MARKERS[i % len(MARKERS)], capsize=3, ms=6,
-                        color=colours[name], ls="-" if mode == "line" else "none",
-                        label=label(text) if mode != "arms" else None)
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=[lo_err, hi_err],
+                marker=MARKERS[i % len(MARKERS)],
+                capsize=3,
+                ms=6,
+                color=colours[name],
+                ls="-" if mode == "line" else "none",
+                label=label(text) if mode != "arms" else None,
+            )
             entries += 1
             for x, y in defects:
-                ax.annotate("DEFECT", (x, y), xytext=(0, 9), textcoords="offset points", ha="center",
-                            fontsize=7, fontweight="bold", color="#8f1b1b")
+                ax.annotate(
+                    "DEFECT",
+                    (x, y),
+                    xytext=(0, 9),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize=7,
+                    fontweight="bold",
+                    color="#8f1b1b",
+                )
             if mode == "arms":
                 for x, y in zip(xs, ys):
-                    ax.annotate(units.format_value(y * divisor, unit), (x, y), xytext=(8, 0),
-                                textcoords="offset points", va="center", fontsize=8)
+                    ax.annotate(
+                        units.format_value(y * divisor, unit),
+                        (x, y),
+                        xytext=(8, 0),
+                        textcoords="offset points",
+                        va="center",
+                        fontsize=8,
+                    )
             if eax is not None and ey:
-                eax.plot(ex, ey, marker=MARKERS[i % len(MARKERS)], color=colours[name],
-                         ls="-" if mode == "line" else "none", label=label(name))
+                eax.plot(
+                    ex,
+                    ey,
+                    marker=MARKERS[i % len(MARKERS)],
+                    color=colours[name],
+                    ls="-" if mode == "line" else "none",
+                    label=label(name),
+                )
                 err_values += ey
         shared = len(limits) == 1 or all(len(arms) == len(present) for arms in limits.values())
         for k, ((bench, med), arms) in enumerate(sorted(limits.items())):
             colour = "black" if shared or len(arms) != 1 else colours.get(next(iter(arms)), "black")
-            ax.axhline(med / divisor, color=colour, ls=(0, (4, 2)) if k % 2 == 0 else (0, (1, 1.5)), lw=1.2,
-                       label=label((f"{next(iter(arms))}'s limit" if len(arms) == 1 and not shared else "limit")
-                                   + f": {units.format_value(med, unit)} ({bench})"))
+            ax.axhline(
+                med / divisor,
+                color=colour,
+                ls=(0, (4, 2)) if k % 2 == 0 else (0, (1, 1.5)),
+                lw=1.2,
+                label=label(
+                    (f"{next(iter(arms))}'s limit" if len(arms) == 1 and not shared else "limit")
+                    + f": {units.format_value(med, unit)} ({bench})"
+                ),
+            )
             entries += 1
         if mode == "line":
             grid_x_axis(ax, x_axis, xs_all, plan["x_scale"])
@@ -566,6 +649,7 @@ def metric_figure(exp, run, writer, plan=None):
 
 # ---- 3. memory: the metric against peak RSS (allocators) -----------------------------------------
 
+
 def rss_figure(exp, run, writer, plan=None):
     """The deciding metric against the plan's memory counter (peak RSS): one point per arm and
     grid point. None where the plan has no memory counter (the declared figure is not 'memory')."""
@@ -598,8 +682,16 @@ def rss_figure(exp, run, writer, plan=None):
         m = a["median"] / divisor
         lo = m - (a["min"] / divisor if a["min"] is not None else m)
         hi = (a["max"] / divisor if a["max"] is not None else m) - m
-        ax.errorbar([rss / xdiv], [m], yerr=[[lo], [hi]], marker=MARKERS[workloads.index(w) % len(MARKERS)],
-                    color=colours[a["arm"]], ms=7, capsize=3, ls="none")
+        ax.errorbar(
+            [rss / xdiv],
+            [m],
+            yerr=[[lo], [hi]],
+            marker=MARKERS[workloads.index(w) % len(MARKERS)],
+            color=colours[a["arm"]],
+            ms=7,
+            capsize=3,
+            ls="none",
+        )
     xs = [r / xdiv for _, _, r in rows]
     if min(xs) > 0 and max(xs) / min(xs) > 20:
         ax.set_xscale("log")
@@ -612,17 +704,24 @@ def rss_figure(exp, run, writer, plan=None):
     better = "lower" if exp["better"] == "lower" else "higher"
     ax.set_xlabel(f"{counter} ({xshown}, median over processes); lower is better")
     ax.set_ylabel(f"{units.metric_label(exp['metric'], unit)} ({shown}); {better} is better")
-    arm_handles = [Line2D([], [], color=colours[n], marker="o", ls="none", label=label(f"{n} ({roles[n]})"))
-                   for n in order if any(a["arm"] == n for a, _, _ in rows)]
-    load_handles = [Line2D([], [], color="grey", marker=MARKERS[i % len(MARKERS)], ls="none", label=label(wrap(w, 40)))
-                    for i, w in enumerate(workloads)]
+    arm_handles = [
+        Line2D([], [], color=colours[n], marker="o", ls="none", label=label(f"{n} ({roles[n]})"))
+        for n in order
+        if any(a["arm"] == n for a, _, _ in rows)
+    ]
+    load_handles = [
+        Line2D([], [], color="grey", marker=MARKERS[i % len(MARKERS)], ls="none", label=label(wrap(w, 40)))
+        for i, w in enumerate(workloads)
+    ]
     # Two legends: the inner one is a plain artist (not counted by the tight bounding box), so it
     # stays inside the axes; the arms go outside on the right.
     first = ax.legend(handles=load_handles, title="workload (grid point)", loc="best")
     ax.add_artist(first)
     ax.legend(handles=arm_handles, title="arm", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    sub = (f"{exp['name']}: one point per arm and workload; whiskers: min to max "
-           f"over processes; better is toward the {'lower' if better == 'lower' else 'upper'} left")
+    sub = (
+        f"{exp['name']}: one point per arm and workload; whiskers: min to max "
+        f"over processes; better is toward the {'lower' if better == 'lower' else 'upper'} left"
+    )
     ax.set_title(wrap(sub, 90))
     _title(fig, exp, sub)
     return writer.save(fig, exp["name"] + "-rss")
@@ -682,8 +781,9 @@ def scaling_figure(exp, run, writer, plan=None):
     has_idle = any(v[3] is not None for pts in lines.values() for v in pts.values())
     ys = [v[i] for pts in lines.values() for v in pts.values() for i in range(3) if v[i] is not None]
     divisor, shown = units.scale_for(exp["unit"], ys)
-    fig, axes = plt.subplots(1, 2 if has_idle else 1, figsize=(11 if has_idle else 7, 4.8), layout="constrained",
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, 2 if has_idle else 1, figsize=(11 if has_idle else 7, 4.8), layout="constrained", squeeze=False
+    )
     ax = axes[0][0]
     knees = []
     xs_all = sorted(set(counts.values()))
@@ -700,21 +800,32 @@ def scaling_figure(exp, run, writer, plan=None):
         if has_idle:
             idle = [(w, pts[w][3]) for w in ws if pts[w][3] is not None]
             scale = 100 if _secondary_meta(exp, idle_counter)[0] == "fraction" else 1
-            axes[0][1].plot([w for w, _ in idle], [scale * v for _, v in idle], marker="o", color=colour,
-                            label=label(wrap(key, 40)))
+            axes[0][1].plot(
+                [w for w, _ in idle], [scale * v for _, v in idle], marker="o", color=colour, label=label(wrap(key, 40))
+            )
     for a in [ax] + ([axes[0][1]] if has_idle else []):
         a.set_xticks(xs_all)
         a.set_xlabel(f"{arm_axis} (arm)")
     ax.set_ylabel(f"{units.metric_label(exp['metric'], exp['unit'])} ({shown}); {exp['better']} is better")
-    ax.set_title(wrap(f"median over processes (whiskers: min to max); star: the knee, fewest "
-                      f"{_count_noun(arm_axis, 2)} within {100 * KNEE_FRACTION:.0f} % of the best", 60),
-                 fontsize="medium")
+    ax.set_title(
+        wrap(
+            f"median over processes (whiskers: min to max); star: the knee, fewest "
+            f"{_count_noun(arm_axis, 2)} within {100 * KNEE_FRACTION:.0f} % of the best",
+            60,
+        ),
+        fontsize="medium",
+    )
     place_legend(ax, len(lines), title="grid point")
     if has_idle:
         side = axes[0][1]
         side_unit, side_better = _secondary_meta(exp, idle_counter)
-        side.set_ylabel(wrap(f"{idle_counter.replace('_', ' ')} ({'% of the time' if side_unit == 'fraction' else side_unit or 'value'})"
-                             + (f"; {side_better} is better" if side_better else ""), 45))
+        side.set_ylabel(
+            wrap(
+                f"{idle_counter.replace('_', ' ')} ({'% of the time' if side_unit == 'fraction' else side_unit or 'value'})"
+                + (f"; {side_better} is better" if side_better else ""),
+                45,
+            )
+        )
         if side_unit == "fraction":
             side.set_ylim(0, 100)
         side.set_title(f"{idle_counter} (median over processes)", fontsize="medium")
@@ -724,13 +835,13 @@ def scaling_figure(exp, run, writer, plan=None):
 
 # ---- 4. history ---------------------------------------------------------------------------------
 
+
 def resolution_figure(history, writer):
     """Each benchmark's resolution over time (docs/gate.md, "Resolution": the smallest change a gate
     between two runs could decide from its history, at its sample size), one panel per machine:
     thin grey lines per benchmark, the median over benchmarks bold, the 5 % threshold dashed.
     None where no series has 3 runs."""
-    machines = [m for m in history.machines()
-                if any(s.resolutions for (b, mm), s in history.series.items() if mm == m)]
+    machines = [m for m in history.machines() if any(s.resolutions for (b, mm), s in history.series.items() if mm == m)]
     if not machines:
         return None
     fig, axes = plt.subplots(len(machines), 1, figsize=(9, 3.2 * len(machines)), squeeze=False, layout="constrained")
@@ -743,8 +854,15 @@ def resolution_figure(history, writer):
             for t, r in s.resolutions:
                 by_time.setdefault(t, []).append(r)
         times = sorted(by_time)
-        ax.plot(times, [100 * statistics.median(by_time[t]) for t in times], color=PALETTE[0], lw=2.2, marker="o",
-                ms=3, label="median over benchmarks")
+        ax.plot(
+            times,
+            [100 * statistics.median(by_time[t]) for t in times],
+            color=PALETTE[0],
+            lw=2.2,
+            marker="o",
+            ms=3,
+            label="median over benchmarks",
+        )
         ax.axhline(5, color="0.3", ls="--", lw=1, label="5 % threshold")
         ax.set_yscale("log")
         ax.set_ylabel("resolution (± %)")
@@ -766,7 +884,7 @@ def history_figures(history, this_machine, writer, per_figure=6):
             if s.benchmark not in benches:
                 benches.append(s.benchmark)
         for start in range(0, len(benches), per_figure):
-            chunk = benches[start:start + per_figure]
+            chunk = benches[start : start + per_figure]
             ncols = 2 if len(chunk) > 1 else 1
             nrows = math.ceil(len(chunk) / ncols)
             # The last, short row holds the legend (figure legends outside the axes need mpl >= 3.7).
@@ -791,8 +909,15 @@ def history_figures(history, this_machine, writer, per_figure=6):
                     if s.machine_key not in seen_machines:
                         seen_machines.append(s.machine_key)
                     med = s.medians()
-                    ax.plot([t for _, t, _ in med], [m / divisor for _, _, m in med], color=colour,
-                            lw=1.8 if mine else 1.0, alpha=1.0 if mine else 0.7, marker="o", ms=3)
+                    ax.plot(
+                        [t for _, t, _ in med],
+                        [m / divisor for _, _, m in med],
+                        color=colour,
+                        lw=1.8 if mine else 1.0,
+                        alpha=1.0 if mine else 0.7,
+                        marker="o",
+                        ms=3,
+                    )
                     dots_t = [t for _, t, vs in s.runs for _ in vs]
                     dots_v = [v / divisor for _, _, vs in s.runs for v in vs]
                     ax.plot(dots_t, dots_v, ls="none", marker=".", ms=2.5, color=colour, alpha=0.35)
@@ -800,19 +925,37 @@ def history_figures(history, this_machine, writer, per_figure=6):
                         t = history.runs[rid]["started_at"]
                         ax.axvline(t, color="#d62728", ls="--", lw=1.1)
                         change = (after / before - 1) * 100 if before else float("nan")
-                        ax.annotate(f"{change:+.0f} %", xy=(t, 1), xycoords=("data", "axes fraction"),
-                                    xytext=(3, -10), textcoords="offset points", color="#d62728", fontsize=7.5)
+                        ax.annotate(
+                            f"{change:+.0f} %",
+                            xy=(t, 1),
+                            xycoords=("data", "axes fraction"),
+                            xytext=(3, -10),
+                            textcoords="offset points",
+                            color="#d62728",
+                            fontsize=7.5,
+                        )
                         any_cp = True
                     base = history.baselines.get(s.machine_key)
                     for rid, t, m in med:
                         if rid == base:
-                            ax.plot([t], [m / divisor], marker="*", ms=13, color="#ffb000", mec="black",
-                                    mew=0.7, ls="none", zorder=5)
+                            ax.plot(
+                                [t],
+                                [m / divisor],
+                                marker="*",
+                                ms=13,
+                                color="#ffb000",
+                                mec="black",
+                                mew=0.7,
+                                ls="none",
+                                zorder=5,
+                            )
                             any_base = True
-                name = bench[len(experiment) + 1:] if bench.startswith(experiment + "/") else bench
+                name = bench[len(experiment) + 1 :] if bench.startswith(experiment + "/") else bench
                 ax.set_title(wrap(name, 55 if ncols == 2 else 90))
-                ax.set_ylabel(f"{units.metric_label(bs[0].metric, bs[0].unit)} ({shown})"
-                              + (f"; {bs[0].better} is better" if bs[0].better in ("lower", "higher") else ""))
+                ax.set_ylabel(
+                    f"{units.metric_label(bs[0].metric, bs[0].unit)} ({shown})"
+                    + (f"; {bs[0].better} is better" if bs[0].better in ("lower", "higher") else "")
+                )
                 loc = mdates.AutoDateLocator(maxticks=6)
                 ax.xaxis.set_major_locator(loc)
                 ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
@@ -826,19 +969,47 @@ def history_figures(history, this_machine, writer, per_figure=6):
                     ax.set_ylim(lo - pad, hi + pad)
             for idx in range(len(chunk), nrows * ncols):
                 axes[idx // ncols][idx % ncols].set_visible(False)
-            handles = [Line2D([], [], color=mcolour[m], marker="o", ms=3,
-                              label=label(f"machine {m}" + (" (this run's machine)" if m == this_machine else "")))
-                       for m in seen_machines]
+            handles = [
+                Line2D(
+                    [],
+                    [],
+                    color=mcolour[m],
+                    marker="o",
+                    ms=3,
+                    label=label(f"machine {m}" + (" (this run's machine)" if m == this_machine else "")),
+                )
+                for m in seen_machines
+            ]
             handles.append(Line2D([], [], color="grey", marker=".", ls="none", label="one process sample"))
             if any_cp:
                 handles.append(Line2D([], [], color="#d62728", ls="--", label="change point (change of median)"))
             if any_base:
-                handles.append(Line2D([], [], color="#ffb000", marker="*", mec="black", ms=11, ls="none",
-                                      label="this machine's baseline run"))
+                handles.append(
+                    Line2D(
+                        [],
+                        [],
+                        color="#ffb000",
+                        marker="*",
+                        mec="black",
+                        ms=11,
+                        ls="none",
+                        label="this machine's baseline run",
+                    )
+                )
             legend_ax.legend(handles=handles, loc="center", ncols=min(len(handles), 3), frameon=False)
-            part = f" ({start // per_figure + 1} of {math.ceil(len(benches) / per_figure)})" if len(benches) > per_figure else ""
-            fig.suptitle(wrap(f"Is {experiment} getting worse? {unit_text} per run over time{part}", 90),
-                         fontweight="bold")
-            out.append({"experiment": experiment, "benchmarks": chunk,
-                        "files": writer.save(fig, f"history-{experiment}-{start // per_figure + 1}")})
+            part = (
+                f" ({start // per_figure + 1} of {math.ceil(len(benches) / per_figure)})"
+                if len(benches) > per_figure
+                else ""
+            )
+            fig.suptitle(
+                wrap(f"Is {experiment} getting worse? {unit_text} per run over time{part}", 90), fontweight="bold"
+            )
+            out.append(
+                {
+                    "experiment": experiment,
+                    "benchmarks": chunk,
+                    "files": writer.save(fig, f"history-{experiment}-{start // per_figure + 1}"),
+                }
+            )
     return out

@@ -36,8 +36,8 @@ VERDICTS = (HELD, NOT_HELD, INCONCLUSIVE, NOT_RUN, NOT_TESTABLE, RECORDED)
 BETTER = ("lower", "higher")
 
 
-
 # ---- reading and checking -----------------------------------------------------------------------
+
 
 def _refuse_constant(name):
     raise ValueError(f"{name} is not a JSON number; expected a finite number")
@@ -78,13 +78,17 @@ BOOL = (lambda v: isinstance(v, bool), "true or false")
 ARRAY = (lambda v: isinstance(v, list), "an array")
 OBJECT = (lambda v: isinstance(v, dict), "an object")
 NAME_OR_NULL = (lambda v: v is None or _is_name(v), "a non-empty string or null")
-NONNEGATIVE_OR_NULL = (lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
-                                               and math.isfinite(v) and v >= 0), "a finite number >= 0 or null")
+NONNEGATIVE_OR_NULL = (
+    lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0),
+    "a finite number >= 0 or null",
+)
 TEXT_OR_NULL = (lambda v: v is None or _is_text(v), "a string or null")
 TIME_OR_NULL = (lambda v: v is None or _is_time(v), "an ISO 8601 UTC time string or null")
 POSITIVE_OR_NULL = (lambda v: v is None or _is_positive(v), "a finite number > 0 or null")
-NUMBER_OR_NULL = (lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)),
-                  "a finite number or null")
+NUMBER_OR_NULL = (
+    lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)),
+    "a finite number or null",
+)
 REGRESSION_STATES = ("open", "acknowledged", "fixed")
 INSTRUMENTS = ("time", "instructions")
 
@@ -137,8 +141,9 @@ def parse_export(data, source):
         doc = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as err:
         why = "the text ends early (truncated?)" if err.pos >= len(text) else err.msg
-        raise BadInput(f"{source}: not valid JSON at line {err.lineno}, column {err.colno} (byte {err.pos}): "
-                       f"{why}") from None
+        raise BadInput(
+            f"{source}: not valid JSON at line {err.lineno}, column {err.colno} (byte {err.pos}): " f"{why}"
+        ) from None
     except ValueError as err:
         raise BadInput(f"{source}: not valid JSON: {str(err).split(';')[0]}") from None
     except RecursionError:
@@ -159,12 +164,18 @@ def parse_export(data, source):
         last_run = None
         if last is not None:
             last_at = member_path(at, "last_run")
-            last_run = {"run_id": c.field(last, last_at, "run_id", NAME),
-                        "started_at": parse_time(c.field(last, last_at, "started_at", TIME)),
-                        "git_sha": c.field(last, last_at, "git_sha", TEXT)}
-        machines[key] = {"machine_key": key, "machine_kind": c.field(m, at, "machine_kind", TEXT),
-                         "runs": c.field(m, at, "runs", COUNT), "last_run": last_run,
-                         "baseline_run_id": c.field(m, at, "baseline_run_id", NAME_OR_NULL, optional=True)}
+            last_run = {
+                "run_id": c.field(last, last_at, "run_id", NAME),
+                "started_at": parse_time(c.field(last, last_at, "started_at", TIME)),
+                "git_sha": c.field(last, last_at, "git_sha", TEXT),
+            }
+        machines[key] = {
+            "machine_key": key,
+            "machine_kind": c.field(m, at, "machine_kind", TEXT),
+            "runs": c.field(m, at, "runs", COUNT),
+            "last_run": last_run,
+            "baseline_run_id": c.field(m, at, "baseline_run_id", NAME_OR_NULL, optional=True),
+        }
 
     def known_machine(obj, at):
         key = c.field(obj, at, "machine_key", NAME)
@@ -174,48 +185,72 @@ def parse_export(data, source):
 
     series = []
     for at, s in c.objects(doc, "", "series"):
-        entry = {"machine_key": known_machine(s, at), "benchmark": c.field(s, at, "benchmark", NAME),
-                 "metric": c.field(s, at, "metric", TEXT), "unit": c.field(s, at, "unit", TEXT),
-                 "better": c.field(s, at, "better", one_of(BETTER)),
-                 "experiment": c.field(s, at, "experiment", NAME, optional=True) or "", "points": []}
+        entry = {
+            "machine_key": known_machine(s, at),
+            "benchmark": c.field(s, at, "benchmark", NAME),
+            "metric": c.field(s, at, "metric", TEXT),
+            "unit": c.field(s, at, "unit", TEXT),
+            "better": c.field(s, at, "better", one_of(BETTER)),
+            "experiment": c.field(s, at, "experiment", NAME, optional=True) or "",
+            "points": [],
+        }
         for pat, p in c.objects(s, at, "points"):
             values = c.field(p, pat, "values", ARRAY, optional=True) or []
             if not all(map(_is_positive, values)):
                 i = next(i for i, v in enumerate(values) if not _is_positive(v))
                 c.fail(element_path(member_path(pat, "values"), i), f"expected {POSITIVE[1]}, is {describe(values[i])}")
             resolution = c.field(p, pat, "resolution", NONNEGATIVE_OR_NULL, optional=True)
-            entry["points"].append({"resolution": None if resolution is None else float(resolution),
-                                    "run_id": c.field(p, pat, "run_id", NAME),
-                                    "started_at": parse_time(c.field(p, pat, "started_at", TIME)),
-                                    "git_sha": c.field(p, pat, "git_sha", TEXT),
-                                    "median": float(c.field(p, pat, "median", POSITIVE)),
-                                    "samples": c.field(p, pat, "samples", COUNT),
-                                    "values": [float(v) for v in values]})
+            entry["points"].append(
+                {
+                    "resolution": None if resolution is None else float(resolution),
+                    "run_id": c.field(p, pat, "run_id", NAME),
+                    "started_at": parse_time(c.field(p, pat, "started_at", TIME)),
+                    "git_sha": c.field(p, pat, "git_sha", TEXT),
+                    "median": float(c.field(p, pat, "median", POSITIVE)),
+                    "samples": c.field(p, pat, "samples", COUNT),
+                    "values": [float(v) for v in values],
+                }
+            )
         entry["points"].sort(key=lambda p: p["started_at"])
         series.append(entry)
 
     claims = []
     for at, r in c.objects(doc, "", "claims"):
-        entry = {"machine_key": known_machine(r, at), "machine_kind": c.field(r, at, "machine_kind", TEXT),
-                 "run_id": c.field(r, at, "run_id", NAME), "git_sha": c.field(r, at, "git_sha", TEXT), "claims": []}
+        entry = {
+            "machine_key": known_machine(r, at),
+            "machine_kind": c.field(r, at, "machine_kind", TEXT),
+            "run_id": c.field(r, at, "run_id", NAME),
+            "git_sha": c.field(r, at, "git_sha", TEXT),
+            "claims": [],
+        }
         for cat, v in c.objects(r, at, "claims"):
             experiments = c.field(v, cat, "experiments", ARRAY, optional=True) or []
             for i, name in enumerate(experiments):
                 if not isinstance(name, str):
                     c.fail(element_path(member_path(cat, "experiments"), i), f"expected a string, is {describe(name)}")
-            entry["claims"].append({"id": c.field(v, cat, "id", NAME), "claim": c.field(v, cat, "claim", TEXT),
-                                    "verdict": c.field(v, cat, "verdict", one_of(VERDICTS)),
-                                    "detail": c.field(v, cat, "detail", TEXT, optional=True) or "",
-                                    "analogue": bool(c.field(v, cat, "analogue", BOOL, optional=True)),
-                                    "experiments": experiments})
+            entry["claims"].append(
+                {
+                    "id": c.field(v, cat, "id", NAME),
+                    "claim": c.field(v, cat, "claim", TEXT),
+                    "verdict": c.field(v, cat, "verdict", one_of(VERDICTS)),
+                    "detail": c.field(v, cat, "detail", TEXT, optional=True) or "",
+                    "analogue": bool(c.field(v, cat, "analogue", BOOL, optional=True)),
+                    "experiments": experiments,
+                }
+            )
         claims.append(entry)
 
     change_points = []
     for at, p in c.objects(doc, "", "change_points"):
-        change_points.append({"machine_key": known_machine(p, at), "benchmark": c.field(p, at, "benchmark", NAME),
-                              "run_id": c.field(p, at, "run_id", NAME),
-                              "before": float(c.field(p, at, "before", POSITIVE)),
-                              "after": float(c.field(p, at, "after", POSITIVE))})
+        change_points.append(
+            {
+                "machine_key": known_machine(p, at),
+                "benchmark": c.field(p, at, "benchmark", NAME),
+                "run_id": c.field(p, at, "run_id", NAME),
+                "before": float(c.field(p, at, "before", POSITIVE)),
+                "after": float(c.field(p, at, "after", POSITIVE)),
+            }
+        )
     regressions = None  # exports from before regressions were tracked have none
     if "regressions" in doc:
         regressions = [_regression(c, at, g) for at, g in c.objects(doc, "", "regressions")]
@@ -224,27 +259,38 @@ def parse_export(data, source):
 
 def _regression(c, at, g):
     """One regression tracked until fixed (`pairbench regressions`), checked; times parsed."""
+
     def time_or_none(key):
         v = c.field(g, at, key, TIME_OR_NULL)
         return None if v is None else parse_time(v)
-    return {"id": c.field(g, at, "id", COUNT), "machine_key": c.field(g, at, "machine_key", NAME),
-            "benchmark": c.field(g, at, "benchmark", NAME), "instrument": c.field(g, at, "instrument", one_of(INSTRUMENTS)),
-            "metric": c.field(g, at, "metric", TEXT), "unit": c.field(g, at, "unit", TEXT),
-            "better": c.field(g, at, "better", one_of(BETTER)),
-            "state": c.field(g, at, "state", one_of(REGRESSION_STATES)),
-            "last_good_sha": c.field(g, at, "last_good_sha", TEXT), "first_bad_sha": c.field(g, at, "first_bad_sha", TEXT),
-            "culprit_sha": c.field(g, at, "culprit_sha", NAME_OR_NULL),
-            "change": c.field(g, at, "change", NUMBER_OR_NULL), "change_low": c.field(g, at, "change_low", NUMBER_OR_NULL),
-            "change_high": c.field(g, at, "change_high", NUMBER_OR_NULL),
-            "threshold": c.field(g, at, "threshold", POSITIVE),
-            "level_before": c.field(g, at, "level_before", POSITIVE_OR_NULL),
-            "level_after": c.field(g, at, "level_after", POSITIVE_OR_NULL),
-            "first_seen_at": parse_time(c.field(g, at, "first_seen_at", TIME)),
-            "last_seen_at": parse_time(c.field(g, at, "last_seen_at", TIME)),
-            "times_seen": c.field(g, at, "times_seen", COUNT),
-            "acknowledged_at": time_or_none("acknowledged_at"), "ack_reason": c.field(g, at, "ack_reason", TEXT_OR_NULL),
-            "fixed_at": time_or_none("fixed_at"), "fixed_run_id": c.field(g, at, "fixed_run_id", NAME_OR_NULL),
-            "fixed_reason": c.field(g, at, "fixed_reason", TEXT_OR_NULL)}
+
+    return {
+        "id": c.field(g, at, "id", COUNT),
+        "machine_key": c.field(g, at, "machine_key", NAME),
+        "benchmark": c.field(g, at, "benchmark", NAME),
+        "instrument": c.field(g, at, "instrument", one_of(INSTRUMENTS)),
+        "metric": c.field(g, at, "metric", TEXT),
+        "unit": c.field(g, at, "unit", TEXT),
+        "better": c.field(g, at, "better", one_of(BETTER)),
+        "state": c.field(g, at, "state", one_of(REGRESSION_STATES)),
+        "last_good_sha": c.field(g, at, "last_good_sha", TEXT),
+        "first_bad_sha": c.field(g, at, "first_bad_sha", TEXT),
+        "culprit_sha": c.field(g, at, "culprit_sha", NAME_OR_NULL),
+        "change": c.field(g, at, "change", NUMBER_OR_NULL),
+        "change_low": c.field(g, at, "change_low", NUMBER_OR_NULL),
+        "change_high": c.field(g, at, "change_high", NUMBER_OR_NULL),
+        "threshold": c.field(g, at, "threshold", POSITIVE),
+        "level_before": c.field(g, at, "level_before", POSITIVE_OR_NULL),
+        "level_after": c.field(g, at, "level_after", POSITIVE_OR_NULL),
+        "first_seen_at": parse_time(c.field(g, at, "first_seen_at", TIME)),
+        "last_seen_at": parse_time(c.field(g, at, "last_seen_at", TIME)),
+        "times_seen": c.field(g, at, "times_seen", COUNT),
+        "acknowledged_at": time_or_none("acknowledged_at"),
+        "ack_reason": c.field(g, at, "ack_reason", TEXT_OR_NULL),
+        "fixed_at": time_or_none("fixed_at"),
+        "fixed_run_id": c.field(g, at, "fixed_run_id", NAME_OR_NULL),
+        "fixed_reason": c.field(g, at, "fixed_reason", TEXT_OR_NULL),
+    }
 
 
 def load_export(path):
@@ -252,6 +298,7 @@ def load_export(path):
 
 
 # ---- what the page shows ------------------------------------------------------------------------
+
 
 class Fleet:
     def __init__(self, path, generated_at, machines, series, claims, change_points, db="", regressions=None):
@@ -280,8 +327,8 @@ class BenchmarkGroup:
 
     def __init__(self, benchmark, metric, unit, better):
         self.benchmark, self.metric, self.unit, self.better = benchmark, metric, unit, better
-        self.by_machine = {}      # machine_key -> points in time order
-        self.change_points = []   # (machine_key, run_id, before, after)
+        self.by_machine = {}  # machine_key -> points in time order
+        self.change_points = []  # (machine_key, run_id, before, after)
 
     def latest(self):
         return {m: pts[-1]["median"] for m, pts in self.by_machine.items() if pts}
@@ -351,10 +398,12 @@ def claim_matrix(fleet):
 
 # ---- figures ------------------------------------------------------------------------------------
 
+
 def trend_figure(group, fleet, colours, writer):
     """Left: each machine's median per run in the benchmark's unit (log scale when machines differ
     more than 4x); right: the same relative to each machine's first run, with change points."""
     from .figures import PALETTE, label, mdates, plain_log_axis, plt, wrap  # matplotlib only once inputs are good
+
     fig, (ax_abs, ax_rel) = plt.subplots(1, 2, figsize=(11, 3.6), layout="constrained")
     values = [p["median"] for pts in group.by_machine.values() for p in pts]
     divisor, shown = units.scale_for(group.unit, values)
@@ -365,16 +414,30 @@ def trend_figure(group, fleet, colours, writer):
         colour = colours.get(m, PALETTE[0])
         kind = fleet.machines[m]["machine_kind"]
         times = [p["started_at"] for p in pts]
-        ax_abs.plot(times, [p["median"] / divisor for p in pts], color=colour, marker="o", ms=3, lw=1.3,
-                    label=label(f"{m} ({kind})" if kind else m))
+        ax_abs.plot(
+            times,
+            [p["median"] / divisor for p in pts],
+            color=colour,
+            marker="o",
+            ms=3,
+            lw=1.3,
+            label=label(f"{m} ({kind})" if kind else m),
+        )
         t, rel = normalised(pts)
         ax_rel.plot(t, rel, color=colour, marker="o", ms=3, lw=1.3)
         for cm, rid, before, after in group.change_points:
             when = fleet.run_time(cm, rid) if cm == m else None
             if when is not None:
                 ax_rel.axvline(when, color=colour, ls="--", lw=1.0)
-                ax_rel.annotate(f"{(after / before - 1) * 100:+.0f} %", xy=(when, 1), xycoords=("data", "axes fraction"),
-                                xytext=(3, -10), textcoords="offset points", color=colour, fontsize=7.5)
+                ax_rel.annotate(
+                    f"{(after / before - 1) * 100:+.0f} %",
+                    xy=(when, 1),
+                    xycoords=("data", "axes fraction"),
+                    xytext=(3, -10),
+                    textcoords="offset points",
+                    color=colour,
+                    fontsize=7.5,
+                )
     if values and max(values) / min(values) > 4:
         ax_abs.set_yscale("log")
         plain_log_axis(ax_abs.yaxis, min(values) / divisor, max(values) / divisor)
@@ -415,29 +478,40 @@ def _fmt_time(t):
 
 def render(outdir, fleet, drawn, listed, figures, index_href="index.html"):
     from . import page as pg
+
     e = pg.e
     p = pg.Page(outdir)
     order = fleet.machine_order()
-    p.add("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-          f"<title>pairbench across machines</title><style>{pg.CSS}{FLEET_CSS}</style></head><body>")
+    p.add(
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>pairbench across machines</title><style>{pg.CSS}{FLEET_CSS}</style></head><body>"
+    )
     p.add("<header><h1>pairbench across machines</h1>")
-    p.add(f'<p class="meta">History export <code>{e(os.path.basename(fleet.path))}</code> · generated '
-          f'{e(_fmt_time(fleet.generated_at))} UTC · {len(fleet.machines)} machine(s) of {len(fleet.kinds())} kind(s) · '
-          f'<a href="{e(index_href)}">this run\'s report</a></p></header>')
-    p.add('<nav><b>Contents</b><ul><li><a href="#machines">Machines</a></li><li><a href="#fleet-claims">Claims per '
-          'machine kind</a></li><li><a href="#trends">Trends per machine</a></li>'
-          '<li><a href="#change-points">Change points</a></li></ul></nav>')
+    p.add(
+        f'<p class="meta">History export <code>{e(os.path.basename(fleet.path))}</code> · generated '
+        f"{e(_fmt_time(fleet.generated_at))} UTC · {len(fleet.machines)} machine(s) of {len(fleet.kinds())} kind(s) · "
+        f'<a href="{e(index_href)}">this run\'s report</a></p></header>'
+    )
+    p.add(
+        '<nav><b>Contents</b><ul><li><a href="#machines">Machines</a></li><li><a href="#fleet-claims">Claims per '
+        'machine kind</a></li><li><a href="#trends">Trends per machine</a></li>'
+        '<li><a href="#change-points">Change points</a></li></ul></nav>'
+    )
 
-    p.add('<section id="machines"><h2>Machines</h2><div class="table-wrap"><table><thead><tr><th>machine key</th>'
-          '<th>kind</th><th>runs</th><th>last run</th><th>commit</th></tr></thead><tbody>')
+    p.add(
+        '<section id="machines"><h2>Machines</h2><div class="table-wrap"><table><thead><tr><th>machine key</th>'
+        "<th>kind</th><th>runs</th><th>last run</th><th>commit</th></tr></thead><tbody>"
+    )
     for m in order:
         info = fleet.machines[m]
         last = info["last_run"]
         when = f'{e(_fmt_time(last["started_at"]))} <span class="why">run {e(last["run_id"])}</span>' if last else "–"
         sha = f'<code>{e(last["git_sha"][:12])}</code>' if last and last["git_sha"] else "–"
-        p.add(f'<tr id="{pg.anchor("machine", m)}"><td class="mono">{e(m)}</td><td>{e(info["machine_kind"] or "?")}</td>'
-              f'<td class="num">{info["runs"]}</td><td>{when}</td><td>{sha}</td></tr>')
+        p.add(
+            f'<tr id="{pg.anchor("machine", m)}"><td class="mono">{e(m)}</td><td>{e(info["machine_kind"] or "?")}</td>'
+            f'<td class="num">{info["runs"]}</td><td>{when}</td><td>{sha}</td></tr>'
+        )
     p.add("</tbody></table></div></section>")
 
     rows, kinds = claim_matrix(fleet)
@@ -446,84 +520,112 @@ def render(outdir, fleet, drawn, listed, figures, index_href="index.html"):
         p.add("<p>No run in the export recorded claim verdicts (run files from before verdicts were stored).</p>")
     else:
         differs = sum(1 for r in rows if r["differs"])
-        p.add(f"<p>Each machine's latest run with verdicts. {differs} of {len(rows)} claim(s) get different "
-              "verdicts on different machines (marked at the left edge). Hover a verdict for why; "
-              "<b>CPU analogue</b>: a CPU experiment standing in for a GPU claim.</p>")
-        p.add('<div class="table-wrap"><table class="fleet-claims"><thead><tr><th>claim</th>'
-              + "".join(f"<th>{e(k or '?')}</th>" for k in kinds) + "</tr></thead><tbody>")
+        p.add(
+            f"<p>Each machine's latest run with verdicts. {differs} of {len(rows)} claim(s) get different "
+            "verdicts on different machines (marked at the left edge). Hover a verdict for why; "
+            "<b>CPU analogue</b>: a CPU experiment standing in for a GPU claim.</p>"
+        )
+        p.add(
+            '<div class="table-wrap"><table class="fleet-claims"><thead><tr><th>claim</th>'
+            + "".join(f"<th>{e(k or '?')}</th>" for k in kinds)
+            + "</tr></thead><tbody>"
+        )
         for r in rows:
             cells = []
             for k in kinds:
                 entries = r["cells"].get(k, [])
                 if not entries:
-                    cells.append('<td class="cell"><span class="why" title="no run of this kind recorded '
-                                 'this claim">–</span></td>')
+                    cells.append(
+                        '<td class="cell"><span class="why" title="no run of this kind recorded '
+                        'this claim">–</span></td>'
+                    )
                     continue
                 parts = []
                 for machine, v, run in entries:
                     title = f"{machine}, run {run['run_id']} (git {run['git_sha'][:12]}): {v['detail'] or v['verdict']}"
                     analogue = " <span class='why'>(CPU analogue)</span>" if v["analogue"] else ""
                     key = f'<span class="key mono">{e(machine)}</span>' if len(entries) > 1 else ""
-                    parts.append(f'<span class="verdict {pg.VERDICT_CLASS.get(v["verdict"], "v-not-run-here")}" '
-                                 f'title="{e(title)}">{e(v["verdict"])}</span>{analogue}{key}')
+                    parts.append(
+                        f'<span class="verdict {pg.VERDICT_CLASS.get(v["verdict"], "v-not-run-here")}" '
+                        f'title="{e(title)}">{e(v["verdict"])}</span>{analogue}{key}'
+                    )
                 cells.append(f'<td class="cell">{"<br>".join(parts)}</td>')
-            p.add(f'<tr id="{pg.anchor("fleet-claim", r["id"])}" class="{"differs" if r["differs"] else ""}">'
-                  f'<td><b>{e(r["id"])}</b> {e(r["claim"])}</td>{"".join(cells)}</tr>')
+            p.add(
+                f'<tr id="{pg.anchor("fleet-claim", r["id"])}" class="{"differs" if r["differs"] else ""}">'
+                f'<td><b>{e(r["id"])}</b> {e(r["claim"])}</td>{"".join(cells)}</tr>'
+            )
         p.add("</tbody></table></div>")
     p.add("</section>")
 
     p.add('<section id="trends"><h2>Trends per machine</h2>')
     total = len(drawn) + len(listed)
-    p.add(f"<p>{total} benchmark(s) in the export. Drawn: {len(drawn)}, those that decide most (at most "
-          f"{MAX_FIGURES}): every benchmark with a change point on some machine, then those whose latest medians "
-          f"differ between machines by {(MIN_SPREAD - 1) * 100:.0f} % or more, most first. Left: each machine's "
-          "median per run in the benchmark's unit; right: relative to that machine's first run, so machines of "
-          "different speed share one scale.</p>")
+    p.add(
+        f"<p>{total} benchmark(s) in the export. Drawn: {len(drawn)}, those that decide most (at most "
+        f"{MAX_FIGURES}): every benchmark with a change point on some machine, then those whose latest medians "
+        f"differ between machines by {(MIN_SPREAD - 1) * 100:.0f} % or more, most first. Left: each machine's "
+        "median per run in the benchmark's unit; right: relative to that machine's first run, so machines of "
+        "different speed share one scale.</p>"
+    )
     if not drawn:
         p.add("<p>No benchmark has a change point or differs that much between machines.</p>")
     for g, files in zip(drawn, figures):
         latest = g.latest()
         text = "; ".join(f"{m}: {units.format_value(latest[m], g.unit)}" for m in order if m in latest)
         p.add(f'<div id="{pg.anchor("bench", g.benchmark)}"></div>')
-        p.figure(files, f"trend of {g.benchmark} per machine",
-                 f"<code>{e(g.benchmark)}</code>: latest {e(text)}; spread {g.spread():.2f}×"
-                 + (f", {len(g.change_points)} change point(s)" if g.change_points else "") + ".")
+        p.figure(
+            files,
+            f"trend of {g.benchmark} per machine",
+            f"<code>{e(g.benchmark)}</code>: latest {e(text)}; spread {g.spread():.2f}×"
+            + (f", {len(g.change_points)} change point(s)" if g.change_points else "")
+            + ".",
+        )
     if listed:
-        p.add(f'<h3>The other {len(listed)} benchmark(s)</h3><div class="table-wrap"><table><thead><tr>'
-              '<th>benchmark</th><th>machines</th><th>spread of latest medians</th><th>change points</th></tr>'
-              '</thead><tbody>')
+        p.add(
+            f'<h3>The other {len(listed)} benchmark(s)</h3><div class="table-wrap"><table><thead><tr>'
+            "<th>benchmark</th><th>machines</th><th>spread of latest medians</th><th>change points</th></tr>"
+            "</thead><tbody>"
+        )
         for g in listed:
-            p.add(f'<tr><td class="mono">{e(g.benchmark)}</td><td class="num">{len(g.by_machine)}</td>'
-                  f'<td class="num">{g.spread():.2f}×</td><td class="num">{len(g.change_points)}</td></tr>')
+            p.add(
+                f'<tr><td class="mono">{e(g.benchmark)}</td><td class="num">{len(g.by_machine)}</td>'
+                f'<td class="num">{g.spread():.2f}×</td><td class="num">{len(g.change_points)}</td></tr>'
+            )
         p.add("</tbody></table></div>")
     p.add("</section>")
 
     p.add('<section id="change-points"><h2>Change points</h2>')
     if fleet.change_points:
-        p.add('<div class="table-wrap"><table><thead><tr><th>machine</th><th>benchmark</th><th>run (time)</th>'
-              '<th>before</th><th>after</th><th>change</th></tr></thead><tbody>')
+        p.add(
+            '<div class="table-wrap"><table><thead><tr><th>machine</th><th>benchmark</th><th>run (time)</th>'
+            "<th>before</th><th>after</th><th>change</th></tr></thead><tbody>"
+        )
         units_of = {(s["benchmark"], s["machine_key"]): s["unit"] for s in fleet.series}
         for cp in sorted(fleet.change_points, key=lambda c: (c["machine_key"], c["benchmark"], c["run_id"])):
             unit = units_of.get((cp["benchmark"], cp["machine_key"]), "")
             when = fleet.run_time(cp["machine_key"], cp["run_id"])
-            p.add(f'<tr><td class="mono">{e(cp["machine_key"])}</td><td class="mono">{e(cp["benchmark"])}</td>'
-                  f'<td>{e(cp["run_id"])} <span class="why">{e(_fmt_time(when))}</span></td>'
-                  f'<td class="num">{e(units.format_value(cp["before"], unit))}</td>'
-                  f'<td class="num">{e(units.format_value(cp["after"], unit))}</td>'
-                  f'<td class="num">{(cp["after"] / cp["before"] - 1) * 100:+.1f} %</td></tr>')
+            p.add(
+                f'<tr><td class="mono">{e(cp["machine_key"])}</td><td class="mono">{e(cp["benchmark"])}</td>'
+                f'<td>{e(cp["run_id"])} <span class="why">{e(_fmt_time(when))}</span></td>'
+                f'<td class="num">{e(units.format_value(cp["before"], unit))}</td>'
+                f'<td class="num">{e(units.format_value(cp["after"], unit))}</td>'
+                f'<td class="num">{(cp["after"] / cp["before"] - 1) * 100:+.1f} %</td></tr>'
+            )
         p.add("</tbody></table></div>")
     else:
         p.add("<p>No change points in the export.</p>")
     p.add("</section>")
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    p.add(f"<footer>Written by <code>plots/report.py --fleet</code> at {e(now)} from "
-          f"<code>{e(os.path.basename(fleet.path))}</code>.</footer></body></html>\n")
+    p.add(
+        f"<footer>Written by <code>plots/report.py --fleet</code> at {e(now)} from "
+        f"<code>{e(os.path.basename(fleet.path))}</code>.</footer></body></html>\n"
+    )
     return "".join(p.parts)
 
 
 def write(outdir, fleet, writer):
     """Draws the figures and writes fleet.html atomically; returns its summary for index.html."""
     from .figures import PALETTE
+
     colours = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(fleet.machine_order())}
     drawn, listed = select(benchmark_groups(fleet))
     figures = [trend_figure(g, fleet, colours, writer) for g in drawn]

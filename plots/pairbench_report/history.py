@@ -28,8 +28,8 @@ class Series:
     def __init__(self, benchmark, experiment, machine_key, unit, metric, better):
         self.benchmark, self.experiment, self.machine_key = benchmark, experiment, machine_key
         self.unit, self.metric, self.better = unit, metric, better
-        self.runs = []     # (run_id, started_at, [values]) in time order; no values in older exports
-        self.points = []   # (run_id, started_at, median), the same runs
+        self.runs = []  # (run_id, started_at, [values]) in time order; no values in older exports
+        self.points = []  # (run_id, started_at, median), the same runs
         self.resolutions = []  # (started_at, resolution): what a gate of that run was gated at (>= 3 runs)
 
     def medians(self):
@@ -43,28 +43,43 @@ class History:
         self.label = os.path.basename(export.db) if export.db and "://" not in export.db else export.db
         self.label = self.label or os.path.basename(export.path)
         self.run_count = sum(m["runs"] for m in export.machines.values())
-        self.runs = {}     # run_id -> {"id", "started_at", "git_sha", "machine_key"}: the exported runs
-        self.series = {}   # (benchmark, machine_key) -> Series
+        self.runs = {}  # run_id -> {"id", "started_at", "git_sha", "machine_key"}: the exported runs
+        self.series = {}  # (benchmark, machine_key) -> Series
         for s in export.series:
             key = (s["benchmark"], s["machine_key"])
             series = self.series.get(key)
             if series is None:
-                series = self.series[key] = Series(s["benchmark"], s["experiment"] or experiment_of(s["benchmark"]),
-                                                   s["machine_key"], s["unit"], s["metric"], s["better"])
+                series = self.series[key] = Series(
+                    s["benchmark"],
+                    s["experiment"] or experiment_of(s["benchmark"]),
+                    s["machine_key"],
+                    s["unit"],
+                    s["metric"],
+                    s["better"],
+                )
             for p in s["points"]:
-                self.runs.setdefault(p["run_id"], {"id": p["run_id"], "started_at": p["started_at"],
-                                                   "git_sha": p["git_sha"], "machine_key": s["machine_key"]})
+                self.runs.setdefault(
+                    p["run_id"],
+                    {
+                        "id": p["run_id"],
+                        "started_at": p["started_at"],
+                        "git_sha": p["git_sha"],
+                        "machine_key": s["machine_key"],
+                    },
+                )
                 series.runs.append((p["run_id"], p["started_at"], p["values"]))
                 series.points.append((p["run_id"], p["started_at"], p["median"]))
                 if p.get("resolution") is not None:
                     series.resolutions.append((p["started_at"], p["resolution"]))
-        self.baselines = {m: info["baseline_run_id"] for m, info in export.machines.items()
-                          if info["baseline_run_id"] is not None}
+        self.baselines = {
+            m: info["baseline_run_id"] for m, info in export.machines.items() if info["baseline_run_id"] is not None
+        }
         self.change_points = {}  # (benchmark, machine_key) -> [(run_id, before, after)]
         for c in export.change_points:
             if c["run_id"] in self.runs:
                 self.change_points.setdefault((c["benchmark"], c["machine_key"]), []).append(
-                    (c["run_id"], c["before"], c["after"]))
+                    (c["run_id"], c["before"], c["after"])
+                )
         self._machines = sorted(export.machines)
         self.regressions = export.regressions  # None where the export predates them
 

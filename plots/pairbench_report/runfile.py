@@ -20,8 +20,9 @@ import sys
 from .errors import BadInput
 
 ROLES = ("baseline", "treatment", "limit")
-SCHEMA_PATH = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results",
-                                            "schema", "run-file.schema.json"))
+SCHEMA_PATH = os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results", "schema", "run-file.schema.json")
+)
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_]+")
 _LARGEST_DOUBLE = sys.float_info.max
 _schema_cache = {}
@@ -33,8 +34,9 @@ def _schema():
         try:
             import jsonschema
         except ImportError:
-            raise BadInput("python3-jsonschema is not installed (ci/setup-deps.sh installs it): "
-                           "run files cannot be checked") from None
+            raise BadInput(
+                "python3-jsonschema is not installed (ci/setup-deps.sh installs it): " "run files cannot be checked"
+            ) from None
         try:
             with open(SCHEMA_PATH, encoding="utf-8") as f:
                 schema = json.load(f)
@@ -47,6 +49,7 @@ def _schema():
 
 
 # ---- wording shared with harness/store/json_schema.cpp ----------------------------------------------
+
 
 def quoted(text, max_chars):
     """JSON-quoted (control characters escaped), cut after max_chars with '...' inside the quotes."""
@@ -88,8 +91,15 @@ def describe(value):
 
 
 def _type_text(types):
-    words = {"object": "an object", "array": "an array", "integer": "an integer", "boolean": "true or false",
-             "null": "null", "string": "a string", "number": "a number"}
+    words = {
+        "object": "an object",
+        "array": "an array",
+        "integer": "an integer",
+        "boolean": "true or false",
+        "null": "null",
+        "string": "a string",
+        "number": "a number",
+    }
     return " or ".join(words[t] for t in ([types] if isinstance(types, str) else types))
 
 
@@ -116,8 +126,13 @@ def _expected(error):
 
 # ---- reading ------------------------------------------------------------------------------------
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def _check_regular(path, st, max_bytes, what):
@@ -194,8 +209,9 @@ def _first_defect(doc, max_depth):
         value, path, depth = stack.pop()
         if isinstance(value, (dict, list)):
             if depth + 1 > max_depth:
-                return None, (f"expected JSON nested at most {max_depth} levels deep (a run file needs 10), "
-                              "is nested deeper")
+                return None, (
+                    f"expected JSON nested at most {max_depth} levels deep (a run file needs 10), " "is nested deeper"
+                )
             if isinstance(value, dict):
                 children = []
                 for key, member in value.items():
@@ -211,8 +227,12 @@ def _first_defect(doc, max_depth):
         elif isinstance(value, str):
             if _is_broken_text(value):
                 return path, "not valid JSON: a \\u escape that is half of a UTF-16 surrogate pair"
-        elif non_finite is None and not isinstance(value, bool) and isinstance(value, (int, float)) and (
-                abs(value) > _LARGEST_DOUBLE or not math.isfinite(value)):
+        elif (
+            non_finite is None
+            and not isinstance(value, bool)
+            and isinstance(value, (int, float))
+            and (abs(value) > _LARGEST_DOUBLE or not math.isfinite(value))
+        ):
             # Python reads 1e999 as infinity and keeps 400-digit integers; nlohmann refuses both.
             non_finite = (path, "expected a finite number, is a number too large for a double")
     return non_finite
@@ -232,18 +252,26 @@ def _check_references(doc, fail):
     experiment_at = {}
     for i, e in enumerate(pb["experiments"]):
         if e["name"] in experiment_at:
-            fail(f"pairbench.experiments[{i}].name", f"expected a name no other experiment has, is "
-                 f"{describe(e['name'])} (also pairbench.experiments[{experiment_at[e['name']]}].name)")
+            fail(
+                f"pairbench.experiments[{i}].name",
+                f"expected a name no other experiment has, is "
+                f"{describe(e['name'])} (also pairbench.experiments[{experiment_at[e['name']]}].name)",
+            )
         experiment_at[e["name"]] = i
     for where, entries in (("benchmarks", doc["benchmarks"]), ("pairbench.instructions", pb.get("instructions", []))):
         for i, b in enumerate(entries):
             at = element_path(where, i)
             if b["experiment"] not in experiment_at:
-                fail(at + ".experiment", f"expected one of pairbench.experiments[].name, is {describe(b['experiment'])}")
+                fail(
+                    at + ".experiment", f"expected one of pairbench.experiments[].name, is {describe(b['experiment'])}"
+                )
             prefix = f"{b['experiment']}/{b['arm']}"
             if b["name"] != prefix and not b["name"].startswith(prefix + "/"):
-                fail(at + ".name", f"expected a name starting with {quoted(prefix, 100)} (its experiment/arm), is "
-                     f"{describe(b['name'])}")
+                fail(
+                    at + ".name",
+                    f"expected a name starting with {quoted(prefix, 100)} (its experiment/arm), is "
+                    f"{describe(b['name'])}",
+                )
 
 
 def parse_run_file(data, source):
@@ -272,8 +300,10 @@ def parse_run_file(data, source):
     except ValueError as e:  # an integer of more digits than Python converts (4300); the harness reads it as infinite
         raise BadInput(f"{source}: not valid JSON: {str(e).split(';')[0]}") from None
     except RecursionError:
-        raise BadInput(f"{source}: expected JSON nested at most {limits['max_depth']} levels deep (a run file needs "
-                       "10), is nested deeper") from None
+        raise BadInput(
+            f"{source}: expected JSON nested at most {limits['max_depth']} levels deep (a run file needs "
+            "10), is nested deeper"
+        ) from None
     defect = _first_defect(doc, limits["max_depth"])
     if defect:
         path, problem = defect
@@ -286,8 +316,10 @@ def parse_run_file(data, source):
         if error.validator == "required":
             missing = next(name for name in error.validator_value if name not in error.instance)
             fail(path_text(steps + [missing]), "missing" + _benchmark_named_at(doc, steps + [missing]))
-        fail(path_text(steps), f"expected {_expected(error)}, is {describe(error.instance)}"
-                               f"{_benchmark_named_at(doc, steps)}")
+        fail(
+            path_text(steps),
+            f"expected {_expected(error)}, is {describe(error.instance)}" f"{_benchmark_named_at(doc, steps)}",
+        )
     _check_references(doc, fail)
     return doc
 
@@ -356,10 +388,19 @@ def _figure(f):
     if not isinstance(f, dict):
         return None
     values = f.get("arm_values", {})
-    return {"kind": _text(f, "kind", "metric"), "x_axis": _text(f, "x_axis"), "x_scale": _text(f, "x_scale", "auto"),
-            "y_scale": _text(f, "y_scale", "auto"), "counter": _text(f, "counter"), "arm_axis": _text(f, "arm_axis"),
-            "arm_values": {str(k): float(v) for k, v in values.items()
-                           if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}}
+    return {
+        "kind": _text(f, "kind", "metric"),
+        "x_axis": _text(f, "x_axis"),
+        "x_scale": _text(f, "x_scale", "auto"),
+        "y_scale": _text(f, "y_scale", "auto"),
+        "counter": _text(f, "counter"),
+        "arm_axis": _text(f, "arm_axis"),
+        "arm_values": {
+            str(k): float(v)
+            for k, v in values.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        },
+    }
 
 
 class RunFile:
@@ -381,9 +422,16 @@ class RunFile:
         env["warnings"] = list(env.get("warnings", []))
         self.environment = env
         self.experiments = [self._experiment(e) for e in pb.get("experiments", [])]
-        self.not_run = [{"name": _text(n, "name"), "experiment": _text(n, "experiment"), "arm": _text(n, "arm"),
-                         "verification": _text(n, "verification"), "reason": _text(n, "reason")}
-                        for n in pb.get("not_run", [])]
+        self.not_run = [
+            {
+                "name": _text(n, "name"),
+                "experiment": _text(n, "experiment"),
+                "arm": _text(n, "arm"),
+                "verification": _text(n, "verification"),
+                "reason": _text(n, "reason"),
+            }
+            for n in pb.get("not_run", [])
+        ]
         self.samples = {}  # benchmark name -> list of benchmarks[] entries (one per process)
         for b in doc.get("benchmarks", []):
             self.samples.setdefault(b["name"], []).append(b)
@@ -420,8 +468,12 @@ class RunFile:
 
     @staticmethod
     def _point(p, exp):
-        point = {"params": {str(k): _text(p["params"], k) for k in p.get("params", {})},
-                 "arms": [], "ratios": [], "targets": []}
+        point = {
+            "params": {str(k): _text(p["params"], k) for k in p.get("params", {})},
+            "arms": [],
+            "ratios": [],
+            "targets": [],
+        }
         for a in p.get("arms", []):
             arm = {
                 "arm": a["arm"],
@@ -438,14 +490,20 @@ class RunFile:
                 "percent_of_limit": _number(a, "percent_of_limit"),
                 "limit": None,
                 "synthetic": bool(a.get("synthetic", False)),
-                "secondary": {str(name): {"unit": _text(m, "unit"), "better": _text(m, "better"),
-                                          "median": _number(m, "median")}
-                              for name, m in a.get("secondary", {}).items() if isinstance(m, dict)},
+                "secondary": {
+                    str(name): {"unit": _text(m, "unit"), "better": _text(m, "better"), "median": _number(m, "median")}
+                    for name, m in a.get("secondary", {}).items()
+                    if isinstance(m, dict)
+                },
             }
             lim = a.get("limit")
             if lim is not None and _number(lim, "median") is not None:
-                arm["limit"] = {"benchmark": _text(lim, "benchmark"), "median": _number(lim, "median"),
-                                "counter": _text(lim, "counter"), "best_of": _number(lim, "best_of")}
+                arm["limit"] = {
+                    "benchmark": _text(lim, "benchmark"),
+                    "median": _number(lim, "median"),
+                    "counter": _text(lim, "counter"),
+                    "best_of": _number(lim, "best_of"),
+                }
             arm["limit_defect"] = limit_defect(a, arm)
             point["arms"].append(arm)
         for r in p.get("ratios", []):
@@ -460,9 +518,15 @@ class RunFile:
             if ratio["ratio"] is not None and ratio["ratio"] > 0:
                 point["ratios"].append(ratio)
         for t in p.get("targets", []):
-            point["targets"].append({
-                "arm": _text(t, "arm"), "text": _text(t, "text"), "bound": _number(t, "bound"),
-                "median": _number(t, "median"), "met": t.get("met")})
+            point["targets"].append(
+                {
+                    "arm": _text(t, "arm"),
+                    "text": _text(t, "text"),
+                    "bound": _number(t, "bound"),
+                    "median": _number(t, "median"),
+                    "met": t.get("met"),
+                }
+            )
         return point
 
     # ---- derived views -------------------------------------------------------------------

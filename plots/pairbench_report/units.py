@@ -4,7 +4,7 @@ import math
 
 _TIME_SCALES = [("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)]  # value in ns per unit
 _DECIMAL = [("", 1.0), ("k", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12), ("P", 1e15)]
-_BINARY = [("B", 1.0), ("KiB", 2.0 ** 10), ("MiB", 2.0 ** 20), ("GiB", 2.0 ** 30), ("TiB", 2.0 ** 40)]
+_BINARY = [("B", 1.0), ("KiB", 2.0**10), ("MiB", 2.0**20), ("GiB", 2.0**30), ("TiB", 2.0**40)]
 
 _TIME_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -50,7 +50,7 @@ def format_value(value, unit, digits=3):
 def _g(x, digits):
     if x == 0:
         return "0"
-    if abs(x) >= 10 ** digits:
+    if abs(x) >= 10**digits:
         return f"{x:,.0f}"
     return f"{x:.{digits}g}"
 

@@ -26,12 +26,12 @@ TEST(RateCounters, KnownWorkAndTimeGiveExactRates) {
   const Work work{.bytes = 1000, .flop = 50, .elements = 10, .ops = 4, .per_second = {{"rows", 3}, {"pixels", 0.5}}};
   const auto c = rate_counters(work, /*iterations=*/5, /*seconds=*/2);
   EXPECT_EQ(c.size(), 6u);
-  EXPECT_DOUBLE_EQ(c.at("bytes_per_second"), 2500);    // 1000 B x 5 / 2 s
-  EXPECT_DOUBLE_EQ(c.at("flop_per_second"), 125);      // 50 x 5 / 2
-  EXPECT_DOUBLE_EQ(c.at("elements_per_second"), 25);   // 10 x 5 / 2
-  EXPECT_DOUBLE_EQ(c.at("ns_per_op"), 1e8);            // 2e9 ns / (4 x 5) ops
-  EXPECT_DOUBLE_EQ(c.at("rows_per_second"), 7.5);      // 3 x 5 / 2
-  EXPECT_DOUBLE_EQ(c.at("pixels_per_second"), 1.25);   // 0.5 x 5 / 2
+  EXPECT_DOUBLE_EQ(c.at("bytes_per_second"), 2500);   // 1000 B x 5 / 2 s
+  EXPECT_DOUBLE_EQ(c.at("flop_per_second"), 125);     // 50 x 5 / 2
+  EXPECT_DOUBLE_EQ(c.at("elements_per_second"), 25);  // 10 x 5 / 2
+  EXPECT_DOUBLE_EQ(c.at("ns_per_op"), 1e8);           // 2e9 ns / (4 x 5) ops
+  EXPECT_DOUBLE_EQ(c.at("rows_per_second"), 7.5);     // 3 x 5 / 2
+  EXPECT_DOUBLE_EQ(c.at("pixels_per_second"), 1.25);  // 0.5 x 5 / 2
 }
 
 TEST(RateCounters, UndeclaredWorkReportsNoCounter) {
@@ -109,17 +109,20 @@ TEST(Exec, OwnsTheLoopAndDerivesRatesFromTheRecordedTime) {
   configure_timed_regions(InstructionCounter::kNone, /*batches=*/3);
   int before = 0, bodies = 0, after = 0;
   std::vector<int> order;
-  benchmark::RegisterBenchmark("exec_test/host", [&](benchmark::State& state) {
-    forget_declared_timing();
-    reset_timed_regions(state.max_iterations);
-    exec(
-        state, Work{.bytes = 4096, .ops = 2}, [&] { ++before, order.push_back(0); },
-        [&] {
-          ++bodies, order.push_back(1);
-          benchmark::DoNotOptimize(injected_work_loop(1000));
-        },
-        [&] { ++after, order.push_back(2); });
-  })->UseManualTime()->Iterations(kIterations);
+  benchmark::RegisterBenchmark("exec_test/host",
+                               [&](benchmark::State& state) {
+                                 forget_declared_timing();
+                                 reset_timed_regions(state.max_iterations);
+                                 exec(
+                                     state, Work{.bytes = 4096, .ops = 2}, [&] { ++before, order.push_back(0); },
+                                     [&] {
+                                       ++bodies, order.push_back(1);
+                                       benchmark::DoNotOptimize(injected_work_loop(1000));
+                                     },
+                                     [&] { ++after, order.push_back(2); });
+                               })
+      ->UseManualTime()
+      ->Iterations(kIterations);
   const auto runs = run_one("exec_test/host");
   ASSERT_EQ(runs.size(), 1u);
   const auto& run = runs[0];
@@ -152,14 +155,18 @@ TEST(Exec, OwnsTheLoopAndDerivesRatesFromTheRecordedTime) {
 TEST(Exec, TheRecordSplitsTheBenchmarksSpanIntoSetUpLoopAndAfter) {
   configure_timed_regions(InstructionCounter::kNone, /*batches=*/1);
   std::chrono::steady_clock::time_point began;
-  benchmark::RegisterBenchmark("exec_test/parts", [&](benchmark::State& state) {
-    began = std::chrono::steady_clock::now();
-    forget_declared_timing();
-    reset_timed_regions(state.max_iterations);
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the set-up
-    exec(state, Work{.ops = 1}, [] { benchmark::DoNotOptimize(injected_work_loop(1000)); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the check after timing
-  })->UseManualTime()->Iterations(3);
+  benchmark::RegisterBenchmark("exec_test/parts",
+                               [&](benchmark::State& state) {
+                                 began = std::chrono::steady_clock::now();
+                                 forget_declared_timing();
+                                 reset_timed_regions(state.max_iterations);
+                                 std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the set-up
+                                 exec(state, Work{.ops = 1},
+                                      [] { benchmark::DoNotOptimize(injected_work_loop(1000)); });
+                                 std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the check after timing
+                               })
+      ->UseManualTime()
+      ->Iterations(3);
   const auto runs = run_one("exec_test/parts");
   ASSERT_EQ(runs.size(), 1u);
   ASSERT_FALSE(runs[0].error_occurred) << runs[0].error_message;
@@ -174,27 +181,34 @@ TEST(Exec, TheRecordSplitsTheBenchmarksSpanIntoSetUpLoopAndAfter) {
 
 TEST(Exec, RefusesAClockTheExperimentDoesNotDeclare) {
   int bodies = 0;
-  benchmark::RegisterBenchmark("exec_test/host_under_events", [&](benchmark::State& state) {
-    reset_timed_regions(state.max_iterations);
-    declare_timing(Timing::kCudaEvents);
-    exec(state, Work{.ops = 1}, [&] { ++bodies; });
-    forget_declared_timing();
-  })->UseManualTime()->Iterations(3);
+  benchmark::RegisterBenchmark("exec_test/host_under_events",
+                               [&](benchmark::State& state) {
+                                 reset_timed_regions(state.max_iterations);
+                                 declare_timing(Timing::kCudaEvents);
+                                 exec(state, Work{.ops = 1}, [&] { ++bodies; });
+                                 forget_declared_timing();
+                               })
+      ->UseManualTime()
+      ->Iterations(3);
   const auto runs = run_one("exec_test/host_under_events");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_TRUE(runs[0].error_occurred);
-  EXPECT_EQ(runs[0].error_message, "failed: the arm timed with wall_clock but its experiment declares cuda_events at this point");
+  EXPECT_EQ(runs[0].error_message,
+            "failed: the arm timed with wall_clock but its experiment declares cuda_events at this point");
   EXPECT_EQ(bodies, 0);
 }
 
 TEST(Exec, RunsWhereTheDeclarationMatches) {
   int bodies = 0;
-  benchmark::RegisterBenchmark("exec_test/host_under_wall_clock", [&](benchmark::State& state) {
-    reset_timed_regions(state.max_iterations);
-    declare_timing(Timing::kWallClock);
-    exec(state, Work{.ops = 1}, [&] { ++bodies; });
-    forget_declared_timing();
-  })->UseManualTime()->Iterations(4);
+  benchmark::RegisterBenchmark("exec_test/host_under_wall_clock",
+                               [&](benchmark::State& state) {
+                                 reset_timed_regions(state.max_iterations);
+                                 declare_timing(Timing::kWallClock);
+                                 exec(state, Work{.ops = 1}, [&] { ++bodies; });
+                                 forget_declared_timing();
+                               })
+      ->UseManualTime()
+      ->Iterations(4);
   const auto runs = run_one("exec_test/host_under_wall_clock");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_FALSE(runs[0].error_occurred) << runs[0].error_message;
@@ -203,16 +217,20 @@ TEST(Exec, RunsWhereTheDeclarationMatches) {
 
 TEST(ExecCuda, RefusesCudaEventsInAWallClockExperimentBeforeAnyCudaCall) {
   int enqueued = 0;
-  benchmark::RegisterBenchmark("exec_test/events_under_wall_clock", [&](benchmark::State& state) {
-    reset_timed_regions(state.max_iterations);
-    declare_timing(Timing::kWallClock);
-    exec_cuda(state, Work{.bytes = 1}, kernels::cuda::StreamRef{}, [&] { ++enqueued; });
-    forget_declared_timing();
-  })->UseManualTime()->Iterations(2);
+  benchmark::RegisterBenchmark("exec_test/events_under_wall_clock",
+                               [&](benchmark::State& state) {
+                                 reset_timed_regions(state.max_iterations);
+                                 declare_timing(Timing::kWallClock);
+                                 exec_cuda(state, Work{.bytes = 1}, kernels::cuda::StreamRef{}, [&] { ++enqueued; });
+                                 forget_declared_timing();
+                               })
+      ->UseManualTime()
+      ->Iterations(2);
   const auto runs = run_one("exec_test/events_under_wall_clock");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_TRUE(runs[0].error_occurred);
-  EXPECT_EQ(runs[0].error_message, "failed: the arm timed with cuda_events but its experiment declares wall_clock at this point");
+  EXPECT_EQ(runs[0].error_message,
+            "failed: the arm timed with cuda_events but its experiment declares wall_clock at this point");
   EXPECT_EQ(enqueued, 0);
 }
 
@@ -224,13 +242,16 @@ TEST(ExecCuda, TimesWithTheEventPairWhereADeviceIs) {
   configure_timed_regions(InstructionCounter::kNone, /*batches=*/1);
   int enqueued = 0, after = 0;
   double after_s = 0;
-  benchmark::RegisterBenchmark("exec_test/events", [&](benchmark::State& state) {
-    forget_declared_timing();
-    reset_timed_regions(state.max_iterations);
-    exec_cuda(
-        state, Work{.bytes = 1 << 20}, kernels::cuda::StreamRef{}, [] {}, [&] { ++enqueued; },
-        [&](double s) { ++after, after_s += s; });
-  })->UseManualTime()->Iterations(kIterations);
+  benchmark::RegisterBenchmark("exec_test/events",
+                               [&](benchmark::State& state) {
+                                 forget_declared_timing();
+                                 reset_timed_regions(state.max_iterations);
+                                 exec_cuda(
+                                     state, Work{.bytes = 1 << 20}, kernels::cuda::StreamRef{}, [] {},
+                                     [&] { ++enqueued; }, [&](double s) { ++after, after_s += s; });
+                               })
+      ->UseManualTime()
+      ->Iterations(kIterations);
   const auto runs = run_one("exec_test/events");
   ASSERT_EQ(runs.size(), 1u);
   ASSERT_FALSE(runs[0].error_occurred) << runs[0].error_message;
@@ -238,7 +259,8 @@ TEST(ExecCuda, TimesWithTheEventPairWhereADeviceIs) {
   EXPECT_EQ(after, kIterations);
   EXPECT_NEAR(after_s, runs[0].real_accumulated_time, 1e-12);
   if (runs[0].real_accumulated_time > 0) {
-    EXPECT_NEAR(runs[0].counters.at("bytes_per_second").value / ((1 << 20) * double{kIterations} / runs[0].real_accumulated_time),
+    EXPECT_NEAR(runs[0].counters.at("bytes_per_second").value /
+                    ((1 << 20) * double{kIterations} / runs[0].real_accumulated_time),
                 1.0, 1e-9);
   }
   EXPECT_EQ(timed_region_record()["iterations_recorded"], kIterations);
@@ -249,16 +271,19 @@ TEST(ExecCuda, ThrowsWithoutADevice) {
   if (cuda_unavailable_reason().empty()) GTEST_SKIP() << "a CUDA device is usable here";
   int enqueued = 0;
   std::string thrown;
-  benchmark::RegisterBenchmark("exec_test/events_without_device", [&](benchmark::State& state) {
-    forget_declared_timing();
-    reset_timed_regions(state.max_iterations);
-    try {
-      exec_cuda(state, Work{.bytes = 1}, kernels::cuda::StreamRef{}, [&] { ++enqueued; });
-    } catch (const std::runtime_error& e) {
-      thrown = e.what();
-      state.SkipWithError(thrown.c_str());
-    }
-  })->UseManualTime()->Iterations(2);
+  benchmark::RegisterBenchmark("exec_test/events_without_device",
+                               [&](benchmark::State& state) {
+                                 forget_declared_timing();
+                                 reset_timed_regions(state.max_iterations);
+                                 try {
+                                   exec_cuda(state, Work{.bytes = 1}, kernels::cuda::StreamRef{}, [&] { ++enqueued; });
+                                 } catch (const std::runtime_error& e) {
+                                   thrown = e.what();
+                                   state.SkipWithError(thrown.c_str());
+                                 }
+                               })
+      ->UseManualTime()
+      ->Iterations(2);
   const auto runs = run_one("exec_test/events_without_device");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_TRUE(runs[0].error_occurred);

@@ -75,19 +75,22 @@ PAIRBENCH_EXPERIMENT(faults) {
       .arms = {{.name = "ok", .run = ok_arm},
                {.name = "crash", .run = [](benchmark::State&, const Point&) { std::abort(); }},
                {.name = "hang",
-                .run = [](benchmark::State&, const Point&) {
-                  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-                }},
-               {.name = "wrong",
-                .run = [](benchmark::State& s, const Point&) { fail_verification(s, "2 + 2 != 5"); }},
-               {.name = "absent", .run = ok_arm, .unavailable = [](const Point&) { return std::string("needs a unicorn"); }},
+                .run =
+                    [](benchmark::State&, const Point&) {
+                      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+                    }},
+               {.name = "wrong", .run = [](benchmark::State& s, const Point&) { fail_verification(s, "2 + 2 != 5"); }},
+               {.name = "absent",
+                .run = ok_arm,
+                .unavailable = [](const Point&) { return std::string("needs a unicorn"); }},
                {.name = "env_echo",
-                .run = [](benchmark::State& s, const Point& p) {
-                  // Environment arm: only verified when the harness set the variable it declares.
-                  const char* v = std::getenv("PAIRBENCH_TEST_ENV");
-                  if (!v || std::string(v) != "on") return fail_verification(s, "PAIRBENCH_TEST_ENV not set");
-                  ok_arm(s, p);
-                },
+                .run =
+                    [](benchmark::State& s, const Point& p) {
+                      // Environment arm: only verified when the harness set the variable it declares.
+                      const char* v = std::getenv("PAIRBENCH_TEST_ENV");
+                      if (!v || std::string(v) != "on") return fail_verification(s, "PAIRBENCH_TEST_ENV not set");
+                      ok_arm(s, p);
+                    },
                 .env = {{"PAIRBENCH_TEST_ENV", "on"}}},
                {.name = "stall_once", .run = stall_once_arm}},
       .grid = {{.name = "size", .quick = {"1", "2"}}},
@@ -100,7 +103,9 @@ PAIRBENCH_EXPERIMENT(fault_checks) {
   return Experiment{
       .name = "faults.checks",
       .claim = "",
-      .question = "Is an arm checked in its first process and a drawn share of the rest, and refused whole when one check fails?",
+      .question =
+          "Is an arm checked in its first process and a drawn share of the rest, and refused whole when one check "
+          "fails?",
       .arms = {{.name = "checked_ok",
                 .run = [](benchmark::State& s, const Point& p) { check_logging_arm(s, p, "checked_ok", false); }},
                {.name = "wrong_on_recheck",

@@ -167,7 +167,8 @@ void sim_arm(benchmark::State& state, const Point& p) {
     if (start_s > 0) usleep(static_cast<useconds_t>(start_s * 1e6));
     return next_process_index(self);
   }();
-  std::mt19937_64 rng(c.seed * 0x9E3779B97F4A7C15ull ^ std::hash<std::string>{}(name) ^ (index + 1) * 0xBF58476D1CE4E5B9ull);
+  std::mt19937_64 rng(c.seed * 0x9E3779B97F4A7C15ull ^ std::hash<std::string>{}(name) ^
+                      (index + 1) * 0xBF58476D1CE4E5B9ull);
   std::normal_distribution<double> z(0, 1);
   std::uniform_real_distribution<double> u(0, 1);
   double factor = std::exp(c.process_sd * z(rng));

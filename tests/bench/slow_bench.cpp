@@ -22,7 +22,8 @@ void sleepy_arm(benchmark::State& state, const Point& p) {
   const kernels::TempDir scratch("pairbench-slow-bench");
   std::ofstream(scratch.path() / "data") << "scratch";
   if (const char* hold = std::getenv("PAIRBENCH_SLOW_HOLD"); hold && *hold) {
-    for (int i = 0; i < 12000 && !std::filesystem::exists(hold); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (int i = 0; i < 12000 && !std::filesystem::exists(hold); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(p.get_int("setup_ms")));
   mark_verified(state);

@@ -65,8 +65,8 @@ bool check_gate_input(std::string_view data) {
   }
   std::ostringstream table;
   harness::print_gate_table(table, report);
-  const std::string outputs = harness::gate_markdown(report) + harness::gate_junit(report) +
-                              harness::gate_json(report).dump(2);
+  const std::string outputs =
+      harness::gate_markdown(report) + harness::gate_junit(report) + harness::gate_json(report).dump(2);
   const int status = report.exit_status();
   if (status != 0 && status != 1 && status != harness::kGateExitUndecided) {
     throw std::logic_error("gate exit status " + std::to_string(status));

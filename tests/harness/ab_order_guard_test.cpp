@@ -22,11 +22,11 @@ namespace pairbench::harness {
 namespace {
 
 struct Declared {
-  double change = 0;        // the candidate's code, relative (+0.12: 12 % slower)
-  double first = 0;         // what launching a side first does to its time, relative (+: slower)
-  double core = 0;          // a process on CPU 0 is this much slower, relative
+  double change = 0;              // the candidate's code, relative (+0.12: 12 % slower)
+  double first = 0;               // what launching a side first does to its time, relative (+: slower)
+  double core = 0;                // a process on CPU 0 is this much slower, relative
   bool higher_is_better = false;  // the metric is a throughput (1 / time)
-  double noise = 0.01;      // SD of each process's log time
+  double noise = 0.01;            // SD of each process's log time
 };
 
 // Both sides' run files of `blocks` crossover blocks from block `from` (duet pairs 2j and 2j + 1,
@@ -42,9 +42,15 @@ struct Generator {
     nlohmann::json doc = {{"context", nlohmann::json::object()}, {"benchmarks", nlohmann::json::array()}};
     doc["pairbench"] = {{"schema_version", 1},
                         {"environment",
-                         {{"cpu_model", "Test CPU"}, {"cpu_count", 2}, {"gpu_name", ""}, {"gpu_count", 0},
-                          {"cuda_driver_version", 0}, {"build_type", "Release"}, {"compiler", "GNU 12"},
-                          {"compiler_flags", "-O3"}, {"machine_key", "k"}}},
+                         {{"cpu_model", "Test CPU"},
+                          {"cpu_count", 2},
+                          {"gpu_name", ""},
+                          {"gpu_count", 0},
+                          {"cuda_driver_version", 0},
+                          {"build_type", "Release"},
+                          {"compiler", "GNU 12"},
+                          {"compiler_flags", "-O3"},
+                          {"machine_key", "k"}}},
                         {"sampling", {{"pairing", "duet"}}},
                         {"not_run", nlohmann::json::array()},
                         {"experiments", {{{"name", "demo.x"}, {"metric", "m"}, {"unit", "u"}, {"better", better}}}}};
@@ -66,10 +72,17 @@ struct Generator {
           double log_time = z(rng) + (first ? std::log1p(d.first) : 0) + (cpu == 0 ? std::log1p(d.core) : 0) +
                             (side == 1 ? std::log1p(d.change) : 0);
           const double value = d.higher_is_better ? 1e3 * std::exp(-log_time) : 100 * std::exp(log_time);
-          (side == 0 ? round.baseline : round.candidate)["benchmarks"].push_back(
-              {{"name", "demo.x/a"}, {"experiment", "demo.x"}, {"arm", "a"}, {"real_time", 1.0},
-               {"repetition_index", pair}, {"metric_value", value}, {"duet_pair", pair}, {"duet_lead", first},
-               {"duet_start_gate", true}, {"cpu", cpu}, {"process_wall_s", 0.01}});
+          (side == 0 ? round.baseline : round.candidate)["benchmarks"].push_back({{"name", "demo.x/a"},
+                                                                                  {"experiment", "demo.x"},
+                                                                                  {"arm", "a"},
+                                                                                  {"real_time", 1.0},
+                                                                                  {"repetition_index", pair},
+                                                                                  {"metric_value", value},
+                                                                                  {"duet_pair", pair},
+                                                                                  {"duet_lead", first},
+                                                                                  {"duet_start_gate", true},
+                                                                                  {"cpu", cpu},
+                                                                                  {"process_wall_s", 0.01}});
         }
       }
     }
@@ -88,9 +101,10 @@ SequentialRow sampled(const Declared& d) {
   plan.budget_s = 1e6;  // never reached: the rounds cost microseconds
   plan.step = 2;
   plan.max_repetitions = 100;
-  const SequentialDecision decision = sample_pairs(plan, planned.baseline, planned.candidate, more,
-                                                   std::chrono::steady_clock::now());
-  if (decision.rows.size() != 1) throw std::runtime_error("expected one row, got " + std::to_string(decision.rows.size()));
+  const SequentialDecision decision =
+      sample_pairs(plan, planned.baseline, planned.candidate, more, std::chrono::steady_clock::now());
+  if (decision.rows.size() != 1)
+    throw std::runtime_error("expected one row, got " + std::to_string(decision.rows.size()));
   return decision.rows[0];
 }
 

@@ -32,11 +32,14 @@ void check_sides(AbResult& r) {
                            calibration_check(outcome, 1, kAbCalibrationLimit)};
 }
 
-nlohmann::json ratio_json(const std::string& name, double r) { return {{"name", name}, {"ratio", r}, {"reference", "run"}}; }
+nlohmann::json ratio_json(const std::string& name, double r) {
+  return {{"name", name}, {"ratio", r}, {"reference", "run"}};
+}
 
 // One side's run file: `n` duet processes of each benchmark named (pairs numbered across them),
 // one failed timed process and one failed counting process of `b`.
-nlohmann::json side_doc(const std::vector<std::string>& names, int n, const nlohmann::json& over, const nlohmann::json& max) {
+nlohmann::json side_doc(const std::vector<std::string>& names, int n, const nlohmann::json& over,
+                        const nlohmann::json& max) {
   nlohmann::json doc;
   doc["benchmarks"] = nlohmann::json::array();
   int pair = 0;
@@ -45,8 +48,8 @@ nlohmann::json side_doc(const std::vector<std::string>& names, int n, const nloh
       doc["benchmarks"].push_back({{"name", name}, {"repetition_index", i}, {"duet_pair", pair++}, {"real_time", 1.0}});
     }
   }
-  doc["pairbench"]["not_run"] = nlohmann::json::array(
-      {{{"name", "b"}, {"instrument", "time"}, {"repetition_index", 1}}, {{"name", "b"}, {"instrument", "instructions"}}});
+  doc["pairbench"]["not_run"] = nlohmann::json::array({{{"name", "b"}, {"instrument", "time"}, {"repetition_index", 1}},
+                                                       {{"name", "b"}, {"instrument", "instructions"}}});
   doc["pairbench"]["sampling"]["sequential_in_duet"] =
       nlohmann::json::array({{{"name", "wide"}, {"threads", 2}, {"reason", "2 threads per side need 4 cores"}}});
   doc["pairbench"]["sampling"]["against_calibration"] = {{"limit", 1.5}, {"over", over}, {"max", max}};
@@ -72,10 +75,11 @@ AbResult alone() {
   AbResult r;
   for (auto* doc : {&r.baseline, &r.candidate}) {
     (*doc)["benchmarks"] = nlohmann::json::array();
-    for (int i = 0; i < 4; ++i) (*doc)["benchmarks"].push_back({{"name", "b"}, {"repetition_index", i}, {"real_time", 2.0}});
+    for (int i = 0; i < 4; ++i)
+      (*doc)["benchmarks"].push_back({{"name", "b"}, {"repetition_index", i}, {"real_time", 2.0}});
     (*doc)["pairbench"]["not_run"] = nlohmann::json::array();
-    (*doc)["pairbench"]["sampling"]["sequential_in_duet"] =
-        nlohmann::json::array({{{"name", "b"}, {"threads", 1}, {"reason", "its planned duet processes ran above 1.5x"}}});
+    (*doc)["pairbench"]["sampling"]["sequential_in_duet"] = nlohmann::json::array(
+        {{{"name", "b"}, {"threads", 1}, {"reason", "its planned duet processes ran above 1.5x"}}});
   }
   r.sequential_in_duet = {{"b", 1, "its planned duet processes ran above 1.5x"}};
   r.ratios = {ratio("b", 0, 1.05), ratio("b", 1, 1.05)};

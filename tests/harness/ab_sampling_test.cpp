@@ -45,18 +45,48 @@ nlohmann::json read(const std::string& path) {
 // that rounds are added, whatever the machine's load.
 ProcessResult ab(const std::string& out_dir, const std::string& budget, const std::string& cap) {
   const std::string bench = sim_build(out_dir + "/sim", {{"cases", nlohmann::json::object()}});
-  return run_process({PAIRBENCH_EXE, "ab", "--baseline-build", bench, "--candidate-build", bench, "--experiments",
-                      "sim.declared", "--min-time", "0.002", "--threshold", "0.001", "--budget", budget,
-                      "--max-repetitions", cap, "--out-dir", out_dir, "--seed", "7"},
+  return run_process({PAIRBENCH_EXE,
+                      "ab",
+                      "--baseline-build",
+                      bench,
+                      "--candidate-build",
+                      bench,
+                      "--experiments",
+                      "sim.declared",
+                      "--min-time",
+                      "0.002",
+                      "--threshold",
+                      "0.001",
+                      "--budget",
+                      budget,
+                      "--max-repetitions",
+                      cap,
+                      "--out-dir",
+                      out_dir,
+                      "--seed",
+                      "7"},
                      {}, std::chrono::seconds(300));
 }
 
 // ab of two simulated builds on case a of sim.declared; the gate's JSON in DIR/gate.json.
 ProcessResult sim_ab(const std::string& dir, const std::string& baseline, const std::string& candidate,
                      const std::vector<std::string>& more) {
-  std::vector<std::string> argv = {PAIRBENCH_EXE, "ab", "--baseline-build", baseline, "--candidate-build", candidate,
-                                   "--benchmarks", "case:a$", "--min-time", "0.002", "--out-dir", dir + "/ab",
-                                   "--json", dir + "/gate.json", "--seed", "7"};
+  std::vector<std::string> argv = {PAIRBENCH_EXE,
+                                   "ab",
+                                   "--baseline-build",
+                                   baseline,
+                                   "--candidate-build",
+                                   candidate,
+                                   "--benchmarks",
+                                   "case:a$",
+                                   "--min-time",
+                                   "0.002",
+                                   "--out-dir",
+                                   dir + "/ab",
+                                   "--json",
+                                   dir + "/gate.json",
+                                   "--seed",
+                                   "7"};
   argv.insert(argv.end(), more.begin(), more.end());
   return run_process(argv, {}, std::chrono::seconds(300));
 }
@@ -179,7 +209,8 @@ TEST(AbSampling, ThePlannedLooksCostIsSaidBeforeItStartsAndABudgetItOverrunsIsAW
 TEST(AbSampling, ACoreSlowerThanTheOtherCancelsInTheBlocks) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "skipped: duet pairing needs two CPUs";
   TempDir dir;
-  const std::string build = sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.01}, {"core_x", {{"0", 1.15}}}}}}}});
+  const std::string build =
+      sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.01}, {"core_x", {{"0", 1.15}}}}}}}});
   const ProcessResult r = sim_ab(dir.path, build, build, {"--budget", "120", "--no-probe"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(verdict_of(read(dir.path + "/gate.json")), "unchanged") << r.output;
@@ -194,7 +225,8 @@ TEST(AbSampling, ACoreSlowerThanTheOtherCancelsInTheBlocks) {
 TEST(AbSampling, ALaunchFirstAdvantageCancelsInTheBlocks) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "skipped: duet pairing needs two CPUs";
   TempDir dir;
-  const std::string build = sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.01}, {"launched_first_x", 0.85}}}}}});
+  const std::string build =
+      sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.01}, {"launched_first_x", 0.85}}}}}});
   const ProcessResult r = sim_ab(dir.path, build, build, {"--budget", "120", "--no-probe"});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.output;  // 1: a change decided
   const std::string verdict = verdict_of(read(dir.path + "/gate.json"));
@@ -227,8 +259,8 @@ TEST(AbSampling, ADriftOverTheRunCancelsInTheBlocks) {
   TempDir dir;
   const std::string build = sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.005}, {"drift", 0.05}}}}}});
   const ProcessResult r = sim_ab(dir.path, build, build,
-                                 {"--pairing", "sequential", "--threshold", "0.02", "--budget", "120", "--max-repetitions", "24",
-                                  "--instruction-processes", "0"});
+                                 {"--pairing", "sequential", "--threshold", "0.02", "--budget", "120",
+                                  "--max-repetitions", "24", "--instruction-processes", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(verdict_of(read(dir.path + "/gate.json")), "unchanged") << r.output;
 }
@@ -240,11 +272,12 @@ TEST(AbSampling, ADriftOverTheRunCancelsInTheBlocks) {
 // reads as a decided 8 % regression. Both ways, on the same generator.
 TEST(AbSampling, ALayoutOnlyDifferenceIsNoiseWhenEachProcessDrawsItsVariant) {
   const auto declaration = [](double plain, double other) {
-    return nlohmann::json{{"cases", {{"a", {{"process_sd", 0.005},
-                                            {"layout_x", {{"0", plain}, {"1", other}, {"2", plain}, {"3", other}}}}}}}};
+    return nlohmann::json{
+        {"cases",
+         {{"a", {{"process_sd", 0.005}, {"layout_x", {{"0", plain}, {"1", other}, {"2", plain}, {"3", other}}}}}}}};
   };
-  const std::vector<std::string> options = {"--threshold", "0.04", "--budget", "120", "--max-repetitions", "48",
-                                            "--instruction-processes", "0"};
+  const std::vector<std::string> options = {
+      "--threshold", "0.04", "--budget", "120", "--max-repetitions", "48", "--instruction-processes", "0"};
   TempDir drawn;
   const std::string main_build = sim_build(drawn.path + "/main", declaration(1.0, 1.08), 4);
   const std::string relinked = sim_build(drawn.path + "/branch", declaration(1.08, 1.0), 4);
@@ -267,7 +300,8 @@ TEST(AbSampling, APlantedChangeIsDecidedAndItsAbsenceIsNot) {
   const nlohmann::json base = {{"cases", {{"a", {{"process_sd", 0.01}}}}}};
   nlohmann::json planted = base;
   planted["cases"]["a"]["change"] = 0.12;
-  const std::string baseline = sim_build(dir.path + "/main", base), candidate = sim_build(dir.path + "/branch", planted);
+  const std::string baseline = sim_build(dir.path + "/main", base),
+                    candidate = sim_build(dir.path + "/branch", planted);
   const ProcessResult r = sim_ab(dir.path, baseline, candidate, {"--budget", "120"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const nlohmann::json gate = read(dir.path + "/gate.json");
@@ -299,11 +333,10 @@ TEST(AbSampling, BudgetZeroIsTheFixedDesign) {
 // a copy, the copy as baseline), every verdict listed and every decided change counted.
 TEST(AbSampling, SelftestAbDeepRunsEachBenchmarkAloneOverTheThreeArrangements) {
   TempDir dir;
-  const ProcessResult r =
-      run_process({PAIRBENCH_EXE, "selftest", "--ab-deep", "3", "--bench-dir", TIMING_BENCH_DIR, "--experiments",
-                   "timing.work", "--per-experiment", "1", "--ab-budget", "3", "--runs-dir", dir.path + "/runs", "--out",
-                   dir.path + "/deep.json"},
-                  {}, std::chrono::seconds(300));
+  const ProcessResult r = run_process(
+      {PAIRBENCH_EXE, "selftest", "--ab-deep", "3", "--bench-dir", TIMING_BENCH_DIR, "--experiments", "timing.work",
+       "--per-experiment", "1", "--ab-budget", "3", "--runs-dir", dir.path + "/runs", "--out", dir.path + "/deep.json"},
+      {}, std::chrono::seconds(300));
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
   const nlohmann::json deep = read(dir.path + "/deep.json")["ab_deep"];
   ASSERT_EQ(deep["benchmarks"].size(), 1u) << deep.dump();
@@ -366,8 +399,9 @@ TEST(SelftestNights, EveryPairIsGatedAndASlowerNightFailsItsGates) {
   // gates' outcomes follow from the declaration and the plant below, not from the machine's load.
   const nlohmann::json quiet = {{"process_sd", 0.01}, {"inprocess_sd", 0.002}};
   const std::string bench = sim_build(dir.path, {{"cases", {{"a", quiet}, {"b", quiet}, {"c", quiet}, {"d", quiet}}}});
-  const std::vector<std::string> args = {PAIRBENCH_EXE, "selftest", "--nights", "3", "--profile", "quick", "--bench-dir",
-                                         bench, "--experiments", "sim.declared", "--runs-dir", runs};
+  const std::vector<std::string> args = {PAIRBENCH_EXE,   "selftest",     "--nights",    "3",
+                                         "--profile",     "quick",        "--bench-dir", bench,
+                                         "--experiments", "sim.declared", "--runs-dir",  runs};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = args;
     a.insert(a.end(), extra.begin(), extra.end());

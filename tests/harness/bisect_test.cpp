@@ -63,16 +63,16 @@ struct History {
       std::ofstream(path + "/work.txt") << works[k] << "\n";
       std::ofstream(path + "/notes.txt", std::ios::app) << "commit " << k + 1 << "\n";
       git(path, {"add", "build.sh", "work.txt", "notes.txt"});
-      git(path, {"commit", "-q", "-m", "commit " + std::to_string(k + 1) + (works[k] == "1.3" && (k == 0 || works[k - 1] != "1.3")
-                                                                               ? ": plant 30 % more work"
-                                                                               : "")});
+      git(path, {"commit", "-q", "-m",
+                 "commit " + std::to_string(k + 1) +
+                     (works[k] == "1.3" && (k == 0 || works[k - 1] != "1.3") ? ": plant 30 % more work" : "")});
       commits.push_back(git(path, {"rev-parse", "HEAD"}));
     }
   }
 
   ProcessResult bisect(std::vector<std::string> args, double limit_s = 300) const {
-    args.insert(args.begin(), {PAIRBENCH_EXE, "bisect", "--build-command",
-                               std::string("sh build.sh ") + SIM_BENCH_EXE});
+    args.insert(args.begin(),
+                {PAIRBENCH_EXE, "bisect", "--build-command", std::string("sh build.sh ") + SIM_BENCH_EXE});
     return in_dir(path, args, limit_s);
   }
 };
@@ -93,9 +93,10 @@ TEST(Bisect, NamesThePlantedSlowdownAndSkipsTheCommitThatDoesNotBuild) {
   // Commit 5 plants the slowdown; 6 does not build; 7 builds again (still slow).
   const History h({"1", "1", "1", "1", "1.3", "broken", "1.3", "1.3"});
   const std::string json = h.path + "/bisect.json";
-  const ProcessResult r = h.bisect({"--good", h.commits[0], "--bad", h.commits[7], "--benchmarks", "^sim\\.declared/sim/case:a$",
-                                    "--ab-budget", "60", "--budget", "900", "--json", json},
-                                   1200);
+  const ProcessResult r =
+      h.bisect({"--good", h.commits[0], "--bad", h.commits[7], "--benchmarks", "^sim\\.declared/sim/case:a$",
+                "--ab-budget", "60", "--budget", "900", "--json", json},
+               1200);
   ASSERT_EQ(r.status, ProcessResult::Status::kExited) << r.describe() << "\n" << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("first_bad: " + h.commits[4]), std::string::npos) << r.output;
@@ -148,8 +149,8 @@ TEST(Bisect, NamesThePlantedSlowdownAndSkipsTheCommitThatDoesNotBuild) {
 TEST(Bisect, ASkippedParentLeavesARangeNamed) {
   const History h({"1", "1", "1", "broken", "1.3", "1.3"});
   const std::string json = h.path + "/bisect.json";
-  const ProcessResult r = h.bisect({"--good", h.commits[0], "--bad", h.commits[5], "--benchmarks", "^sim\\.declared/sim/case:a$",
-                                    "--ab-budget", "60", "--json", json},
+  const ProcessResult r = h.bisect({"--good", h.commits[0], "--bad", h.commits[5], "--benchmarks",
+                                    "^sim\\.declared/sim/case:a$", "--ab-budget", "60", "--json", json},
                                    900);
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_NE(r.output.find("first_bad: none: ambiguous because of skipped commits"), std::string::npos) << r.output;
@@ -178,7 +179,8 @@ TEST(Bisect, BadRevisionsAreOneLineAndExit2) {
        }) {
     SCOPED_TRACE(c.what);
     std::vector<std::string> args = c.args;
-    if (std::find(args.begin(), args.end(), "--benchmarks") == args.end()) args.insert(args.end(), {"--benchmarks", "planted"});
+    if (std::find(args.begin(), args.end(), "--benchmarks") == args.end())
+      args.insert(args.end(), {"--benchmarks", "planted"});
     const ProcessResult r = h.bisect(args, 60);
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_EQ(line_count(r.output), 1) << r.output;

@@ -64,7 +64,8 @@ TEST(CallgrindProfile, ReadsTheFixtureIntoSelfCostsThatAddUpToTheTotal) {
                                    [](std::uint64_t s, const FunctionCost& f) { return s + f.instructions; });
   EXPECT_EQ(sum, p.total);
   ASSERT_GE(p.functions.size(), 2u);
-  for (std::size_t i = 1; i < p.functions.size(); ++i) EXPECT_GE(p.functions[i - 1].instructions, p.functions[i].instructions);
+  for (std::size_t i = 1; i < p.functions.size(); ++i)
+    EXPECT_GE(p.functions[i - 1].instructions, p.functions[i].instructions);
   // The timed work (3 counted regions of 1000 xorshift steps, inlined into the arm) comes first, the
   // planted loops (3 x 100 x kInjectedInstructionsPerLoop) in their own function; names demangled.
   EXPECT_EQ(p.functions[0].function,
@@ -85,8 +86,8 @@ TEST(CallgrindProfile, ReadsTheFixtureIntoSelfCostsThatAddUpToTheTotal) {
 // line); summed per function they must be ours.
 TEST(CallgrindProfile, AgreesWithCallgrindAnnotate) {
   if (access("/usr/bin/callgrind_annotate", X_OK) != 0) GTEST_SKIP() << "skipped: callgrind_annotate is not installed";
-  const ProcessResult r = run_process({"/usr/bin/callgrind_annotate", "--threshold=100", "--inclusive=no", kFixture}, {},
-                                      std::chrono::seconds(60), -1, std::size_t{1} << 22);
+  const ProcessResult r = run_process({"/usr/bin/callgrind_annotate", "--threshold=100", "--inclusive=no", kFixture},
+                                      {}, std::chrono::seconds(60), -1, std::size_t{1} << 22);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // "  1,234 (12.34%)  file:function [object]"
   const std::regex line(R"(^\s*([0-9,]+) \(\s*[0-9.]+%\)  ([^:]*):(.*?)( \[[^\]]*\])?$)");
@@ -108,13 +109,14 @@ TEST(CallgrindProfile, AgreesWithCallgrindAnnotate) {
 TEST(CallgrindProfile, CallCostsAreNotTheCallersAndCompressedNamesResolve) {
   TempDir dir;
   // caller: 10 of its own + a call costing 500 (the callee's, counted under the callee); ids reused.
-  const std::string f = dir.file("a", "# callgrind format\nversion: 1\npositions: instr line\nevents: Dr Ir\n"
-                                      "summary: 0 0\n\n"
-                                      "fl=(1) a.cpp\nfn=(1) caller(int)\n0x10 3 1 4\n+2 * 1 6\n"
-                                      "cfn=(2) callee<std::string>()\ncalls=1 0x40 9\n0x12 4 0 500\n"
-                                      "fn=(2)\nfi=(2) b.h\n0x40 9 1 300\nfe=(1)\n+1 1 0 200\n"
-                                      "fn=(3) empty()\n0x50 1 0\n\n"
-                                      "fn=(1)\n0x13 4 0 5\ntotals: 2 515\n");
+  const std::string f = dir.file("a",
+                                 "# callgrind format\nversion: 1\npositions: instr line\nevents: Dr Ir\n"
+                                 "summary: 0 0\n\n"
+                                 "fl=(1) a.cpp\nfn=(1) caller(int)\n0x10 3 1 4\n+2 * 1 6\n"
+                                 "cfn=(2) callee<std::string>()\ncalls=1 0x40 9\n0x12 4 0 500\n"
+                                 "fn=(2)\nfi=(2) b.h\n0x40 9 1 300\nfe=(1)\n+1 1 0 200\n"
+                                 "fn=(3) empty()\n0x50 1 0\n\n"
+                                 "fn=(1)\n0x13 4 0 5\ntotals: 2 515\n");
   const CallgrindProfile p = read_callgrind_profile(f);
   EXPECT_EQ(p.total, 515u);
   ASSERT_EQ(p.functions.size(), 2u);  // empty() had no instructions

@@ -109,14 +109,16 @@ TEST(Catalogue, AFigureNamingWhatTheExperimentLacksIsRefusedByFieldPath) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {[](auto& f) { f["kind"] = "pie"; }, "experiments[0].figure.kind: expected one of metric, accuracy, scaling, memory"},
+      {[](auto& f) { f["kind"] = "pie"; },
+       "experiments[0].figure.kind: expected one of metric, accuracy, scaling, memory"},
       {[](auto& f) { f["x_scale"] = "symlog"; }, "experiments[0].figure.x_scale: expected one of auto, linear, log"},
       {[](auto& f) { f["x_axis"] = "bytes"; },
        "experiments[0].figure.x_axis: expected empty or one of the grid's axes (device, batch)"},
       {[](auto& f) { f["kind"] = "accuracy", f["counter"] = ""; },
        "experiments[0].figure.counter: expected the counter a 'accuracy' figure draws"},
-      {[](auto& f) { f["arm_values"]["w9"] = 9; }, "experiments[0].figure.arm_values.w9: expected a number for one of "
-                                                   "the experiment's arms (arm 'w9' is not one)"},
+      {[](auto& f) { f["arm_values"]["w9"] = 9; },
+       "experiments[0].figure.arm_values.w9: expected a number for one of "
+       "the experiment's arms (arm 'w9' is not one)"},
       {[](auto& f) { f["arm_values"].erase("w2"); },
        "experiments[0].figure.arm_values: expected a number for every arm of a 'scaling' figure (2 arms)"},
       {[](auto& f) { f["arm_values"]["w2"] = "two"; }, "experiments[0].figure.arm_values.w2: expected a number"},

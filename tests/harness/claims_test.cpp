@@ -30,10 +30,16 @@ std::string benchmark_of(const std::string& exp, const std::string& arm, const j
 // A grid point where every arm passed and each treatment has the ratio given.
 json point(const json& params, const std::vector<R>& ratios, const std::string& exp = "x.y") {
   json p = {{"params", params}, {"arms", json::array()}, {"ratios", json::array()}};
-  p["arms"].push_back({{"arm", "base"}, {"role", "baseline"}, {"verification", "passed"}, {"median", 1.0},
+  p["arms"].push_back({{"arm", "base"},
+                       {"role", "baseline"},
+                       {"verification", "passed"},
+                       {"median", 1.0},
                        {"benchmark", benchmark_of(exp, "base", params)}});
   for (const R& r : ratios) {
-    p["arms"].push_back({{"arm", r.treatment}, {"role", "treatment"}, {"verification", "passed"}, {"median", 1.0},
+    p["arms"].push_back({{"arm", r.treatment},
+                         {"role", "treatment"},
+                         {"verification", "passed"},
+                         {"median", 1.0},
                          {"benchmark", benchmark_of(exp, r.treatment, params)}});
     p["ratios"].push_back(
         {{"treatment", r.treatment}, {"ratio", r.ratio}, {"ci_low", r.low}, {"ci_high", r.high}, {"confidence", 0.95}});
@@ -45,7 +51,10 @@ json point(const json& params, const std::vector<R>& ratios, const std::string& 
 json unsupported_point(const std::string& exp, const std::string& reason) {
   json p = {{"params", {{"device", "cuda"}}}, {"arms", json::array()}, {"ratios", json::array()}};
   for (const auto& [arm, role] : {std::pair{"base", "baseline"}, std::pair{"t", "treatment"}}) {
-    p["arms"].push_back({{"arm", arm}, {"role", role}, {"verification", "not_supported"}, {"reason", reason},
+    p["arms"].push_back({{"arm", arm},
+                         {"role", role},
+                         {"verification", "not_supported"},
+                         {"reason", reason},
                          {"benchmark", exp + "/" + arm + "/device:cuda"}});
   }
   return p;
@@ -53,8 +62,8 @@ json unsupported_point(const std::string& exp, const std::string& reason) {
 
 json experiment(const std::string& name, const std::string& claim, const std::vector<json>& points,
                 const json& checks = nullptr) {
-  json e = {{"name", name}, {"claim", claim}, {"kind", "comparison"}, {"metric", "ns_per_op"}, {"unit", "ns"},
-            {"better", "lower"}, {"points", points}};
+  json e = {{"name", name}, {"claim", claim},    {"kind", "comparison"}, {"metric", "ns_per_op"},
+            {"unit", "ns"}, {"better", "lower"}, {"points", points}};
   if (!checks.is_null()) e["verdict"] = checks;
   return e;
 }
@@ -66,7 +75,8 @@ ClaimSpec claim(std::vector<std::string> experiments, const std::string& id = "C
 }
 
 // Judged as a run file's summary is: read back from its JSON.
-ClaimJudgement judge(const ClaimSpec& c, const std::vector<json>& experiments, const json& environment = json::object()) {
+ClaimJudgement judge(const ClaimSpec& c, const std::vector<json>& experiments,
+                     const json& environment = json::object()) {
   return judge_claims({c}, summary_from_json(json(experiments), "test"), environment).at(0);
 }
 
@@ -74,27 +84,32 @@ const json kBetter = json::array({{{"test", "better"}}});
 
 TEST(ClaimVerdicts, BetterHeldNotHeldInconclusive) {
   const ClaimSpec c = claim({"x.y"});
-  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}})}, kBetter)}).verdict, ClaimVerdict::held);
+  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}})}, kBetter)}).verdict,
+            ClaimVerdict::held);
   EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 0.5, 0.4, 0.6}})}, kBetter)}).verdict,
             ClaimVerdict::did_not_hold);
   EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 1.5, 0.7, 3.0}})}, kBetter)}).verdict,
             ClaimVerdict::inconclusive);
   // Inside [1/1.02, 1.02]: no meaningful difference, which the claim of a speed-up does not survive.
-  const ClaimJudgement same = judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 1.0, 0.995, 1.01}})}, kBetter)});
+  const ClaimJudgement same =
+      judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 1.0, 0.995, 1.01}})}, kBetter)});
   EXPECT_EQ(same.verdict, ClaimVerdict::did_not_hold);
   EXPECT_EQ(same.rows.at(0).why, "interval inside [0.98, 1.02]: no meaningful difference");
 }
 
 TEST(ClaimVerdicts, AnExperimentWithoutChecksGetsTheDefaultBetterCheck) {
-  const ClaimJudgement v = judge(claim({"x.y"}), {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 3.0, 2.0, 4.0}})})});
+  const ClaimJudgement v =
+      judge(claim({"x.y"}), {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 3.0, 2.0, 4.0}})})});
   EXPECT_EQ(v.verdict, ClaimVerdict::held);
   EXPECT_EQ(v.rows.at(0).test, "better");
   EXPECT_EQ(v.rows.at(0).why, "interval above 1");
 }
 
 TEST(ClaimVerdicts, OneFailingPointDecides) {
-  const ClaimJudgement v = judge(claim({"x.y"}), {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}}),
-                                                                          point({{"n", "2"}}, {{"t", 0.5, 0.4, 0.6}})})});
+  const ClaimJudgement v =
+      judge(claim({"x.y"}),
+            {experiment("x.y", "C99",
+                        {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}}), point({{"n", "2"}}, {{"t", 0.5, 0.4, 0.6}})})});
   EXPECT_EQ(v.verdict, ClaimVerdict::did_not_hold);
   EXPECT_EQ(v.detail, "held at 1 of 2 points; not at n:2 (t)");
 }
@@ -103,12 +118,16 @@ TEST(ClaimVerdicts, SameWithToleranceWhereAndExclude) {
   const json checks = json::parse(R"([{"test": "same", "tolerance": 1.25, "where": {"q": ["0"]}},
                                       {"test": "better", "exclude": {"q": ["0"]}}])");
   const ClaimSpec c = claim({"x.y"});
-  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"q", "0"}}, {{"t", 0.95, 0.9, 1.1}}),
-                                               point({{"q", "9"}}, {{"t", 10.0, 8.0, 12.0}})}, checks)})
+  EXPECT_EQ(judge(c, {experiment(
+                         "x.y", "C99",
+                         {point({{"q", "0"}}, {{"t", 0.95, 0.9, 1.1}}), point({{"q", "9"}}, {{"t", 10.0, 8.0, 12.0}})},
+                         checks)})
                 .verdict,
             ClaimVerdict::held);
-  const ClaimJudgement v = judge(c, {experiment("x.y", "C99", {point({{"q", "0"}}, {{"t", 2.0, 1.6, 2.4}}),
-                                                             point({{"q", "9"}}, {{"t", 10.0, 8.0, 12.0}})}, checks)});
+  const ClaimJudgement v =
+      judge(c, {experiment("x.y", "C99",
+                           {point({{"q", "0"}}, {{"t", 2.0, 1.6, 2.4}}), point({{"q", "9"}}, {{"t", 10.0, 8.0, 12.0}})},
+                           checks)});
   EXPECT_EQ(v.verdict, ClaimVerdict::did_not_hold);
   EXPECT_EQ(v.rows.at(0).why, "interval outside [0.8, 1.25]");
   EXPECT_EQ(v.rows.at(0).test, "same");
@@ -120,9 +139,9 @@ TEST(ClaimVerdicts, SameWithToleranceWhereAndExclude) {
 
 TEST(ClaimVerdicts, TreatmentFilter) {
   const json checks = json::parse(R"([{"test": "better", "treatments": ["good"]}])");
-  const ClaimJudgement v = judge(claim({"x.y"}), {experiment("x.y", "C99", {point({{"n", "1"}}, {{"good", 2.0, 1.5, 2.5},
-                                                                                          {"other", 0.5, 0.4, 0.6}})},
-                                                           checks)});
+  const ClaimJudgement v = judge(
+      claim({"x.y"}),
+      {experiment("x.y", "C99", {point({{"n", "1"}}, {{"good", 2.0, 1.5, 2.5}, {"other", 0.5, 0.4, 0.6}})}, checks)});
   EXPECT_EQ(v.verdict, ClaimVerdict::held);
   ASSERT_EQ(v.rows.size(), 1u);
   EXPECT_EQ(v.rows[0].treatment, "good");
@@ -132,8 +151,10 @@ TEST(ClaimVerdicts, ThresholdAboveOne) {
   // A quantitative claim (4-6x): an interval above 1 but not above 4 is not enough.
   const json checks = json::parse(R"([{"test": "better", "threshold": 4.0}])");
   const ClaimSpec c = claim({"x.y"});
-  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.8, 2.2}})}, checks)}).verdict, ClaimVerdict::did_not_hold);
-  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 5.0, 4.5, 5.5}})}, checks)}).verdict, ClaimVerdict::held);
+  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.8, 2.2}})}, checks)}).verdict,
+            ClaimVerdict::did_not_hold);
+  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 5.0, 4.5, 5.5}})}, checks)}).verdict,
+            ClaimVerdict::held);
   EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 4.0, 3.5, 4.5}})}, checks)}).verdict,
             ClaimVerdict::inconclusive);
 }
@@ -149,10 +170,12 @@ TEST(ClaimVerdicts, PlateauOfOrderedTreatments) {
   EXPECT_EQ(v.rows.at(0).treatment, "w4");
   // w4 clearly beats both w1 and w2: still helping.
   const std::vector<R> rising = {{"w1", 1.5, 1.4, 1.6}, {"w2", 2.0, 1.9, 2.1}, {"w4", 3.0, 2.8, 3.2}};
-  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, rising)}, checks)}).verdict, ClaimVerdict::did_not_hold);
+  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, rising)}, checks)}).verdict,
+            ClaimVerdict::did_not_hold);
   // Wide intervals: neither.
   const std::vector<R> wide = {{"w1", 1.5, 1.0, 2.0}, {"w2", 1.6, 1.0, 2.2}, {"w4", 1.7, 1.1, 2.4}};
-  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, wide)}, checks)}).verdict, ClaimVerdict::inconclusive);
+  EXPECT_EQ(judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, wide)}, checks)}).verdict,
+            ClaimVerdict::inconclusive);
   // A treatment that could not run makes the point not run here, with its reason.
   v = judge(c, {experiment("x.y", "C99", {point({{"n", "1"}}, {flat[0], flat[1]})}, checks)});
   EXPECT_EQ(v.verdict, ClaimVerdict::not_run_here);
@@ -172,7 +195,8 @@ TEST(ClaimVerdicts, PlateauNeedsTwoOrderedTreatments) {
 }
 
 TEST(ClaimVerdicts, NotRunHereWithReasons) {
-  const ClaimJudgement v = judge(claim({"x.y"}), {experiment("x.y", "C99", {unsupported_point("x.y", "RLIMIT_MEMLOCK is 8 MiB")})});
+  const ClaimJudgement v =
+      judge(claim({"x.y"}), {experiment("x.y", "C99", {unsupported_point("x.y", "RLIMIT_MEMLOCK is 8 MiB")})});
   EXPECT_EQ(v.verdict, ClaimVerdict::not_run_here);
   EXPECT_EQ(v.detail, "RLIMIT_MEMLOCK is 8 MiB");
   EXPECT_EQ(v.details, std::vector<std::string>{"x.y device:cuda: RLIMIT_MEMLOCK is 8 MiB"});
@@ -181,7 +205,10 @@ TEST(ClaimVerdicts, NotRunHereWithReasons) {
 TEST(ClaimVerdicts, BaselineMissingIsTheReasonWhenTheTreatmentRan) {
   json p = point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}});
   p["ratios"] = json::array();
-  p["arms"][0] = {{"arm", "base"}, {"role", "baseline"}, {"verification", "failed"}, {"reason", "exit 1"},
+  p["arms"][0] = {{"arm", "base"},
+                  {"role", "baseline"},
+                  {"verification", "failed"},
+                  {"reason", "exit 1"},
                   {"benchmark", "x.y/base/n:1"}};
   const ClaimJudgement v = judge(claim({"x.y"}), {experiment("x.y", "C99", {p})});
   EXPECT_EQ(v.verdict, ClaimVerdict::not_run_here);
@@ -189,8 +216,9 @@ TEST(ClaimVerdicts, BaselineMissingIsTheReasonWhenTheTreatmentRan) {
 }
 
 TEST(ClaimVerdicts, GpuOnlyClaimIsNotTestableWithoutACudaDevice) {
-  ClaimJudgement v = judge(claim({"x.y", "x.z"}), {experiment("x.y", "C99", {unsupported_point("x.y", "no CUDA device")}),
-                                                 experiment("x.z", "C99", {unsupported_point("x.z", "no CUDA device")})});
+  ClaimJudgement v =
+      judge(claim({"x.y", "x.z"}), {experiment("x.y", "C99", {unsupported_point("x.y", "no CUDA device")}),
+                                    experiment("x.z", "C99", {unsupported_point("x.z", "no CUDA device")})});
   EXPECT_EQ(v.verdict, ClaimVerdict::not_testable_here);
   EXPECT_EQ(v.detail, "no CUDA device (x.y, x.z need one)");
   v = judge(claim({"x.y"}), {experiment("x.y", "C99", {unsupported_point("x.y", "not compiled with CUDA")})});
@@ -206,8 +234,9 @@ TEST(ClaimVerdicts, CpuAnalogueRowsAndVerdictAreLabelledWithTheArgument) {
   const std::string argument = "resident pages stand in for pinned memory";
   const json analogue = {{{"test", "better"}, {"analogue", argument}}};
   const ClaimSpec c = claim({"x.gpu", "x.cpu"});
-  ClaimJudgement v = judge(c, {experiment("x.gpu", "C99", {unsupported_point("x.gpu", "no CUDA device")}),
-                             experiment("x.cpu", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}}, "x.cpu")}, analogue)});
+  ClaimJudgement v =
+      judge(c, {experiment("x.gpu", "C99", {unsupported_point("x.gpu", "no CUDA device")}),
+                experiment("x.cpu", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}}, "x.cpu")}, analogue)});
   EXPECT_EQ(v.verdict, ClaimVerdict::held);
   EXPECT_TRUE(v.analogue);
   EXPECT_EQ(v.rows.at(0).analogue, argument);
@@ -225,11 +254,12 @@ TEST(ClaimVerdicts, CpuAnalogueRowsAndVerdictAreLabelledWithTheArgument) {
 TEST(ClaimVerdicts, AnExperimentOfAnotherClaimNeverDecides) {
   // copy.stores (store types) once decided C6 (pinned vs pageable): listed or declaring, an
   // experiment decides only the claim it declares and claims.json lists it for.
-  const ClaimJudgement v = judge(claim({"x.y", "x.other", "x.none"}),
-                               {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}})}),
-                                experiment("x.other", "C98", {point({{"n", "1"}}, {{"t", 0.5, 0.4, 0.6}}, "x.other")}),
-                                experiment("x.none", "", {point({{"n", "1"}}, {{"t", 0.5, 0.4, 0.6}}, "x.none")}),
-                                experiment("x.unlisted", "C99", {point({{"n", "1"}}, {{"t", 0.5, 0.4, 0.6}}, "x.unlisted")})});
+  const ClaimJudgement v =
+      judge(claim({"x.y", "x.other", "x.none"}),
+            {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}})}),
+             experiment("x.other", "C98", {point({{"n", "1"}}, {{"t", 0.5, 0.4, 0.6}}, "x.other")}),
+             experiment("x.none", "", {point({{"n", "1"}}, {{"t", 0.5, 0.4, 0.6}}, "x.none")}),
+             experiment("x.unlisted", "C99", {point({{"n", "1"}}, {{"t", 0.5, 0.4, 0.6}}, "x.unlisted")})});
   EXPECT_EQ(v.verdict, ClaimVerdict::held);
   std::set<std::string> measured;
   for (const auto& r : v.rows) measured.insert(r.experiment);
@@ -251,11 +281,14 @@ TEST(ClaimVerdicts, AbsentAndPlanned) {
 }
 
 TEST(ClaimVerdicts, InconclusiveAndNotRunPointsAreCounted) {
-  const ClaimJudgement v = judge(claim({"x.y", "x.z"}), {experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}}),
-                                                                                 point({{"n", "2"}}, {{"t", 1.5, 0.7, 3.0}})}),
-                                                       experiment("x.z", "C99", {unsupported_point("x.z", "no CUDA device")})});
+  const ClaimJudgement v =
+      judge(claim({"x.y", "x.z"}),
+            {experiment("x.y", "C99",
+                        {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}}), point({{"n", "2"}}, {{"t", 1.5, 0.7, 3.0}})}),
+             experiment("x.z", "C99", {unsupported_point("x.z", "no CUDA device")})});
   EXPECT_EQ(v.verdict, ClaimVerdict::inconclusive);
-  EXPECT_EQ(v.detail, "held at 1 of 2 points; the other intervals are too wide to decide; 1 not run here (no CUDA device)");
+  EXPECT_EQ(v.detail,
+            "held at 1 of 2 points; the other intervals are too wide to decide; 1 not run here (no CUDA device)");
 }
 
 TEST(ClaimVerdicts, EnvironmentClaim) {
@@ -275,11 +308,16 @@ TEST(ClaimVerdicts, EnvironmentClaim) {
 
 TEST(ClaimVerdicts, LimitsClaimRecordsEveryPlacedResultAndFlagsDefects) {
   ClaimSpec c{"C18", "limits", "limits", {}, "", ""};
-  const json limit = {{"name", "limits.bw"}, {"claim", ""}, {"kind", "limit"}, {"metric", "bytes_per_second"},
-                      {"unit", "B/s"}, {"better", "higher"},
-                      {"points", {{{"params", json::object()},
-                                   {"arms", {{{"arm", "copy"}, {"role", "limit"}, {"median", 10.0},
-                                              {"benchmark", "limits.bw/copy"}}}}}}}};
+  const json limit = {
+      {"name", "limits.bw"},
+      {"claim", ""},
+      {"kind", "limit"},
+      {"metric", "bytes_per_second"},
+      {"unit", "B/s"},
+      {"better", "higher"},
+      {"points",
+       {{{"params", json::object()},
+         {"arms", {{{"arm", "copy"}, {"role", "limit"}, {"median", 10.0}, {"benchmark", "limits.bw/copy"}}}}}}}};
   json demo = experiment("demo.exp", "", {point({{"bytes", "4096"}}, {{"fast", 2.0, 1.5, 2.5}}, "demo.exp")});
   auto& arms = demo["points"][0]["arms"];
   arms[0]["percent_of_limit"] = 50.0;
@@ -289,21 +327,28 @@ TEST(ClaimVerdicts, LimitsClaimRecordsEveryPlacedResultAndFlagsDefects) {
   const ClaimJudgement v = judge(c, {limit, demo});
   EXPECT_EQ(v.verdict, ClaimVerdict::recorded);
   EXPECT_EQ(v.detail, "1 limit experiment(s) measured (limits.bw); 2 result(s) placed against them");
-  EXPECT_EQ(v.recorded, (std::vector<std::string>{"demo.exp/base/bytes:4096: 50 % of limits.bw/copy",
-                                                  "demo.exp/fast/bytes:4096: DEFECT bytes_per_second 130 % of limits.bw/copy"}));
+  EXPECT_EQ(v.recorded,
+            (std::vector<std::string>{"demo.exp/base/bytes:4096: 50 % of limits.bw/copy",
+                                      "demo.exp/fast/bytes:4096: DEFECT bytes_per_second 130 % of limits.bw/copy"}));
   EXPECT_EQ(judge(c, {demo}).verdict, ClaimVerdict::not_run_here);
 }
 
 TEST(ClaimVerdicts, OldRunFileShapesReadWithTheReadersDefaults) {
   // No verification, reason, kind or role; a numeric grid value; a null interval; a ratio of 0.
-  json e = {{"name", "x.y"}, {"claim", "C99"}, {"metric", "m"}, {"unit", "ns"}, {"better", "lower"},
-            {"points", {{{"params", {{"n", 1}}},
-                         {"arms", {{{"arm", "base"}, {"role", "baseline"}, {"benchmark", "x.y/base/n:1"}},
-                                   {{"arm", "t"}, {"benchmark", "x.y/t/n:1"}}}},
-                         {"ratios", {{{"treatment", "t"}, {"ratio", 2.0}, {"ci_low", nullptr}, {"ci_high", nullptr}}}}},
-                        {{"params", {{"n", 2}}},
-                         {"arms", {{{"arm", "base"}, {"role", "baseline"}}, {{"arm", "t"}}}},
-                         {"ratios", {{{"treatment", "t"}, {"ratio", 0}}}}}}}};
+  json e = {{"name", "x.y"},
+            {"claim", "C99"},
+            {"metric", "m"},
+            {"unit", "ns"},
+            {"better", "lower"},
+            {"points",
+             {{{"params", {{"n", 1}}},
+               {"arms",
+                {{{"arm", "base"}, {"role", "baseline"}, {"benchmark", "x.y/base/n:1"}},
+                 {{"arm", "t"}, {"benchmark", "x.y/t/n:1"}}}},
+               {"ratios", {{{"treatment", "t"}, {"ratio", 2.0}, {"ci_low", nullptr}, {"ci_high", nullptr}}}}},
+              {{"params", {{"n", 2}}},
+               {"arms", {{{"arm", "base"}, {"role", "baseline"}}, {{"arm", "t"}}}},
+               {"ratios", {{{"treatment", "t"}, {"ratio", 0}}}}}}}};
   const ClaimJudgement v = judge(claim({"x.y"}), {e});
   EXPECT_EQ(v.verdict, ClaimVerdict::inconclusive);
   ASSERT_EQ(v.rows.size(), 1u);
@@ -322,8 +367,10 @@ TEST(ClaimVerdicts, PointLabelsFollowTheBenchmarkNamesAxisOrder) {
 }
 
 TEST(ClaimVerdicts, ContractShapeOfPairbenchClaims) {
-  const json out = claims_to_json(judge_claims({claim({"x.y"})}, summary_from_json(json::array({experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}})})}), "test"),
-                                               json::object()));
+  const json out = claims_to_json(judge_claims(
+      {claim({"x.y"})},
+      summary_from_json(json::array({experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}})})}), "test"),
+      json::object()));
   ASSERT_EQ(out.size(), 1u);
   const json& c = out[0];
   EXPECT_EQ(c["id"], "C99");
@@ -335,7 +382,8 @@ TEST(ClaimVerdicts, ContractShapeOfPairbenchClaims) {
   EXPECT_EQ(c["rows"][0]["ci_low"], 1.5);
   std::ostringstream printed;
   print_claims(printed, claims_from_json(out, "test"));
-  EXPECT_NE(printed.str().find("C99  held              held at all 1 points measured"), std::string::npos) << printed.str();
+  EXPECT_NE(printed.str().find("C99  held              held at all 1 points measured"), std::string::npos)
+      << printed.str();
 }
 
 TEST(ClaimVerdicts, NamesRoundTripAndClaimsFromJsonIsTheInverseOfClaimsToJson) {
@@ -344,8 +392,9 @@ TEST(ClaimVerdicts, NamesRoundTripAndClaimsFromJsonIsTheInverseOfClaimsToJson) {
   EXPECT_EQ(claim_verdict_from_string("regresion"), std::nullopt);
   const json written = claims_to_json(
       judge_claims({claim({"x.y"}), claim({"x.none"}, "C98")},
-                   summary_from_json(json::array({experiment("x.y", "C99", {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}}),
-                                                                            unsupported_point("x.y", "no CUDA device")})}),
+                   summary_from_json(json::array({experiment("x.y", "C99",
+                                                             {point({{"n", "1"}}, {{"t", 2.0, 1.5, 2.5}}),
+                                                              unsupported_point("x.y", "no CUDA device")})}),
                                      "test"),
                    json::object()));
   EXPECT_EQ(claims_to_json(claims_from_json(written, "test")), written);
@@ -379,7 +428,8 @@ TEST(ClaimsCatalogue, EveryClaimIsThereAndDecidedByItsExperimentsChecks) {
 
 TEST(ClaimsCatalogue, ChecksInClaimsJsonAreRefusedNamingTheField) {
   // A rule belongs to its experiment's declaration: stating it twice is refused, not ignored.
-  const json doc = json::parse(R"({"claims": [{"id": "C1", "claim": "x", "verdict": {"kind": "ratio", "checks": []}}]})");
+  const json doc =
+      json::parse(R"({"claims": [{"id": "C1", "claim": "x", "verdict": {"kind": "ratio", "checks": []}}]})");
   try {
     parse_claims(doc, "claims.json");
     FAIL() << "checks in claims.json were accepted";

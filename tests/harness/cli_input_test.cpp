@@ -181,10 +181,17 @@ TEST(CliInput, EveryFloatingPointOptionMustBeFiniteAndInRange) {
 TEST(CliInput, WholeNumberOptionsRefuseWhatIsNotAWholeNumberInRange) {
   TempDir tmp;
   const std::vector<std::string> run = {"run", "--bench-dir", tmp.path, "--no-history", "--out", tmp.path + "/r.json"};
-  for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
-           {"--repetitions", "nan"}, {"--repetitions", "0"}, {"--repetitions", "-3"}, {"--repetitions", "1.5"},
-           {"--batches", "inf"}, {"--instruction-processes", "-1"}, {"--seed", "-1"}, {"--seed", "nan"},
-           {"--seed", "1e3"}, {"--seed", "18446744073709551616"}}) {
+  for (const auto& [option, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--repetitions", "nan"},
+                                                        {"--repetitions", "0"},
+                                                        {"--repetitions", "-3"},
+                                                        {"--repetitions", "1.5"},
+                                                        {"--batches", "inf"},
+                                                        {"--instruction-processes", "-1"},
+                                                        {"--seed", "-1"},
+                                                        {"--seed", "nan"},
+                                                        {"--seed", "1e3"},
+                                                        {"--seed", "18446744073709551616"}}) {
     auto args = run;
     args.insert(args.end(), {option, value});
     expect_refused(args, option);
@@ -207,7 +214,8 @@ TEST(CliInput, FiniteInRangeValuesAreAccepted) {
 TEST(CliInput, FiltersThatSelectNothingAreRefused) {
   TempDir tmp;
   const std::string out = tmp.path + "/run.json";
-  for (const std::string filter : {",", ",,", "faults.mixed,", ",faults", "faults,,faults.mixed", " ", "faults mixed"}) {
+  for (const std::string filter :
+       {",", ",,", "faults.mixed,", ",faults", "faults,,faults.mixed", " ", "faults mixed"}) {
     expect_refused({"run", "--bench-dir", FAULT_BENCH_DIR, "--no-history", "--out", out, "--experiments", filter},
                    "--experiments");
     expect_refused({"run", "--bench-dir", FAULT_BENCH_DIR, "--no-history", "--out", out, "--arms", filter}, "--arms");
@@ -234,7 +242,7 @@ TEST(CliInput, BaselineUpdateNeverWritesOutsideTheResultsDirectory) {
   const bool tmp_x_existed = fs::exists("/tmp/x.json");
   const auto tmp_x_time = tmp_x_existed ? fs::last_write_time("/tmp/x.json", ec) : fs::file_time_type{};
   for (const std::string& key : std::vector<std::string>{"../../x", "../x", "/tmp/x", "a/b", ".hidden", "..", "",
-                                                        "x\ny", std::string(65, 'k')}) {
+                                                         "x\ny", std::string(65, 'k')}) {
     SCOPED_TRACE(quoted_for_message(key));
     TempDir tmp;
     const std::string results = tmp.path + "/deep/er/results";
@@ -277,7 +285,8 @@ TEST(FileChecks, KeyedPathsStayDirectlyInsideTheirDirectory) {
     keyed_path_under("r", "../../x", ".json", "run.json: pairbench.environment.machine_key");
     ADD_FAILURE() << "no error";
   } catch (const FileCheckError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("run.json: pairbench.environment.machine_key: \"../../x\"", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("run.json: pairbench.environment.machine_key: \"../../x\"", 0), 0u)
+        << e.what();
   }
 }
 
@@ -406,18 +415,18 @@ TEST(CliInput, RunFileFieldsOfTheWrongTypeNameTheFieldNotNlohmann) {
   doc["pairbench"]["environment"]["machine_key"] = 42;
   const std::string numeric_key = tmp.write("numeric-key.json", doc.dump());
   // The run-file reader may refuse these first; either way the message names the file and field.
-  expect_refused({"baseline", "update", "--run", numeric_key, "--results-dir", tmp.path + "/results", "--history",
-                  "none"},
-                 numeric_key + ": pairbench.environment.machine_key");
+  expect_refused(
+      {"baseline", "update", "--run", numeric_key, "--results-dir", tmp.path + "/results", "--history", "none"},
+      numeric_key + ": pairbench.environment.machine_key");
   expect_refused({"gate", "--current", numeric_key, "--results-dir", tmp.path + "/results", "--history", "none"},
                  "pairbench.environment.machine_key");
   doc = good_run();
   doc["pairbench"]["environment"]["machine_key"] = "k1";
   doc["pairbench"]["started_at"] = nlohmann::json::array();
   const std::string odd_start = tmp.write("odd-start.json", doc.dump());
-  expect_refused({"baseline", "update", "--run", odd_start, "--results-dir", tmp.path + "/results", "--history",
-                  "none"},
-                 "pairbench.started_at");
+  expect_refused(
+      {"baseline", "update", "--run", odd_start, "--results-dir", tmp.path + "/results", "--history", "none"},
+      "pairbench.started_at");
   doc = good_run();
   doc["pairbench"]["environment"].erase("machine_key");
   const std::string no_key = tmp.write("no-key.json", doc.dump());
@@ -452,9 +461,14 @@ TEST(JsonInput, CatalogueErrorsNameTheBinaryAndTheFieldPath) {
        "experiments[0].benchmarks[0].available: expected true or false"},
       {[](auto& j) { j["experiments"][0]["benchmarks"][0]["params"].erase("n"); },
        "experiments[0].benchmarks[0].params.n: missing"},
-      {[](auto& j) { j["experiments"][0]["arms"][0]["env"] = {{"X", 1}}; }, "experiments[0].arms[0].env.X: expected a string"},
-      {[](auto& j) { j["experiments"][0]["axes"][0]["values"] = "1"; }, "experiments[0].axes[0].values: expected an array"},
-      {[](auto& j) { j["experiments"][0]["gate_threshold"] = "5%"; }, "experiments[0].gate_threshold: expected a number"},
+      {[](auto& j) {
+         j["experiments"][0]["arms"][0]["env"] = {{"X", 1}};
+       },
+       "experiments[0].arms[0].env.X: expected a string"},
+      {[](auto& j) { j["experiments"][0]["axes"][0]["values"] = "1"; },
+       "experiments[0].axes[0].values: expected an array"},
+      {[](auto& j) { j["experiments"][0]["gate_threshold"] = "5%"; },
+       "experiments[0].gate_threshold: expected a number"},
       {[](auto& j) { j["experiments"][0]["metric"]["time_relation"] = "square"; },
        "experiments[0].metric.time_relation: expected proportional, inverse or none"},
   };

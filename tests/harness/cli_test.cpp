@@ -43,9 +43,12 @@ TEST(Cli, UsageErrorsAreOneLineAndExit2) {
   expect_usage_error({"frobnicate"}, "frobnicate");
   expect_usage_error({"run", "--profile", "weekly"}, "weekly");
   expect_usage_error({"run", "--repetitions", "0"}, "repetitions");
-  expect_usage_error({"run", "--experiments", "dispatch.nonsense", "--bench-dir", FAULT_BENCH_DIR}, "dispatch.nonsense");
-  expect_usage_error({"run", "--experiments", "faults", "--arms", "unicorn", "--bench-dir", FAULT_BENCH_DIR}, "unicorn");
-  expect_usage_error({"run", "--out", "/proc/no/such/dir/run.json", "--bench-dir", FAULT_BENCH_DIR}, "/proc/no/such/dir/run.json");
+  expect_usage_error({"run", "--experiments", "dispatch.nonsense", "--bench-dir", FAULT_BENCH_DIR},
+                     "dispatch.nonsense");
+  expect_usage_error({"run", "--experiments", "faults", "--arms", "unicorn", "--bench-dir", FAULT_BENCH_DIR},
+                     "unicorn");
+  expect_usage_error({"run", "--out", "/proc/no/such/dir/run.json", "--bench-dir", FAULT_BENCH_DIR},
+                     "/proc/no/such/dir/run.json");
   expect_usage_error({"list", "--format", "yaml"}, "yaml");
 }
 
@@ -72,13 +75,16 @@ TEST(Cli, CompareRejectsMalformedRunFiles) {
   const std::vector<Case> cases = {
       {write("truncated.json", text.substr(0, text.size() / 3)), "not valid JSON"},
       {write("schema.json", with([](auto& d) { d["pairbench"]["schema_version"] = 7; })), "pairbench.schema_version"},
-      {write("nofield.json", with([](auto& d) { d["benchmarks"][0].erase("metric_value"); })), "benchmarks[0].metric_value"},
+      {write("nofield.json", with([](auto& d) { d["benchmarks"][0].erase("metric_value"); })),
+       "benchmarks[0].metric_value"},
       {write("zero.json", with([](auto& d) { d["benchmarks"][1]["real_time"] = 0; })), "benchmarks[1].real_time"},
-      {write("nan.json", [&] {
-         std::string t = with([](auto& d) { d["benchmarks"][0]["real_time"] = 12345.678; });
-         t.replace(t.find("12345.678"), 9, "NaN");
-         return t;
-       }()), "not valid JSON"},
+      {write("nan.json",
+             [&] {
+               std::string t = with([](auto& d) { d["benchmarks"][0]["real_time"] = 12345.678; });
+               t.replace(t.find("12345.678"), 9, "NaN");
+               return t;
+             }()),
+       "not valid JSON"},
       {write("empty.json", with([](auto& d) { d["benchmarks"] = nlohmann::json::array(); })), "benchmarks: empty"},
       {dir + "/absent.json", "cannot open"},
   };
@@ -113,7 +119,8 @@ TEST(Cli, CompareRejectsMalformedRunFiles) {
 // A failure keeps the end of a process's output (64 KiB); a listing is read whole: the nightly
 // grid's catalogue of bench_copy is past 64 KiB and was once cut to its tail.
 TEST(Cli, ProcessOutputIsCutToItsEndUnlessTheWholeIsAskedFor) {
-  const std::vector<std::string> argv = {"/bin/sh", "-c", "printf '{'; head -c 200000 /dev/zero | tr '\\0' x; printf '}'"};
+  const std::vector<std::string> argv = {"/bin/sh", "-c",
+                                         "printf '{'; head -c 200000 /dev/zero | tr '\\0' x; printf '}'"};
   const ProcessResult cut = run_process(argv, {}, std::chrono::seconds(30));
   ASSERT_EQ(cut.exit_code, 0) << cut.describe();
   EXPECT_EQ(cut.output.size(), 64u << 10);
@@ -171,9 +178,10 @@ TEST(Cli, CrashingHangingAndWrongArmsLeaveTheOthersIntact) {
   char tmpl[] = "/tmp/pairbench-cli-test-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   const std::string out = dir + "/run.json";
-  const ProcessResult r = pairbench({"run", "--bench-dir", FAULT_BENCH_DIR, "--experiments", "faults.mixed",
-                                     "--repetitions", "2", "--timeout", "10", "--process-sharing", "none", "--min-time", "0.01", "--no-history", "--out", out},
-                                    300);
+  const ProcessResult r =
+      pairbench({"run", "--bench-dir", FAULT_BENCH_DIR, "--experiments", "faults.mixed", "--repetitions", "2",
+                 "--timeout", "10", "--process-sharing", "none", "--min-time", "0.01", "--no-history", "--out", out},
+                300);
   ASSERT_EQ(r.status, ProcessResult::Status::kExited) << r.describe();
   EXPECT_EQ(r.exit_code, 3) << r.output;
   const nlohmann::json doc = read_run_file(out);  // written, and valid
@@ -237,7 +245,8 @@ TEST(Cli, SummariseJudgesARunFileWrittenBeforeVerdicts) {
   EXPECT_EQ(doc["pairbench"]["claims"][16]["verdict"], "not testable here");
   EXPECT_EQ(doc["benchmarks"], read_run_file(old_run)["benchmarks"]);  // nothing measured is lost
   // A file that is not a run file: one line naming it, exit 2.
-  const ProcessResult bad = pairbench({"summarise", "--run", std::string(FIXTURES_DIR) + "/bad_run_files/claims_object.json"});
+  const ProcessResult bad =
+      pairbench({"summarise", "--run", std::string(FIXTURES_DIR) + "/bad_run_files/claims_object.json"});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("pairbench.claims: expected an array, is an object"), std::string::npos) << bad.output;
   fs::remove_all(dir);

@@ -77,10 +77,10 @@ std::vector<std::string> names_of(const std::vector<ConfirmedRow>& rows) {
 }
 
 TEST_F(Confirmation, RegressionsAndUndecidedFirstThenByPValueUpToTheCap) {
-  const GateJson gate = read_gate_json(write(
-      "gate.json", gate_doc({row("e.x/a", "not_gated", true, 0.1, 0.01), row("e.x/b", "undecided", true, 0.1, 0.9),
-                             row("e.x/c", "unchanged", true, 0.1, 0.2), row("e.x/d", "unchanged", false),
-                             row("e.x/e", "regression", true, 0.1, 0.001)})));
+  const GateJson gate = read_gate_json(
+      write("gate.json", gate_doc({row("e.x/a", "not_gated", true, 0.1, 0.01),
+                                   row("e.x/b", "undecided", true, 0.1, 0.9), row("e.x/c", "unchanged", true, 0.1, 0.2),
+                                   row("e.x/d", "unchanged", false), row("e.x/e", "regression", true, 0.1, 0.001)})));
   EXPECT_EQ(select_suspects(gate, 10), (std::vector<std::string>{"e.x/a", "e.x/b", "e.x/c", "e.x/e"}));
   EXPECT_EQ(select_suspects(gate, 3), (std::vector<std::string>{"e.x/a", "e.x/b", "e.x/e"}));  // c: the weakest p
   EXPECT_TRUE(select_suspects(gate, 0).empty());
@@ -90,9 +90,9 @@ TEST_F(Confirmation, RegressionsAndUndecidedFirstThenByPValueUpToTheCap) {
 
 TEST_F(Confirmation, TheAbConfirmsClearsOrLeavesEachSuspectUnresolved) {
   const GateJson night = read_gate_json(write(
-      "gate.json", gate_doc({row("e.x/slow", "not_gated", true, 0.4), row("e.x/noise", "undecided"),
-                             row("e.x/wobbly", "unchanged"), row("e.x/gone", "undecided"),
-                             row("e.x/quiet", "unchanged", false)})));
+      "gate.json",
+      gate_doc({row("e.x/slow", "not_gated", true, 0.4), row("e.x/noise", "undecided"), row("e.x/wobbly", "unchanged"),
+                row("e.x/gone", "undecided"), row("e.x/quiet", "unchanged", false)})));
   const GateJson ab = read_gate_json(write(
       "confirm.json", gate_doc({row("e.x/slow", "regression", true, 0.38), row("e.x/noise", "unchanged", true, 0.01),
                                 row("e.x/wobbly", "undecided"), row("e.x/quiet", "regression")})));
@@ -120,10 +120,12 @@ TEST_F(Confirmation, TheAbConfirmsClearsOrLeavesEachSuspectUnresolved) {
 TEST_F(Confirmation, TheCommandFailsTheNightOnlyOnAConfirmedRegression) {
   const std::string gate = write("gate.json", gate_doc({row("e.x/a", "undecided")}, "aaaa-dirty"));
   write("confirm.json", gate_doc({row("e.x/a", "unchanged")}));
-  const std::string confirmed = dir.path().string() + "/confirmed.json", summary = dir.path().string() + "/confirmation.md";
-  const std::vector<std::string> classify_args = {"classify", "--gate",    gate,      "--ab",      dir.path().string() + "/confirm.json",
-                                                  "--out",    confirmed,   "--summary", summary,   "--count",
-                                                  "1",        "--seconds", "12"};
+  const std::string confirmed = dir.path().string() + "/confirmed.json",
+                    summary = dir.path().string() + "/confirmation.md";
+  const std::vector<std::string> classify_args = {
+      "classify", "--gate",    gate,        "--ab",  dir.path().string() + "/confirm.json",
+      "--out",    confirmed,   "--summary", summary, "--count",
+      "1",        "--seconds", "12"};
   ProcessResult r = confirm(classify_args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json done = nlohmann::json::parse(std::ifstream(confirmed));

@@ -19,27 +19,35 @@ namespace {
 namespace fs = std::filesystem;
 
 nlohmann::json environment() {
-  return {{"cpu_model", "Test CPU"}, {"cpu_count", 2}, {"gpu_name", ""}, {"gpu_count", 0}, {"cuda_driver_version", 0},
-          {"build_type", "Release"}, {"compiler", "GNU 12"}, {"compiler_flags", "-O3"}, {"machine_key", "k"}};
+  return {{"cpu_model", "Test CPU"}, {"cpu_count", 2},           {"gpu_name", ""},
+          {"gpu_count", 0},          {"cuda_driver_version", 0}, {"build_type", "Release"},
+          {"compiler", "GNU 12"},    {"compiler_flags", "-O3"},  {"machine_key", "k"}};
 }
 
 // A run of demo.x: time processes per benchmark, and the counter the run used.
-nlohmann::json run_doc(const std::map<std::string, std::vector<double>>& times, const std::string& counter = "callgrind") {
+nlohmann::json run_doc(const std::map<std::string, std::vector<double>>& times,
+                       const std::string& counter = "callgrind") {
   nlohmann::json doc = {{"context", nlohmann::json::object()}, {"benchmarks", nlohmann::json::array()}};
   for (const auto& [name, values] : times) {
     for (std::size_t i = 0; i < values.size(); ++i) {
-      doc["benchmarks"].push_back({{"name", name}, {"experiment", "demo.x"}, {"arm", "a"}, {"real_time", 1.0},
-                                   {"repetition_index", i}, {"metric_value", values[i]}});
+      doc["benchmarks"].push_back({{"name", name},
+                                   {"experiment", "demo.x"},
+                                   {"arm", "a"},
+                                   {"real_time", 1.0},
+                                   {"repetition_index", i},
+                                   {"metric_value", values[i]}});
     }
   }
-  doc["pairbench"] = {{"schema_version", 1},
-                      {"environment", environment()},
-                      {"not_run", nlohmann::json::array()},
-                      {"instructions", nlohmann::json::array()},
-                      {"sampling", {{"instruction_counter", counter},
-                                    {"instruction_processes", counter == "none" ? 0 : 2},
-                                    {"instruction_counter_note", counter == "none" ? "not requested (--instruction-processes 0)" : ""}}},
-                      {"experiments", {{{"name", "demo.x"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", "lower"}}}}};
+  doc["pairbench"] = {
+      {"schema_version", 1},
+      {"environment", environment()},
+      {"not_run", nlohmann::json::array()},
+      {"instructions", nlohmann::json::array()},
+      {"sampling",
+       {{"instruction_counter", counter},
+        {"instruction_processes", counter == "none" ? 0 : 2},
+        {"instruction_counter_note", counter == "none" ? "not requested (--instruction-processes 0)" : ""}}},
+      {"experiments", {{{"name", "demo.x"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", "lower"}}}}};
   return doc;
 }
 
@@ -56,7 +64,10 @@ void add_counts(nlohmann::json& doc, const std::string& name, const std::map<std
   for (int p = 0; p < 2; ++p) {
     nlohmann::json e = {{"name", name}, {"experiment", "demo.x"}, {"arm", "a"}, {"instructions_per_iteration", total}};
     if (with_functions) {
-      e["functions"] = {{"cost", "self"}, {"event", "Ir"}, {"top", top}, {"other_per_iteration", other},
+      e["functions"] = {{"cost", "self"},
+                        {"event", "Ir"},
+                        {"top", top},
+                        {"other_per_iteration", other},
                         {"functions_counted", static_cast<int>(functions.size()) + (other > 0 ? 5 : 0)}};
     }
     doc["pairbench"]["instructions"].push_back(e);
@@ -98,7 +109,9 @@ TEST(FunctionDiff, ARegressionListsTheFunctionsThatAddedMostFirst) {
   print_gate_table(table, r);
   const std::string t = table.str();
   ASSERT_NE(t.find("    functions that added the most instructions per iteration (callgrind, self): +540.0 of the "
-                   "benchmark's +520.0"), std::string::npos) << t;
+                   "benchmark's +520.0"),
+            std::string::npos)
+      << t;
   EXPECT_LT(t.find("kernel(float const*)"), t.find("fresh<int>()")) << t;
   EXPECT_NE(t.find("<=10.0"), std::string::npos) << t;
   const std::string md = gate_markdown(r);
@@ -147,8 +160,9 @@ TEST(FunctionDiff, WithoutABreakdownARegressionSaysWhy) {
   r = compare_runs(base, cur, {}, "a", "b");
   for (const Instrument i : {Instrument::time, Instrument::instructions}) {
     EXPECT_EQ(row(r, "p", i).verdict, Verdict::regression);
-    EXPECT_EQ(row(r, "p", i).functions_note,
-              "no function diff: counted with perf: a hardware counter gives the total only, no per-function breakdown");
+    EXPECT_EQ(
+        row(r, "p", i).functions_note,
+        "no function diff: counted with perf: a hardware counter gives the total only, no per-function breakdown");
   }
   std::ostringstream table;
   print_gate_table(table, r);
@@ -187,11 +201,11 @@ TEST(FunctionDiffEndToEnd, PlantedWorkIsTheTopOfTheDiff) {
   if (choose_instruction_counter("callgrind").name != "callgrind") GTEST_SKIP() << "skipped: valgrind is not installed";
   TempDir dir;
   auto run = [&](const std::string& out, const std::map<std::string, std::string>& env) {
-    return run_process({PAIRBENCH_EXE, "run", "--bench-dir", TIMING_BENCH_DIR, "--experiments", "timing.work",
-                        "--repetitions", "2", "--no-history", "--min-time", "0.002", "--calibration",
-                        dir.path + "/cal.json", "--out", out, "--instruction-processes", "2", "--instructions",
-                        "callgrind"},
-                       env, std::chrono::seconds(600));
+    return run_process(
+        {PAIRBENCH_EXE, "run", "--bench-dir", TIMING_BENCH_DIR, "--experiments", "timing.work", "--repetitions", "2",
+         "--no-history", "--min-time", "0.002", "--calibration", dir.path + "/cal.json", "--out", out,
+         "--instruction-processes", "2", "--instructions", "callgrind"},
+        env, std::chrono::seconds(600));
   };
   const ProcessResult a = run(dir.path + "/a.json", {});
   ASSERT_EQ(a.exit_code, 0) << a.output;
@@ -211,8 +225,8 @@ TEST(FunctionDiffEndToEnd, PlantedWorkIsTheTopOfTheDiff) {
     EXPECT_EQ(f["top"][0]["function"].get<std::string>().find("_Z"), std::string::npos) << "demangled";
   }
 
-  const ProcessResult gate = run_process({PAIRBENCH_EXE, "compare", dir.path + "/a.json", dir.path + "/b.json", "--json",
-                                          dir.path + "/gate.json", "--markdown", dir.path + "/gate.md"},
+  const ProcessResult gate = run_process({PAIRBENCH_EXE, "compare", dir.path + "/a.json", dir.path + "/b.json",
+                                          "--json", dir.path + "/gate.json", "--markdown", dir.path + "/gate.md"},
                                          {}, std::chrono::seconds(120));
   EXPECT_EQ(gate.exit_code, 1) << gate.output;
   const nlohmann::json g = read(dir.path + "/gate.json");

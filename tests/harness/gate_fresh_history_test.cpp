@@ -25,11 +25,10 @@ nlohmann::json read(const std::string& path) {
 TEST(GateFreshHistory, ThreeQuickRunsOfUnchangedCodeThenTheGatePassesTwice) {
   const kernels::TempDir tmp("pairbench-gate-fresh-history");
   const std::string dir = tmp.path().string(), db = dir + "/history.sqlite";
-  const nlohmann::json cases = {
-      {"a", {{"process_sd", 0.005}}},
-      {"b", {{"process_sd", 0.20}, {"inprocess_sd", 0.05}}},
-      {"c", {{"bimodal_p", 0.3}, {"bimodal_x", 1.5}}},
-      {"d", {{"outlier_p", 0.2}, {"outlier_x", 3}}}};
+  const nlohmann::json cases = {{"a", {{"process_sd", 0.005}}},
+                                {"b", {{"process_sd", 0.20}, {"inprocess_sd", 0.05}}},
+                                {"c", {{"bimodal_p", 0.3}, {"bimodal_x", 1.5}}},
+                                {"d", {{"outlier_p", 0.2}, {"outlier_x", 3}}}};
   const std::string bin = sim_build(dir, {{"seed", 38}, {"cases", cases}});
   auto pairbench = [](std::vector<std::string> args) {
     args.insert(args.begin(), PAIRBENCH_EXE);
@@ -37,9 +36,9 @@ TEST(GateFreshHistory, ThreeQuickRunsOfUnchangedCodeThenTheGatePassesTwice) {
   };
   for (int k = 1; k <= 3; ++k) {
     const std::string out = dir + "/run-" + std::to_string(k) + ".json";
-    const ProcessResult r = pairbench({"run", "--bench-dir", bin, "--experiments", "sim.declared", "--profile", "quick",
-                                       "--db", db, "--calibration", dir + "/cal.json", "--out", out, "--seed",
-                                       std::to_string(100 + k)});
+    const ProcessResult r =
+        pairbench({"run", "--bench-dir", bin, "--experiments", "sim.declared", "--profile", "quick", "--db", db,
+                   "--calibration", dir + "/cal.json", "--out", out, "--seed", std::to_string(100 + k)});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     if (k == 1) {
       const ProcessResult b = pairbench({"baseline", "update", "--run", out, "--results-dir", dir, "--db", db});

@@ -63,8 +63,11 @@ nlohmann::json side_doc(const std::vector<std::vector<double>>& values, const st
                     {"experiments", {{{"name", "sim"}, {"metric", "t"}, {"unit", "ns"}, {"better", "lower"}}}}};
   for (std::size_t b = 0; b < values.size(); ++b) {
     for (int p = 0; p < counts[b]; ++p) {
-      d["benchmarks"].push_back({{"name", "b" + std::to_string(b)}, {"experiment", "sim"}, {"arm", "a"},
-                                 {"real_time", 1.0}, {"metric_value", 100 * std::exp(values[b][static_cast<std::size_t>(p)])}});
+      d["benchmarks"].push_back({{"name", "b" + std::to_string(b)},
+                                 {"experiment", "sim"},
+                                 {"arm", "a"},
+                                 {"real_time", 1.0},
+                                 {"metric_value", 100 * std::exp(values[b][static_cast<std::size_t>(p)])}});
     }
   }
   return d;
@@ -81,14 +84,16 @@ struct SequentialArgs {
   double run_noise = 0;      // --unpaired: run-to-run SD of a benchmark's log level
   bool two_stage = true;     // ab's and run's planned look decided by the fixed gate at half of alpha (TwoStage)
   double first_share = 0.5;  // --first-share: the planned look's share of alpha
-  std::string allocation = "breadth";  // --allocation: the rounds' rule under a pair budget (depth: ab's decidable_first)
-  long pair_budget = -1;     // --pair-budget: pairs the rounds may add over the whole gate (ab's --budget at
-                             // equal cost per process; -1: unlimited), spent cheapest first
+  std::string allocation =
+      "breadth";          // --allocation: the rounds' rule under a pair budget (depth: ab's decidable_first)
+  long pair_budget = -1;  // --pair-budget: pairs the rounds may add over the whole gate (ab's --budget at
+                          // equal cost per process; -1: unlimited), spent cheapest first
 };
 
 // `run --baseline --budget`'s loop on synthetic gates: see the header comment.
 int simulate_unpaired(int benchmarks, int processes, int gates, const std::vector<double>& cv, double outliers,
-                      double shift, const GateOptions& base_options, const SequentialArgs& a, const std::string& noise) {
+                      double shift, const GateOptions& base_options, const SequentialArgs& a,
+                      const std::string& noise) {
   std::mt19937_64 rng(42);
   std::normal_distribution<double> z(0, 1);
   std::uniform_real_distribution<double> u(0, 1);
@@ -160,7 +165,8 @@ int simulate_unpaired(int benchmarks, int processes, int gates, const std::vecto
     bool failed = false, first = true;
     const std::vector<int> base_counts(nb, processes);
     for (;;) {
-      const GateReport r = compare_runs(side_doc(values[0], base_counts), side_doc(values[1], counts), options, "a", "b");
+      const GateReport r =
+          compare_runs(side_doc(values[0], base_counts), side_doc(values[1], counts), options, "a", "b");
       bool more = false;
       for (const auto& v : r.rows) {
         const auto b = static_cast<std::size_t>(std::stoi(v.benchmark.substr(1)));
@@ -172,7 +178,8 @@ int simulate_unpaired(int benchmarks, int processes, int gates, const std::vecto
       first = false;
       if (!a.naive) break;
       for (std::size_t b = 0; b < nb; ++b) {
-        if (verdict[b] == Verdict::undecided && counts[b] < a.cap) counts[b] = std::min(a.cap, counts[b] + a.step), more = true;
+        if (verdict[b] == Verdict::undecided && counts[b] < a.cap)
+          counts[b] = std::min(a.cap, counts[b] + a.step), more = true;
       }
       if (!more) break;
     }
@@ -182,24 +189,29 @@ int simulate_unpaired(int benchmarks, int processes, int gates, const std::vecto
     }
   }
   const double n = static_cast<double>(rows);
-  std::printf("unpaired: %d benchmarks, baseline %d processes, current from %d, +%d per round to a cap of %d, share %.2f, "
-              "noise %s, outliers %.0f%%, run noise %.1f%%, shift %+.1f%%, %d gates%s\n",
-              benchmarks, processes, a.start, a.step, a.cap, a.share, noise.c_str(), 100 * outliers, 100 * a.run_noise,
-              100 * std::expm1(shift), gates, a.two_stage ? ", two stages (planned look: fixed gate at alpha/2)" : ", sequence alone");
-  std::printf("  always-valid: gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
-              "undecided %.3f, improvement %.3f; current processes per benchmark %.1f\n",
-              seq_failed, 100.0 * seq_failed / gates, seq_counts[0] / n, seq_counts[1] / n, seq_counts[2] / n,
-              seq_counts[3] / n, used / n);
+  std::printf(
+      "unpaired: %d benchmarks, baseline %d processes, current from %d, +%d per round to a cap of %d, share %.2f, "
+      "noise %s, outliers %.0f%%, run noise %.1f%%, shift %+.1f%%, %d gates%s\n",
+      benchmarks, processes, a.start, a.step, a.cap, a.share, noise.c_str(), 100 * outliers, 100 * a.run_noise,
+      100 * std::expm1(shift), gates,
+      a.two_stage ? ", two stages (planned look: fixed gate at alpha/2)" : ", sequence alone");
+  std::printf(
+      "  always-valid: gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
+      "undecided %.3f, improvement %.3f; current processes per benchmark %.1f\n",
+      seq_failed, 100.0 * seq_failed / gates, seq_counts[0] / n, seq_counts[1] / n, seq_counts[2] / n,
+      seq_counts[3] / n, used / n);
   if (a.naive) {
-    std::printf("  naive (fixed gate every round): gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
-                "unchanged %.3f, undecided %.3f, improvement %.3f; current processes %.1f\n",
-                naive_failed, 100.0 * naive_failed / gates, naive_counts[0] / n, naive_counts[1] / n,
-                naive_counts[2] / n, naive_counts[3] / n, naive_used / n);
+    std::printf(
+        "  naive (fixed gate every round): gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
+        "unchanged %.3f, undecided %.3f, improvement %.3f; current processes %.1f\n",
+        naive_failed, 100.0 * naive_failed / gates, naive_counts[0] / n, naive_counts[1] / n, naive_counts[2] / n,
+        naive_counts[3] / n, naive_used / n);
   }
-  std::printf("  fixed gate at the start (%d against %d): gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
-              "unchanged %.3f, undecided %.3f, improvement %.3f\n",
-              a.start, processes, fixed_failed, 100.0 * fixed_failed / gates, fixed_counts[0] / n, fixed_counts[1] / n,
-              fixed_counts[2] / n, fixed_counts[3] / n);
+  std::printf(
+      "  fixed gate at the start (%d against %d): gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
+      "unchanged %.3f, undecided %.3f, improvement %.3f\n",
+      a.start, processes, fixed_failed, 100.0 * fixed_failed / gates, fixed_counts[0] / n, fixed_counts[1] / n,
+      fixed_counts[2] / n, fixed_counts[3] / n);
   return 0;
 }
 
@@ -235,7 +247,8 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
     for (std::size_t b = 0; b < nb; ++b) {
       states[b].benchmark = "b" + std::to_string(b);
       for (int p = 0; p < processes; ++p) {
-        states[b].diffs.push_back(values[1][b][static_cast<std::size_t>(p)] - values[0][b][static_cast<std::size_t>(p)]);
+        states[b].diffs.push_back(values[1][b][static_cast<std::size_t>(p)] -
+                                  values[0][b][static_cast<std::size_t>(p)]);
       }
     }
     SequentialDesign design;
@@ -251,7 +264,8 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
     std::optional<GateReport> first_look;
     if (a.two_stage) {
       const std::vector<int> planned(nb, processes);
-      first_look = compare_runs(side_doc(values[0], planned), side_doc(values[1], planned), stages.first_look, "a", "b");
+      first_look =
+          compare_runs(side_doc(values[0], planned), side_doc(values[1], planned), stages.first_look, "a", "b");
     }
     for (;;) {
       d = decide_sequential(states, a.two_stage ? stages.sequence : options, design);
@@ -262,7 +276,8 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
       if (a.pair_budget >= 0 && a.allocation == "depth") {
         // ab's rule (decidable_first): the rows the remaining pairs can carry to their estimate.
         std::vector<bool> eligible;
-        for (const SequentialRow& r : d.rows) eligible.push_back(r.verdict == Verdict::undecided && r.pairs + a.step <= a.cap);
+        for (const SequentialRow& r : d.rows)
+          eligible.push_back(r.verdict == Verdict::undecided && r.pairs + a.step <= a.cap);
         next = decidable_first(d.rows, eligible, std::vector<double>(d.rows.size(), 1.0),
                                static_cast<double>(a.pair_budget - added), a.step, a.cap);  // within the budget
         added += static_cast<long>(next.size()) * a.step;
@@ -317,26 +332,30 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
     for (const auto& v : fixed.rows) tally(fixed_counts, v.verdict);
   }
   const double n = static_cast<double>(rows);
-  std::printf("sequential: %d benchmarks, start %d pairs, +%d per round to a cap of %d, noise %s, outliers %.0f%%, "
-              "shift %+.1f%%, sequence %s (c2 %.2f)%s, %d gates (%.1f looks per gate):\n",
-              benchmarks, processes, a.step, a.cap, noise.c_str(), 100 * outliers, 100 * std::expm1(shift),
-              a.kind == SequenceKind::robust ? "robust" : "mean", a.c2,
-              a.two_stage ? ", two stages (planned look: fixed gate at alpha/2)" : ", sequence alone",
-              gates, double(looks) / gates);
-  std::printf("  always-valid:       gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
-              "undecided %.3f, improvement %.3f; mean processes per side %.1f\n",
-              seq_failed, 100.0 * seq_failed / gates, seq_counts[0] / n, seq_counts[1] / n, seq_counts[2] / n,
-              seq_counts[3] / n, pairs_used / n);
+  std::printf(
+      "sequential: %d benchmarks, start %d pairs, +%d per round to a cap of %d, noise %s, outliers %.0f%%, "
+      "shift %+.1f%%, sequence %s (c2 %.2f)%s, %d gates (%.1f looks per gate):\n",
+      benchmarks, processes, a.step, a.cap, noise.c_str(), 100 * outliers, 100 * std::expm1(shift),
+      a.kind == SequenceKind::robust ? "robust" : "mean", a.c2,
+      a.two_stage ? ", two stages (planned look: fixed gate at alpha/2)" : ", sequence alone", gates,
+      double(looks) / gates);
+  std::printf(
+      "  always-valid:       gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
+      "undecided %.3f, improvement %.3f; mean processes per side %.1f\n",
+      seq_failed, 100.0 * seq_failed / gates, seq_counts[0] / n, seq_counts[1] / n, seq_counts[2] / n,
+      seq_counts[3] / n, pairs_used / n);
   if (a.naive) {
-    std::printf("  naive (fixed test every round): gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
-                "unchanged %.3f, undecided %.3f, improvement %.3f; mean processes per side %.1f\n",
-                naive_failed, 100.0 * naive_failed / gates, naive_counts[0] / n, naive_counts[1] / n,
-                naive_counts[2] / n, naive_counts[3] / n, naive_pairs_used / n);
+    std::printf(
+        "  naive (fixed test every round): gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
+        "unchanged %.3f, undecided %.3f, improvement %.3f; mean processes per side %.1f\n",
+        naive_failed, 100.0 * naive_failed / gates, naive_counts[0] / n, naive_counts[1] / n, naive_counts[2] / n,
+        naive_counts[3] / n, naive_pairs_used / n);
   }
-  std::printf("  fixed design, %d per side: gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
-              "unchanged %.3f, undecided %.3f, improvement %.3f\n",
-              a.cap, fixed_failed, 100.0 * fixed_failed / gates, fixed_counts[0] / n, fixed_counts[1] / n,
-              fixed_counts[2] / n, fixed_counts[3] / n);
+  std::printf(
+      "  fixed design, %d per side: gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
+      "unchanged %.3f, undecided %.3f, improvement %.3f\n",
+      a.cap, fixed_failed, 100.0 * fixed_failed / gates, fixed_counts[0] / n, fixed_counts[1] / n, fixed_counts[2] / n,
+      fixed_counts[3] / n);
   return 0;
 }
 
@@ -356,12 +375,14 @@ int replay(const std::string& base_path, const std::string& cand_path, const Gat
   for (const auto& b : docs[0]["benchmarks"]) base[b["name"]][key(b)] = process_value(b);
   std::map<std::string, SequentialState> states;
   std::map<std::string, bool> higher_better;
-  for (const auto& e : docs[1]["pairbench"]["experiments"]) higher_better[e.value("name", "")] = e.value("better", "lower") == "higher";
+  for (const auto& e : docs[1]["pairbench"]["experiments"])
+    higher_better[e.value("name", "")] = e.value("better", "lower") == "higher";
   // In the order the pairs ran: by duet pair, else by repetition.
   std::vector<const nlohmann::json*> rows;
   for (const auto& c : docs[1]["benchmarks"]) rows.push_back(&c);
   std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) {
-    return a->value("duet_pair", a->value("repetition_index", 0)) < b->value("duet_pair", b->value("repetition_index", 0));
+    return a->value("duet_pair", a->value("repetition_index", 0)) <
+           b->value("duet_pair", b->value("repetition_index", 0));
   });
   for (const nlohmann::json* c : rows) {
     const auto it = base.find((*c)["name"]);
@@ -380,7 +401,8 @@ int replay(const std::string& base_path, const std::string& cand_path, const Gat
   for (std::size_t i = 0; i < v.size(); ++i) {
     auto cell = [](const SequentialRow& row) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%-10s [%+.1f%%, %+.1f%%]", to_string(row.verdict).c_str(), 100 * row.low, 100 * row.high);
+      std::snprintf(buf, sizeof buf, "%-10s [%+.1f%%, %+.1f%%]", to_string(row.verdict).c_str(), 100 * row.low,
+                    100 * row.high);
       return std::string(buf);
     };
     std::printf("%-75s %5d  %-32s %-32s\n", v[i].benchmark.c_str(), r.rows[i].pairs, cell(r.rows[i]).c_str(),
@@ -424,29 +446,50 @@ int main(int argc, char** argv) {
       return 2;
     }
     const std::string v = argv[i + 1];
-    if (k == "--benchmarks") benchmarks = std::atoi(v.c_str());
-    else if (k == "--step") seq.step = std::atoi(v.c_str());
-    else if (k == "--cap") seq.cap = std::atoi(v.c_str());
-    else if (k == "--c2") seq.c2 = std::atof(v.c_str());
-    else if (k == "--naive") seq.naive = v != "0";
-    else if (k == "--two-stage") seq.two_stage = v != "0";
-    else if (k == "--first-share") seq.first_share = std::atof(v.c_str());
-    else if (k == "--pair-budget") seq.pair_budget = std::atol(v.c_str());
-    else if (k == "--allocation") seq.allocation = v;
-    else if (k == "--clip-k") seq.clip_k = std::atof(v.c_str());
+    if (k == "--benchmarks")
+      benchmarks = std::atoi(v.c_str());
+    else if (k == "--step")
+      seq.step = std::atoi(v.c_str());
+    else if (k == "--cap")
+      seq.cap = std::atoi(v.c_str());
+    else if (k == "--c2")
+      seq.c2 = std::atof(v.c_str());
+    else if (k == "--naive")
+      seq.naive = v != "0";
+    else if (k == "--two-stage")
+      seq.two_stage = v != "0";
+    else if (k == "--first-share")
+      seq.first_share = std::atof(v.c_str());
+    else if (k == "--pair-budget")
+      seq.pair_budget = std::atol(v.c_str());
+    else if (k == "--allocation")
+      seq.allocation = v;
+    else if (k == "--clip-k")
+      seq.clip_k = std::atof(v.c_str());
     else if (k == "--sequence" && (v == "robust" || v == "mean"))
       seq.kind = v == "robust" ? SequenceKind::robust : SequenceKind::mean;
-    else if (k == "--start") seq.start = std::atoi(v.c_str());
-    else if (k == "--share") seq.share = std::atof(v.c_str());
-    else if (k == "--run-noise") seq.run_noise = std::atof(v.c_str());
-    else if (k == "--correction" && correction_from_string(v)) options.correction = *correction_from_string(v);
-    else if (k == "--processes") processes = std::atoi(v.c_str());
-    else if (k == "--gates") gates = std::atoi(v.c_str());
-    else if (k == "--noise") noise = v;
-    else if (k == "--outliers") outliers = std::atof(v.c_str());
-    else if (k == "--shift") shift = std::log1p(std::atof(v.c_str()));
-    else if (k == "--moderation" && moderation_from_string(v)) options.moderation = *moderation_from_string(v);
-    else if (k == "--trim") options.trim = std::atof(v.c_str());
+    else if (k == "--start")
+      seq.start = std::atoi(v.c_str());
+    else if (k == "--share")
+      seq.share = std::atof(v.c_str());
+    else if (k == "--run-noise")
+      seq.run_noise = std::atof(v.c_str());
+    else if (k == "--correction" && correction_from_string(v))
+      options.correction = *correction_from_string(v);
+    else if (k == "--processes")
+      processes = std::atoi(v.c_str());
+    else if (k == "--gates")
+      gates = std::atoi(v.c_str());
+    else if (k == "--noise")
+      noise = v;
+    else if (k == "--outliers")
+      outliers = std::atof(v.c_str());
+    else if (k == "--shift")
+      shift = std::log1p(std::atof(v.c_str()));
+    else if (k == "--moderation" && moderation_from_string(v))
+      options.moderation = *moderation_from_string(v);
+    else if (k == "--trim")
+      options.trim = std::atof(v.c_str());
     else {
       std::fprintf(stderr, "gate_simulation: unknown option %s\n", k.c_str());
       return 2;
@@ -488,8 +531,11 @@ int main(int argc, char** argv) {
         for (int p = 0; p < processes; ++p) {
           double v = cv[static_cast<std::size_t>(b)] * z(rng) + (side ? shift : 0);
           if (u(rng) < outliers) v += std::log(1.1 + 0.5 * u(rng));  // a neighbour's burst: 10-60 % slower
-          docs[side]["benchmarks"].push_back({{"name", "b" + std::to_string(b)}, {"experiment", "sim"}, {"arm", "a"},
-                                              {"real_time", 1.0}, {"metric_value", 100 * std::exp(v)}});
+          docs[side]["benchmarks"].push_back({{"name", "b" + std::to_string(b)},
+                                              {"experiment", "sim"},
+                                              {"arm", "a"},
+                                              {"real_time", 1.0},
+                                              {"metric_value", 100 * std::exp(v)}});
         }
       }
     }
@@ -506,11 +552,13 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("%d benchmarks x %d processes, noise %s, outliers %.0f%%, shift %+.1f%%, moderation %s, trim %.2f, "
-              "%d gates:\n  gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
-              "undecided %.3f; benchmarks with noise <= 3%%: regression %.3f\n",
-              benchmarks, processes, noise.c_str(), 100 * outliers, 100 * std::expm1(shift), to_string(options.moderation).c_str(),
-              options.trim, gates, failed, 100.0 * failed / gates, double(regressions) / rows, double(unchanged) / rows,
-              double(undecided) / rows, quiet ? double(quiet_caught) / quiet : 0.0);
+  std::printf(
+      "%d benchmarks x %d processes, noise %s, outliers %.0f%%, shift %+.1f%%, moderation %s, trim %.2f, "
+      "%d gates:\n  gates with a regression %d (%.2f%%); verdicts: regression %.3f, unchanged %.3f, "
+      "undecided %.3f; benchmarks with noise <= 3%%: regression %.3f\n",
+      benchmarks, processes, noise.c_str(), 100 * outliers, 100 * std::expm1(shift),
+      to_string(options.moderation).c_str(), options.trim, gates, failed, 100.0 * failed / gates,
+      double(regressions) / rows, double(unchanged) / rows, double(undecided) / rows,
+      quiet ? double(quiet_caught) / quiet : 0.0);
   return 0;
 }

@@ -17,8 +17,9 @@ namespace pairbench::harness {
 namespace {
 
 nlohmann::json environment(const std::string& cpu = "Test CPU") {
-  return {{"cpu_model", cpu}, {"cpu_count", 2}, {"gpu_name", ""}, {"gpu_count", 0}, {"cuda_driver_version", 0},
-          {"build_type", "Release"}, {"compiler", "GNU 12"}, {"compiler_flags", "-O3"}, {"machine_key", "k"}};
+  return {{"cpu_model", cpu},     {"cpu_count", 2},           {"gpu_name", ""},
+          {"gpu_count", 0},       {"cuda_driver_version", 0}, {"build_type", "Release"},
+          {"compiler", "GNU 12"}, {"compiler_flags", "-O3"},  {"machine_key", "k"}};
 }
 
 // A run file with the given samples per benchmark (all in experiment demo.x, lower is better).
@@ -27,14 +28,19 @@ nlohmann::json run_doc(const std::map<std::string, std::vector<double>>& samples
   nlohmann::json doc = {{"context", nlohmann::json::object()}, {"benchmarks", nlohmann::json::array()}};
   for (const auto& [name, values] : samples) {
     for (std::size_t i = 0; i < values.size(); ++i) {
-      doc["benchmarks"].push_back({{"name", name}, {"experiment", "demo.x"}, {"arm", "a"}, {"real_time", 1.0},
-                                   {"repetition_index", i}, {"metric_value", values[i]}});
+      doc["benchmarks"].push_back({{"name", name},
+                                   {"experiment", "demo.x"},
+                                   {"arm", "a"},
+                                   {"real_time", 1.0},
+                                   {"repetition_index", i},
+                                   {"metric_value", values[i]}});
     }
   }
-  doc["pairbench"] = {{"schema_version", 1},
-                      {"environment", environment(cpu)},
-                      {"not_run", nlohmann::json::array()},
-                      {"experiments", {{{"name", "demo.x"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", better}}}}};
+  doc["pairbench"] = {
+      {"schema_version", 1},
+      {"environment", environment(cpu)},
+      {"not_run", nlohmann::json::array()},
+      {"experiments", {{{"name", "demo.x"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", better}}}}};
   return doc;
 }
 
@@ -55,8 +61,10 @@ const BenchmarkVerdict& row(const GateReport& r, const std::string& name) {
 }
 
 TEST(Gate, CatchesARegressionAndReportsAnImprovementWithoutFailing) {
-  const auto base = run_doc({{"slow", noisy(100, 0.01, 9, 1)}, {"fast", noisy(100, 0.01, 9, 2)}, {"same", noisy(100, 0.01, 9, 3)}});
-  const auto cur = run_doc({{"slow", noisy(110, 0.01, 9, 4)}, {"fast", noisy(80, 0.01, 9, 5)}, {"same", noisy(100, 0.01, 9, 6)}});
+  const auto base =
+      run_doc({{"slow", noisy(100, 0.01, 9, 1)}, {"fast", noisy(100, 0.01, 9, 2)}, {"same", noisy(100, 0.01, 9, 3)}});
+  const auto cur =
+      run_doc({{"slow", noisy(110, 0.01, 9, 4)}, {"fast", noisy(80, 0.01, 9, 5)}, {"same", noisy(100, 0.01, 9, 6)}});
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
   EXPECT_EQ(row(r, "slow").verdict, Verdict::regression);
   EXPECT_NEAR(row(r, "slow").slowdown, 0.10, 0.03);
@@ -64,10 +72,10 @@ TEST(Gate, CatchesARegressionAndReportsAnImprovementWithoutFailing) {
   EXPECT_EQ(row(r, "same").verdict, Verdict::unchanged);
   EXPECT_TRUE(r.failed());
 
-  const GateReport only_improved = compare_runs(base, run_doc({{"slow", noisy(100, 0.01, 9, 7)},
-                                                               {"fast", noisy(80, 0.01, 9, 8)},
-                                                               {"same", noisy(100, 0.01, 9, 9)}}),
-                                                {}, "a", "b");
+  const GateReport only_improved = compare_runs(
+      base,
+      run_doc({{"slow", noisy(100, 0.01, 9, 7)}, {"fast", noisy(80, 0.01, 9, 8)}, {"same", noisy(100, 0.01, 9, 9)}}),
+      {}, "a", "b");
   EXPECT_FALSE(only_improved.failed());
 }
 
@@ -153,7 +161,8 @@ TEST(Gate, RejectsNonPositiveOrNonFiniteValuesNamingTheBenchmark) {
 TEST(Gate, BrokenMissingAndNewBenchmarks) {
   const auto base = run_doc({{"gone", {1, 1, 1}}, {"crashes", {1, 1, 1}}});
   auto cur = run_doc({{"fresh", {1, 1, 1}}});
-  cur["pairbench"]["not_run"].push_back({{"name", "crashes"}, {"verification", "failed"}, {"reason", "killed by SIGSEGV"}});
+  cur["pairbench"]["not_run"].push_back(
+      {{"name", "crashes"}, {"verification", "failed"}, {"reason", "killed by SIGSEGV"}});
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
   EXPECT_EQ(row(r, "gone").verdict, Verdict::missing);
   EXPECT_EQ(row(r, "crashes").verdict, Verdict::broken);
@@ -190,7 +199,8 @@ TEST(Gate, NeverComparesTwoGpuModelsEvenForced) {
     FAIL() << "expected a refusal";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("different GPU models ('NVIDIA H100 80GB HBM3' vs 'NVIDIA H200')"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   // One run without a GPU (its GPU arms not run) against one with: another machine, which --force may compare.
   base["pairbench"]["environment"]["gpu_name"] = "";
@@ -299,8 +309,10 @@ TEST(GateAtScale, NightlyShapedPairFiftyPercentSlowerEverywhereIsARegressionEver
     EXPECT_LT(v.slowdown, v.gated_at) << v.benchmark;  // within its resolution
   }
   EXPECT_EQ(r.exit_status(), 1);
-  EXPECT_EQ(r.headline().rfind(std::to_string(r.count(Verdict::regression)) + " regressions, 0 undecided, 0 unchanged, ", 0),
-            0u) << r.headline();
+  EXPECT_EQ(
+      r.headline().rfind(std::to_string(r.count(Verdict::regression)) + " regressions, 0 undecided, 0 unchanged, ", 0),
+      0u)
+      << r.headline();
 }
 
 TEST(GateAtScale, QuickShapedPairFiftyPercentSlowerFailsTheGate) {
@@ -322,7 +334,8 @@ TEST(GateAtScale, AaPairsOfRealisticNoiseFailAtMostTheDesignedRate) {
   const NoiseModel m = realistic_noise(335, 31);
   int failed = 0, improved = 0;
   for (int g = 0; g < kGates; ++g) {
-    const GateReport r = compare_runs(run_doc(side(m, 9, 1000 + 2 * g)), run_doc(side(m, 9, 1001 + 2 * g)), {}, "a", "b");
+    const GateReport r =
+        compare_runs(run_doc(side(m, 9, 1000 + 2 * g)), run_doc(side(m, 9, 1001 + 2 * g)), {}, "a", "b");
     failed += r.failed();
     improved += r.count(Verdict::improvement) > 0;
   }
@@ -354,7 +367,8 @@ struct NightlyWithHistory {
   // One run: every benchmark's processes, moved by that run's level, times `factor`.
   std::map<std::string, std::vector<double>> run(unsigned seed, const std::vector<double>& factor = {}) {
     std::vector<double> level(m.cv.size());
-    for (std::size_t i = 0; i < level.size(); ++i) level[i] = std::exp(0.02 * z(rng)) * (factor.empty() ? 1.0 : factor[i]);
+    for (std::size_t i = 0; i < level.size(); ++i)
+      level[i] = std::exp(0.02 * z(rng)) * (factor.empty() ? 1.0 : factor[i]);
     auto values = side(m, 9, seed, level);
     // bench1005: half of its processes run 35 % slower, in any run.
     std::uniform_int_distribution<int> coin(0, 1);
@@ -428,8 +442,12 @@ TEST(GateAtScale, DuetPairsAreComparedPairByPair) {
       const double planted = i == 0 ? 1.08 : 1.0;
       for (auto* doc : {&base, &cur}) {
         const double v = 100 * shared * std::exp(0.005 * z(rng)) * (doc == &cur ? planted : 1.0);
-        (*doc)["benchmarks"].push_back({{"name", "b" + std::to_string(i)}, {"experiment", "demo.x"}, {"arm", "a"},
-                                        {"real_time", 1.0}, {"metric_value", v}, {"duet_pair", i * 9 + p}});
+        (*doc)["benchmarks"].push_back({{"name", "b" + std::to_string(i)},
+                                        {"experiment", "demo.x"},
+                                        {"arm", "a"},
+                                        {"real_time", 1.0},
+                                        {"metric_value", v},
+                                        {"duet_pair", i * 9 + p}});
       }
     }
   }
@@ -458,7 +476,7 @@ TEST(GateRunNoise, RunLevelVarianceKnownAnswer) {
   for (auto& r : quiet_runs) {
     for (int p = 0; p < 9; ++p) r.push_back(100 * std::exp(0.05 * z(rng)));
   }
-  EXPECT_LT(run_level_variance(quiet_runs), 0.0003);  // run-mean variance alone is ~0.05^2/9 = 0.00028
+  EXPECT_LT(run_level_variance(quiet_runs), 0.0003);    // run-mean variance alone is ~0.05^2/9 = 0.00028
   EXPECT_EQ(run_level_variance({{1, 2}, {1, 2}}), -1);  // fewer than 3 runs: unknown
 }
 
@@ -511,7 +529,7 @@ TEST(GateRunNoise, ARunVarianceFromFewRunsCarriesItsFewDegreesOfFreedom) {
   const BenchmarkVerdict few = row(compare_runs(base, cur, options, "a", "b"), "bench1000");
   EXPECT_LT(few.df, 2.5);
   EXPECT_NE(few.verdict, Verdict::regression) << few.note;
-  EXPECT_GT(few.gated_at, 0.30);  // "unchanged" only at a resolution that does not exclude the 30 %
+  EXPECT_GT(few.gated_at, 0.30);                    // "unchanged" only at a resolution that does not exclude the 30 %
   EXPECT_NEAR(few.slowdown, many.slowdown, 1e-12);  // the estimate is the same; only its uncertainty differs
 }
 
@@ -529,10 +547,14 @@ nlohmann::json with_instructions(nlohmann::json doc, const std::map<std::string,
 }
 
 TEST(GateInstructions, DeterministicCountsDecideATwoPercentChange) {
-  const auto base = with_instructions(run_doc({}), {{"same", {1e6, 1e6}}, {"more", {1e6, 1e6}}, {"less", {1e6, 1e6}},
-                                                    {"wobbly", {1e6, 1.02e6}}, {"single", {1e6}}});
-  const auto cur = with_instructions(run_doc({}), {{"same", {1e6, 1e6}}, {"more", {1.02e6, 1.02e6}},
-                                                   {"less", {0.97e6, 0.97e6}}, {"wobbly", {1e6, 1e6}}, {"single", {1e6}}});
+  const auto base = with_instructions(
+      run_doc({}),
+      {{"same", {1e6, 1e6}}, {"more", {1e6, 1e6}}, {"less", {1e6, 1e6}}, {"wobbly", {1e6, 1.02e6}}, {"single", {1e6}}});
+  const auto cur = with_instructions(run_doc({}), {{"same", {1e6, 1e6}},
+                                                   {"more", {1.02e6, 1.02e6}},
+                                                   {"less", {0.97e6, 0.97e6}},
+                                                   {"wobbly", {1e6, 1e6}},
+                                                   {"single", {1e6}}});
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
   auto verdict = [&](const std::string& name) -> std::optional<Verdict> {
     for (const auto& v : r.rows) {
@@ -568,7 +590,8 @@ TEST(GateInstructions, CountsWobblingUnderTheThresholdShowUnchangedButNeverAChan
   };
   EXPECT_EQ(row_of("layout").verdict, Verdict::unchanged) << row_of("layout").note;
   EXPECT_NE(row_of("layout").note.find("within 1.0%"), std::string::npos) << row_of("layout").note;
-  EXPECT_EQ(row_of("layout_more").verdict, Verdict::undecided) << row_of("layout_more").note;  // +1.4 % at least, wobbly
+  EXPECT_EQ(row_of("layout_more").verdict, Verdict::undecided)
+      << row_of("layout_more").note;  // +1.4 % at least, wobbly
   EXPECT_NE(row_of("layout_more").note.find("time decides it"), std::string::npos) << row_of("layout_more").note;
   EXPECT_EQ(row_of("steady_more").verdict, Verdict::regression) << row_of("steady_more").note;
 }
@@ -635,7 +658,8 @@ TEST(GateResolution, TenNightlyShapedAaGatesInARowPassOutrightAndAPlantedChangeI
   factor[17] = 1.10;
   int flagged = 0, suspects = 0;
   for (unsigned g = 0; g < 10; ++g) {
-    const GateReport small = compare_runs(run_doc(n.run(810 + 2 * g)), run_doc(n.run(811 + 2 * g, factor)), options, "a", "b");
+    const GateReport small =
+        compare_runs(run_doc(n.run(810 + 2 * g)), run_doc(n.run(811 + 2 * g, factor)), options, "a", "b");
     const BenchmarkVerdict& v = row(small, "bench1017");
     flagged += v.verdict == Verdict::regression || is_suspect(v);
     for (const auto& r : small.rows) suspects += is_suspect(r);
@@ -661,7 +685,8 @@ TEST(GateResolution, WithoutHistoryTheRunToRunPartIsPooledOverTheGate) {
   for (unsigned g = 0; g < 10; ++g) {
     std::vector<double> level(128);
     for (double& l : level) l = std::exp(0.03 * std::sqrt(2.0) * z(rng));  // two runs' levels apart
-    const GateReport r = compare_runs(run_doc(side(m, 4, 900 + 2 * g)), run_doc(side(m, 4, 901 + 2 * g, level)), {}, "a", "b");
+    const GateReport r =
+        compare_runs(run_doc(side(m, 4, 900 + 2 * g)), run_doc(side(m, 4, 901 + 2 * g, level)), {}, "a", "b");
     passed += r.exit_status() == 0;
     estimates.push_back(std::sqrt(std::max(0.0, r.pooled_run_variance)));
     EXPECT_EQ(r.pooled_run_benchmarks, 128);
@@ -724,16 +749,24 @@ nlohmann::json shifted_run(int rows, const std::function<double(int)>& factor_of
     const std::string name = "demo.x/a/i:" + std::to_string(i);
     const auto values = noisy(100 * factor_of(i), cv, 9, seed + static_cast<unsigned>(i) * 7);
     for (std::size_t k = 0; k < values.size(); ++k) {
-      doc["benchmarks"].push_back({{"name", name}, {"experiment", "demo.x"}, {"arm", "a"}, {"real_time", 1.0},
-                                   {"repetition_index", k}, {"metric_value", values[k]}});
+      doc["benchmarks"].push_back({{"name", name},
+                                   {"experiment", "demo.x"},
+                                   {"arm", "a"},
+                                   {"real_time", 1.0},
+                                   {"repetition_index", k},
+                                   {"metric_value", values[k]}});
     }
   }
   for (int i = 0; i < limit_rows; ++i) {
     const std::string name = "limits.mem/copy/i:" + std::to_string(i);
     const auto values = noisy(50 * limits_factor, cv, 9, seed + 1000 + static_cast<unsigned>(i));
     for (std::size_t k = 0; k < values.size(); ++k) {
-      doc["benchmarks"].push_back({{"name", name}, {"experiment", "limits.mem"}, {"arm", "copy"}, {"real_time", 1.0},
-                                   {"repetition_index", k}, {"metric_value", values[k]}});
+      doc["benchmarks"].push_back({{"name", name},
+                                   {"experiment", "limits.mem"},
+                                   {"arm", "copy"},
+                                   {"real_time", 1.0},
+                                   {"repetition_index", k},
+                                   {"metric_value", values[k]}});
     }
   }
   doc["pairbench"]["experiments"].push_back(
@@ -742,8 +775,10 @@ nlohmann::json shifted_run(int rows, const std::function<double(int)>& factor_of
 }
 
 TEST(RunShift, AWholeRunSlowerWithItsLimitsHoldsItsRegressionsAsSuspectsAndSaysSoFirst) {
-  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
-  const auto cur = shifted_run(20, [](int) { return 1.2; }, 1.18, 500);
+  const auto base = shifted_run(
+      20, [](int) { return 1.0; }, 1.0, 1);
+  const auto cur = shifted_run(
+      20, [](int) { return 1.2; }, 1.18, 500);
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
   EXPECT_TRUE(r.run_shift.moved);
   EXPECT_NEAR(r.run_shift.median, 0.2, 0.03);
@@ -773,8 +808,12 @@ TEST(RunShift, AWholeRunSlowerWithItsLimitsHoldsItsRegressionsAsSuspectsAndSaysS
 // run --baseline --budget decides again after compare_runs (its sampling's verdicts replace the
 // rows'): holding once more keeps a moved run's regressions held, counted once.
 TEST(RunShift, VerdictsDecidedAgainAfterTheGateAreHeldAgain) {
-  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
-  GateReport r = compare_runs(base, shifted_run(20, [](int) { return 1.2; }, 1.18, 500), {}, "a", "b");
+  const auto base = shifted_run(
+      20, [](int) { return 1.0; }, 1.0, 1);
+  GateReport r = compare_runs(base,
+                              shifted_run(
+                                  20, [](int) { return 1.2; }, 1.18, 500),
+                              {}, "a", "b");
   ASSERT_TRUE(r.run_shift.moved);
   for (auto& v : r.rows) v.verdict = Verdict::regression, v.note = "sampled until decided";  // as apply_unpaired would
   hold_run_shift(r);
@@ -792,17 +831,25 @@ TEST(RunShift, VerdictsDecidedAgainAfterTheGateAreHeldAgain) {
 TEST(RunShift, AtTheNightlysScaleUnchangedPassesPlantedIsFoundAndAMovedRunIsHeld) {
   constexpr int kRows = 323, kLimits = 12, kPlanted = 30;
   auto planted = [](int i) { return i % 10 == 3 && i / 10 < kPlanted; };
-  const auto base = shifted_run(kRows, [](int) { return 1.0; }, 1.0, 11, 0.03, kLimits);
-  const GateReport same = compare_runs(base, shifted_run(kRows, [](int) { return 1.0; }, 1.0, 9000, 0.03, kLimits), {}, "a", "b");
+  const auto base = shifted_run(
+      kRows, [](int) { return 1.0; }, 1.0, 11, 0.03, kLimits);
+  const GateReport same = compare_runs(base,
+                                       shifted_run(
+                                           kRows, [](int) { return 1.0; }, 1.0, 9000, 0.03, kLimits),
+                                       {}, "a", "b");
   EXPECT_FALSE(same.run_shift.moved);
   EXPECT_EQ(same.count(Verdict::regression), 0) << same.headline();
 
-  const GateReport found = compare_runs(
-      base, shifted_run(kRows, [&](int i) { return planted(i) ? 1.1 : 1.0; }, 1.0, 9000, 0.03, kLimits), {}, "a", "b");
+  const GateReport found =
+      compare_runs(base,
+                   shifted_run(
+                       kRows, [&](int i) { return planted(i) ? 1.1 : 1.0; }, 1.0, 9000, 0.03, kLimits),
+                   {}, "a", "b");
   EXPECT_FALSE(found.run_shift.moved);
   int caught = 0;
   for (const auto& v : found.rows) {
-    const bool is_planted = v.benchmark.rfind("demo.x/", 0) == 0 && planted(std::stoi(v.benchmark.substr(v.benchmark.rfind(':') + 1)));
+    const bool is_planted =
+        v.benchmark.rfind("demo.x/", 0) == 0 && planted(std::stoi(v.benchmark.substr(v.benchmark.rfind(':') + 1)));
     if (v.verdict == Verdict::regression) EXPECT_TRUE(is_planted) << v.benchmark;
     // Without history most rows are gated only at a resolution wider than 10 %: a planted row there
     // is a suspect for the same-runner confirmation, never passed over.
@@ -811,8 +858,11 @@ TEST(RunShift, AtTheNightlysScaleUnchangedPassesPlantedIsFoundAndAMovedRunIsHeld
   }
   EXPECT_GE(caught, kPlanted / 2) << found.headline();
 
-  const GateReport moved = compare_runs(
-      base, shifted_run(kRows, [&](int i) { return planted(i) ? 1.15 * 1.1 : 1.15; }, 1.15, 9000, 0.03, kLimits), {}, "a", "b");
+  const GateReport moved =
+      compare_runs(base,
+                   shifted_run(
+                       kRows, [&](int i) { return planted(i) ? 1.15 * 1.1 : 1.15; }, 1.15, 9000, 0.03, kLimits),
+                   {}, "a", "b");
   EXPECT_TRUE(moved.run_shift.moved);
   EXPECT_EQ(moved.count(Verdict::regression), 0) << moved.headline();
   EXPECT_GE(moved.run_shift.held, kRows * 3 / 4);
@@ -821,8 +871,10 @@ TEST(RunShift, AtTheNightlysScaleUnchangedPassesPlantedIsFoundAndAMovedRunIsHeld
 TEST(RunShift, WithoutTheLimitsMovingTheSameSlowdownIsTheCodesAndStaysARegression) {
   // Every benchmark 20 % slower but the machine's yardsticks unchanged: shared code or the build's
   // flags, a regression.
-  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
-  const auto cur = shifted_run(20, [](int) { return 1.2; }, 1.0, 500);
+  const auto base = shifted_run(
+      20, [](int) { return 1.0; }, 1.0, 1);
+  const auto cur = shifted_run(
+      20, [](int) { return 1.2; }, 1.0, 500);
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
   EXPECT_FALSE(r.run_shift.moved);
   EXPECT_EQ(r.count(Verdict::regression), 20);
@@ -834,29 +886,39 @@ TEST(RunShift, WithoutTheLimitsMovingTheSameSlowdownIsTheCodesAndStaysARegressio
 
 TEST(RunShift, AFewSlowerBenchmarksAreNotAWholeRun) {
   // 6 of 20 slower, the limits too: the rows that moved are not the run's majority.
-  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
-  const auto cur = shifted_run(20, [](int i) { return i < 6 ? 1.2 : 1.0; }, 1.2, 500);
+  const auto base = shifted_run(
+      20, [](int) { return 1.0; }, 1.0, 1);
+  const auto cur = shifted_run(
+      20, [](int i) { return i < 6 ? 1.2 : 1.0; }, 1.2, 500);
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
   EXPECT_FALSE(r.run_shift.moved);
   EXPECT_EQ(r.count(Verdict::regression), 6 + 4);
 }
 
 TEST(RunShift, ASmallCommonDriftIsNotAMoveAndAnImprovementAgainstTheRunIsKept) {
-  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
+  const auto base = shifted_run(
+      20, [](int) { return 1.0; }, 1.0, 1);
   // +1.5 % everywhere: under half the 5 % threshold, not a move.
-  const GateReport small = compare_runs(base, shifted_run(20, [](int) { return 1.015; }, 1.015, 500), {}, "a", "b");
+  const GateReport small = compare_runs(base,
+                                        shifted_run(
+                                            20, [](int) { return 1.015; }, 1.015, 500),
+                                        {}, "a", "b");
   EXPECT_FALSE(small.run_shift.moved);
   // A run 20 % slower in which one benchmark got 30 % faster: that improvement is not the machine's.
-  const GateReport r =
-      compare_runs(base, shifted_run(20, [](int i) { return i == 0 ? 0.7 : 1.2; }, 1.2, 500), {}, "a", "b");
+  const GateReport r = compare_runs(base,
+                                    shifted_run(
+                                        20, [](int i) { return i == 0 ? 0.7 : 1.2; }, 1.2, 500),
+                                    {}, "a", "b");
   EXPECT_TRUE(r.run_shift.moved);
   EXPECT_EQ(row(r, "demo.x/a/i:0").verdict, Verdict::improvement);
   EXPECT_EQ(r.count(Verdict::regression), 0);
 }
 
 TEST(RunShift, AFasterWholeRunHoldsItsImprovements) {
-  const auto base = shifted_run(20, [](int) { return 1.0; }, 1.0, 1);
-  const auto cur = shifted_run(20, [](int i) { return i == 3 ? 1.1 : 0.8; }, 0.8, 500);
+  const auto base = shifted_run(
+      20, [](int) { return 1.0; }, 1.0, 1);
+  const auto cur = shifted_run(
+      20, [](int i) { return i == 3 ? 1.1 : 0.8; }, 0.8, 500);
   const GateReport r = compare_runs(base, cur, {}, "a", "b");
   EXPECT_TRUE(r.run_shift.moved);
   EXPECT_LT(r.run_shift.median, 0);

@@ -71,7 +71,8 @@ class TestDatabase {
     db_ = url_of(name_);
   }
   ~TestDatabase() {
-    if (!name_.empty() && !server_.empty()) postgres_exec(server_, "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+    if (!name_.empty() && !server_.empty())
+      postgres_exec(server_, "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
     std::filesystem::remove_all(dir_);
   }
   TestDatabase(const TestDatabase&) = delete;
@@ -100,8 +101,8 @@ class TestDatabase {
 };
 
 // Skips a PostgreSQL test where the fixture's server is missing, saying so.
-#define SKIP_UNLESS_AVAILABLE(database)                                                    \
-  do {                                                                                     \
+#define SKIP_UNLESS_AVAILABLE(database)                                                                            \
+  do {                                                                                                             \
     if (!(database).available()) GTEST_SKIP() << "skipped: no PostgreSQL server (" << (database).why_not() << ")"; \
   } while (0)
 

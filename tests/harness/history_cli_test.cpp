@@ -103,14 +103,16 @@ TEST_P(HistoryCli, PairbenchDbNamesTheHistoryWhereDbIsAbsent) {
   const ProcessResult r = pairbench({"history", "import", a1}, {{"PAIRBENCH_DB", db()}});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(History(db()).run_count(), 1);
-  const ProcessResult listed = pairbench({"history", "--machine", "box-a", "--format", "json"}, {{"PAIRBENCH_DB", db()}});
+  const ProcessResult listed =
+      pairbench({"history", "--machine", "box-a", "--format", "json"}, {{"PAIRBENCH_DB", db()}});
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
   EXPECT_EQ(nlohmann::json::parse(listed.output).size(), 6u);  // the fixture's benchmarks
 }
 
 TEST_P(HistoryCli, TheBaselineInTheDatabaseGatesWithoutAFile) {
   const std::string results = dir() + "/results";
-  const std::string base = write(dir(), "base.json", machine_run("base", "box-a", "1111111aaaa", "2026-01-01T00:00:00Z"));
+  const std::string base =
+      write(dir(), "base.json", machine_run("base", "box-a", "1111111aaaa", "2026-01-01T00:00:00Z"));
   const std::string slow =
       write(dir(), "slow.json", machine_run("slow", "box-a", "2222222bbbb", "2026-01-02T00:00:00Z", 1.6));
   ProcessResult r = pairbench({"baseline", "update", "--run", base, "--db", db(), "--results-dir", results});
@@ -189,16 +191,20 @@ TEST_P(HistoryCli, ExportHoldsEveryMachineItsSeriesClaimsAndChangePoints) {
     std::snprintf(started, sizeof started, "2026-01-%02dT00:00:00Z", i + 1);
     nlohmann::json doc = machine_run("a" + std::to_string(i), "box-a", "1111111aaaa", started, i < 6 ? 1.0 : 1.5);
     if (i == 11) {
-      doc["pairbench"]["claims"] = {{{"id", "C1"}, {"claim", "c"}, {"verdict", "held"}, {"detail", "d"},
-                                     {"analogue", false}, {"experiments", {"limits.core_pingpong"}}}};
+      doc["pairbench"]["claims"] = {{{"id", "C1"},
+                                     {"claim", "c"},
+                                     {"verdict", "held"},
+                                     {"detail", "d"},
+                                     {"analogue", false},
+                                     {"experiments", {"limits.core_pingpong"}}}};
     }
     args.push_back(write(dir(), "a" + std::to_string(i) + ".json", doc));
   }
   args.push_back(write(dir(), "b.json", machine_run("b0", "box-b", "1111111aaaa", "2026-01-05T00:00:00Z")));
   args.insert(args.end(), {"--db", db()});
   ASSERT_EQ(pairbench(args).exit_code, 0);
-  ProcessResult r = pairbench({"baseline", "update", "--run", dir() + "/a3.json", "--db", db(), "--results-dir",
-                               dir() + "/results"});
+  ProcessResult r =
+      pairbench({"baseline", "update", "--run", dir() + "/a3.json", "--db", db(), "--results-dir", dir() + "/results"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string out = dir() + "/export.json";
   r = pairbench({"history", "export", "--db", db(), "--out", out});
@@ -250,8 +256,9 @@ TEST_P(HistoryCli, ReportDrawsTheCrossMachinePageFromTheDatabase) {
   for (const std::string machine : {"box-a", "box-b"}) {
     for (int i = 0; i < 4; ++i) {
       const std::string id = machine + "-" + std::to_string(i);
-      args.push_back(write(dir(), id + ".json",
-                           machine_run(id, machine, "1111111aaaa", "2026-01-0" + std::to_string(i + 1) + "T00:00:00Z")));
+      args.push_back(
+          write(dir(), id + ".json",
+                machine_run(id, machine, "1111111aaaa", "2026-01-0" + std::to_string(i + 1) + "T00:00:00Z")));
     }
   }
   args.insert(args.end(), {"--db", db()});
@@ -276,15 +283,15 @@ TEST_P(HistoryCli, ReportDrawsTheTrendFiguresFromTheDatabase) {
     for (int i = 0; i < 8; ++i) {
       const std::string id = machine + "-" + std::to_string(i);
       const double scale = machine == "box-a" && i >= 4 ? 1.5 : 1.0;
-      args.push_back(write(dir(), id + ".json",
-                           machine_run(id, machine, "1111111aaaa", "2026-01-0" + std::to_string(i + 1) + "T00:00:00Z",
-                                       scale)));
+      args.push_back(
+          write(dir(), id + ".json",
+                machine_run(id, machine, "1111111aaaa", "2026-01-0" + std::to_string(i + 1) + "T00:00:00Z", scale)));
     }
   }
   args.insert(args.end(), {"--db", db()});
   ASSERT_EQ(pairbench(args).exit_code, 0);
-  ProcessResult r = pairbench({"baseline", "update", "--run", dir() + "/box-a-1.json", "--db", db(), "--results-dir",
-                               dir() + "/results"});
+  ProcessResult r = pairbench(
+      {"baseline", "update", "--run", dir() + "/box-a-1.json", "--db", db(), "--results-dir", dir() + "/results"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string out = dir() + "/report";
   const std::string tmp = dir() + "/tmp";
@@ -331,8 +338,8 @@ TEST_P(HistoryCli, ReportDrawsTheTrendFiguresFromTheDatabase) {
 // that already holds runs.
 TEST_P(HistoryCli, SpeedFillsANewHistoryAndTimesHistoryAndGate) {
   const std::string out = dir() + "/speed.json";
-  ProcessResult r = pairbench({"history", "speed", "--db", db(), "--runs", "40", "--benchmarks", "7", "--samples", "3",
-                               "--out", out});
+  ProcessResult r = pairbench(
+      {"history", "speed", "--db", db(), "--runs", "40", "--benchmarks", "7", "--samples", "3", "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto speed = nlohmann::json::parse(std::ifstream(out));
   EXPECT_EQ(speed["runs"], 40);
@@ -372,7 +379,8 @@ TEST(HistoryCliPostgres, AnUnreachableDatabaseKeepsTheRunForALaterImport) {
   EXPECT_GE(write_note["attempts"].get<int>(), 2) << write_note.dump();  // retried with backoff
   EXPECT_EQ(write_note.dump().find("s3cret"), std::string::npos) << write_note.dump();
 
-  const ProcessResult imported = run_process({PAIRBENCH_EXE, "history", "import", out, "--db", database.db()}, {}, kCallLimit);
+  const ProcessResult imported =
+      run_process({PAIRBENCH_EXE, "history", "import", out, "--db", database.db()}, {}, kCallLimit);
   ASSERT_EQ(imported.exit_code, 0) << imported.output;
   History h(database.db());
   EXPECT_EQ(h.run_count(), 1);

@@ -30,7 +30,8 @@ constexpr auto kLimit = std::chrono::seconds(240);  // every writer together
 
 // A run file: the fixture's (6 benchmarks x 3 processes), its values moved by up to +-10 %.
 nlohmann::json load_run(int writer, int i) {
-  static const nlohmann::json fixture = nlohmann::json::parse(std::ifstream(std::string(FIXTURES_DIR) + "/run_cpu_a.json"));
+  static const nlohmann::json fixture =
+      nlohmann::json::parse(std::ifstream(std::string(FIXTURES_DIR) + "/run_cpu_a.json"));
   std::mt19937_64 rng(static_cast<std::uint64_t>(writer) * 1000 + i);
   std::uniform_real_distribution<double> noise(0.9, 1.1);
   nlohmann::json doc = fixture;
@@ -147,11 +148,12 @@ TEST_P(HistoryLoad, EightConcurrentImportersLoseDuplicateAndCorruptNothing) {
   EXPECT_EQ(corrupt, 0);
   EXPECT_EQ(runs, kWriters * kRunsEach);
   EXPECT_EQ(points, static_cast<std::int64_t>(kWriters) * kRunsEach * kBenchmarks);
-  std::printf("[load] %s: %d writers x %d runs (+%d duplicate imports; %d benchmarks x %d samples each): "
-              "%lld stored, %d lost, %lld duplicated, %d corrupt; %d imports in %.2f s = %.0f imports/s\n",
-              testing_backends::backend_name(GetParam()).c_str(), kWriters, kRunsEach, imports - kWriters * kRunsEach,
-              kBenchmarks, kSamples, static_cast<long long>(runs), lost, static_cast<long long>(duplicated), corrupt,
-              imports, wall_s, imports / wall_s);
+  std::printf(
+      "[load] %s: %d writers x %d runs (+%d duplicate imports; %d benchmarks x %d samples each): "
+      "%lld stored, %d lost, %lld duplicated, %d corrupt; %d imports in %.2f s = %.0f imports/s\n",
+      testing_backends::backend_name(GetParam()).c_str(), kWriters, kRunsEach, imports - kWriters * kRunsEach,
+      kBenchmarks, kSamples, static_cast<long long>(runs), lost, static_cast<long long>(duplicated), corrupt, imports,
+      wall_s, imports / wall_s);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryLoad, ::testing::Values(Backend::kSqlite, Backend::kPostgres),

@@ -87,9 +87,9 @@ class HistoryRegressions : public ::testing::TestWithParam<Backend> {
   // `pairbench gate --json` of night `n` against night 1 (the baseline); returns the JSON's path.
   std::string gate(int n) {
     const std::string out = path("gate" + std::to_string(n) + ".json");
-    const ProcessResult r = pairbench({"gate", "--baseline", path("night1.json"), "--current",
-                                       path("night" + std::to_string(n) + ".json"), "--db", "none", "--json", out,
-                                       "--undecided", "pass"});
+    const ProcessResult r =
+        pairbench({"gate", "--baseline", path("night1.json"), "--current", path("night" + std::to_string(n) + ".json"),
+                   "--db", "none", "--json", out, "--undecided", "pass"});
     EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
     return out;
   }
@@ -213,8 +213,8 @@ TEST_P(HistoryRegressions, AcknowledgedWithAReasonIsListedAndStillClosesWhenTheL
   const auto r = record(g7);
   ASSERT_EQ(r["new"].size(), 1u) << r.dump(1);
   const std::string id = std::to_string(r["new"][0]["id"].get<std::int64_t>());
-  ProcessResult ack = pairbench({"regressions", "ack", id, "--reason", "accepted: issue 31 trades it for safety",
-                                 "--db", db()});
+  ProcessResult ack =
+      pairbench({"regressions", "ack", id, "--reason", "accepted: issue 31 trades it for safety", "--db", db()});
   ASSERT_EQ(ack.exit_code, 0) << ack.output;
   auto listed = list();
   ASSERT_EQ(listed.size(), 1u) << listed.dump(1);
@@ -276,8 +276,10 @@ TEST_P(HistoryRegressions, BadInputIsOneLineExitTwoAndChangesNothing) {
   calls.push_back({"regressions", "record", "--gate", path("absent.json"), "--db", db()});
   calls.push_back({"regressions", "ack", "999", "--reason", "why", "--db", db()});
   calls.push_back({"regressions", "ack", "1x", "--reason", "why", "--db", db()});
-  calls.push_back({"regressions", "ack", std::to_string(before[0]["id"].get<std::int64_t>()), "--reason", "", "--db", db()});
-  calls.push_back({"regressions", "ack", std::to_string(before[0]["id"].get<std::int64_t>()), "--reason", "  ", "--db", db()});
+  calls.push_back(
+      {"regressions", "ack", std::to_string(before[0]["id"].get<std::int64_t>()), "--reason", "", "--db", db()});
+  calls.push_back(
+      {"regressions", "ack", std::to_string(before[0]["id"].get<std::int64_t>()), "--reason", "  ", "--db", db()});
   calls.push_back({"regressions", "ack", std::to_string(before[0]["id"].get<std::int64_t>()), "--db", db()});
   for (const auto& args : calls) {
     const ProcessResult r = pairbench(args);

@@ -26,14 +26,18 @@ nlohmann::json run_doc(const std::string& started, double value, int samples = 3
                        const std::string& sha = "abc") {
   nlohmann::json doc = {{"context", nlohmann::json::object()}, {"benchmarks", nlohmann::json::array()}};
   for (int i = 0; i < samples; ++i) {
-    doc["benchmarks"].push_back({{"name", "demo.x/a/n:1"}, {"experiment", "demo.x"}, {"arm", "a"},
-                                 {"repetition_index", i}, {"metric_value", value + i}});
+    doc["benchmarks"].push_back({{"name", "demo.x/a/n:1"},
+                                 {"experiment", "demo.x"},
+                                 {"arm", "a"},
+                                 {"repetition_index", i},
+                                 {"metric_value", value + i}});
   }
-  doc["pairbench"] = {{"schema_version", 1},
-                      {"started_at", started},
-                      {"profile", "quick"},
-                      {"environment", {{"machine_key", machine}, {"git_sha", sha}, {"cpu_model", "Test CPU"}}},
-                      {"experiments", {{{"name", "demo.x"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", "lower"}}}}};
+  doc["pairbench"] = {
+      {"schema_version", 1},
+      {"started_at", started},
+      {"profile", "quick"},
+      {"environment", {{"machine_key", machine}, {"git_sha", sha}, {"cpu_model", "Test CPU"}}},
+      {"experiments", {{{"name", "demo.x"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", "lower"}}}}};
   return doc;
 }
 
@@ -166,8 +170,12 @@ TEST_P(HistoryTest, KeepsTheRunFileItsClaimsAndWhatItRanOn) {
   nlohmann::json gpu = run_doc("2026-01-02T00:00:00Z", 10, 3, "gpu-box", "1111111");
   gpu["pairbench"]["run_id"] = "gpu-run";
   gpu["pairbench"]["environment"]["gpu_name"] = "NVIDIA H100 80GB HBM3";
-  gpu["pairbench"]["claims"] = {{{"id", "C6"}, {"claim", "pinned copies are faster"}, {"verdict", "held"},
-                                 {"detail", "1.9x"}, {"analogue", false}, {"experiments", {"copy.h2d"}}}};
+  gpu["pairbench"]["claims"] = {{{"id", "C6"},
+                                 {"claim", "pinned copies are faster"},
+                                 {"verdict", "held"},
+                                 {"detail", "1.9x"},
+                                 {"analogue", false},
+                                 {"experiments", {"copy.h2d"}}}};
   const auto gpu_id = h.append_run(gpu, "gpu.json");
   h.append_run(cpu, "cpu.json");
   EXPECT_EQ(h.run_document(gpu_id), gpu);
@@ -186,7 +194,8 @@ TEST_P(HistoryTest, KeepsTheRunFileItsClaimsAndWhatItRanOn) {
 
 TEST_P(HistoryTest, LatestRunOfACommitOnEachMachine) {
   History h(db());
-  auto add = [&](const std::string& id, const std::string& started, const std::string& machine, const std::string& sha) {
+  auto add = [&](const std::string& id, const std::string& started, const std::string& machine,
+                 const std::string& sha) {
     nlohmann::json doc = run_doc(started, 10, 3, machine, sha);
     doc["pairbench"]["run_id"] = id;
     h.append_run(doc, id + ".json");
@@ -226,7 +235,8 @@ TEST_P(HistoryTest, ANewerSchemaIsRefused) {
 TEST(HistoryPostgres, AnotherProgramsDatabaseIsRefusedAndLeftAlone) {
   TestDatabase other(Backend::kPostgres);
   SKIP_UNLESS_AVAILABLE(other);
-  ASSERT_EQ(other.exec("CREATE TABLE notes(id SERIAL PRIMARY KEY, text TEXT); INSERT INTO notes(text) VALUES('keep')"), "");
+  ASSERT_EQ(other.exec("CREATE TABLE notes(id SERIAL PRIMARY KEY, text TEXT); INSERT INTO notes(text) VALUES('keep')"),
+            "");
   try {
     History h(other.db());
     ADD_FAILURE() << "opened";
@@ -280,7 +290,8 @@ TEST(HistoryPostgres, AConnectionLostMidUploadIsWorthRetryingAndStoresNothingHal
 
 TEST(HistoryNames, PasswordsAreRedactedAndPathsKept) {
   EXPECT_EQ(redact_db("postgresql://u:pw@h:5432/db"), "postgresql://u:***@h:5432/db");
-  EXPECT_EQ(redact_db("postgres://u@h/db?password=pw&sslmode=require"), "postgres://u@h/db?password=***&sslmode=require");
+  EXPECT_EQ(redact_db("postgres://u@h/db?password=pw&sslmode=require"),
+            "postgres://u@h/db?password=***&sslmode=require");
   EXPECT_EQ(redact_db("postgresql:///db?host=/tmp/x&user=u"), "postgresql:///db?host=/tmp/x&user=u");
   EXPECT_EQ(redact_db("results/history.sqlite"), "results/history.sqlite");
   EXPECT_TRUE(is_postgres_url("postgres://h/db"));
@@ -337,7 +348,8 @@ TEST(HistorySqlite, SchemaVersion1IsMigratedKeepingEverySample) {
   }
   ASSERT_EQ(sqlite3_open(path.c_str(), &c), SQLITE_OK);
   sqlite3_stmt* q = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(c, "SELECT count(*), sum(value), min(repetition), max(repetition) FROM samples", -1, &q, nullptr),
+  ASSERT_EQ(sqlite3_prepare_v2(c, "SELECT count(*), sum(value), min(repetition), max(repetition) FROM samples", -1, &q,
+                               nullptr),
             SQLITE_OK);
   ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
   EXPECT_EQ(sqlite3_column_int(q, 0), 3);  // plots/ reads samples: still one row per sample
@@ -384,7 +396,8 @@ TEST(ChangePoints, FindsTwoSteps) {
 
 TEST(ChangePoints, OfASeriesWithTheSegmentMediansAround) {
   History::Series s{"b", "ns_per_op", "ns", "lower", {}};
-  for (int i = 0; i < 20; ++i) s.points.push_back({100 + i, nullptr, i < 10 ? 100.0 + (i % 2) : 150.0 + (i % 2), 3, {}});
+  for (int i = 0; i < 20; ++i)
+    s.points.push_back({100 + i, nullptr, i < 10 ? 100.0 + (i % 2) : 150.0 + (i % 2), 3, {}});
   const auto found = find_change_points(s);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].index, 10u);

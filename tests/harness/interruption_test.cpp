@@ -198,8 +198,8 @@ std::vector<std::string> lines_with(const std::string& output, const std::string
 
 // `run` over the slow bench's sleepy arm: no calibration cache, no history unless asked.
 std::vector<std::string> sleepy_run(const std::string& repetitions, const std::string& out) {
-  return {"run", "--bench-dir", SLOW_BENCH_DIR, "--arms", "sleepy", "--repetitions", repetitions, "--min-time", "0.01",
-          "--calibration", "none", "--timeout", "30", "--out", out};
+  return {"run",  "--bench-dir",   SLOW_BENCH_DIR, "--arms",    "sleepy", "--repetitions", repetitions, "--min-time",
+          "0.01", "--calibration", "none",         "--timeout", "30",     "--out",         out};
 }
 
 // SIGINT or SIGTERM after two processes finished: the exit status, a valid partial run file with
@@ -273,16 +273,19 @@ TEST(Interruption, TheNextRunRemovesWhatAKilledRunLeft) {
 
   auto next = sleepy_run("1", dir.path + "/next.json");
   next.push_back("--no-history");
-  const ProcessResult r = run_process([&] {
-    std::vector<std::string> argv = {PAIRBENCH_EXE};
-    argv.insert(argv.end(), next.begin(), next.end());
-    return argv;
-  }(), {{"TMPDIR", tmp}}, 120s);
+  const ProcessResult r = run_process(
+      [&] {
+        std::vector<std::string> argv = {PAIRBENCH_EXE};
+        argv.insert(argv.end(), next.begin(), next.end());
+        return argv;
+      }(),
+      {{"TMPDIR", tmp}}, 120s);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::vector<std::string> left;
   for (const auto& e : fs::directory_iterator(tmp)) left.push_back(e.path().filename().string());
   std::sort(left.begin(), left.end());
-  const std::vector<std::string> expected = {"pairbench-run-" + std::to_string(getpid()) + "-live", "pairbench-run-notapid-x"};
+  const std::vector<std::string> expected = {"pairbench-run-" + std::to_string(getpid()) + "-live",
+                                             "pairbench-run-notapid-x"};
   EXPECT_EQ(left, expected) << listing(tmp);
 }
 
@@ -313,11 +316,14 @@ TEST(InterruptHandlerDeathTest, SecondSignalKillsTrackedChildrenAndExits) {
   std::ifstream in(pid_file);
   pid_t child = 0;
   ASSERT_TRUE(in >> child);
-  EXPECT_TRUE(eventually([&] {
-    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
-    std::string pid, comm, state;
-    return !(stat >> pid >> comm >> state) || state == "Z";
-  }, 10s)) << "sleep " << child << " still running";
+  EXPECT_TRUE(eventually(
+      [&] {
+        std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+        std::string pid, comm, state;
+        return !(stat >> pid >> comm >> state) || state == "Z";
+      },
+      10s))
+      << "sleep " << child << " still running";
 }
 
 // The output directory replaced by a regular file during the run: the run file goes to the
@@ -480,12 +486,15 @@ TEST(Report, SigintKillsPythonAndExits130) {
   Background report({"report", "--run", run_file, "-o", dir.path + "/report", "--timeout", "120"},
                     {{"PYTHONDONTWRITEBYTECODE", "1"}}, dir.path);
   // Found by its output folder: report.py reads a copy of the run file with the harness's verdicts.
-  ASSERT_TRUE(eventually([&] {
-    for (const auto& p : processes_mentioning(dir.path)) {
-      if (p.find("report.py") != std::string::npos) return true;
-    }
-    return false;
-  }, 30s)) << "plots/report.py never started";
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& p : processes_mentioning(dir.path)) {
+          if (p.find("report.py") != std::string::npos) return true;
+        }
+        return false;
+      },
+      30s))
+      << "plots/report.py never started";
   report.send(SIGINT);
   ASSERT_EQ(report.wait_exit(30s), 130) << report.output();
   EXPECT_EQ(lines_with(report.output(), "interrupted by SIGINT").size(), 1u) << report.output();

@@ -62,7 +62,8 @@ TEST(JsonSchema, PathsNameTheMemberAndElement) {
   EXPECT_EQ(violation(schema, R"({"runs": [{"id": 1}, {}]})"), "runs[1].id: missing");
   EXPECT_EQ(violation(schema, R"({"runs": [{"id": 1, "batch size": "x"}]})"),
             "runs[0][\"batch size\"]: expected a number, is the string \"x\"");
-  EXPECT_EQ(violation(schema, R"({"runs": [{"id": 1, "a_b": "x"}]})"), "runs[0].a_b: expected a number, is the string \"x\"");
+  EXPECT_EQ(violation(schema, R"({"runs": [{"id": 1, "a_b": "x"}]})"),
+            "runs[0].a_b: expected a number, is the string \"x\"");
 }
 
 TEST(JsonSchema, ReportsTheViolationPythonsBestMatchReports) {

@@ -62,7 +62,8 @@ TEST(LayoutDraw, ProcessesDrawDifferentLayoutsWithinTheirRanges) {
   EXPECT_EQ(seeds.size(), 200u);
   // Another run's seed, other layouts.
   int same = 0;
-  for (std::uint64_t index = 0; index < 200; ++index) same += draw_layout(8, index, 4).seed == draw_layout(7, index, 4).seed;
+  for (std::uint64_t index = 0; index < 200; ++index)
+    same += draw_layout(8, index, 4).seed == draw_layout(7, index, 4).seed;
   EXPECT_EQ(same, 0);
   // One binary: always the plain one.
   for (std::uint64_t index = 0; index < 20; ++index) EXPECT_EQ(draw_layout(7, index, 1).variant, 0);
@@ -93,8 +94,10 @@ TEST(LayoutOffsets, KeepTheAlignmentAskedFor) {
       seen.insert(offset);
     }
     const std::size_t slots = kernels::kLayoutSpanBytes / alignment;
-    if (slots > 1) EXPECT_GT(seen.size(), std::min<std::size_t>(slots / 2, 100)) << alignment;
-    else EXPECT_EQ(seen, std::set<std::size_t>{0});
+    if (slots > 1)
+      EXPECT_GT(seen.size(), std::min<std::size_t>(slots / 2, 100)) << alignment;
+    else
+      EXPECT_EQ(seen, std::set<std::size_t>{0});
   }
 }
 
@@ -109,8 +112,9 @@ struct VariantDir {
     fs::permissions(bench, fs::perms::owner_all);
     for (int k = 1; k <= 2; ++k) {
       const std::string variant = bench + ".layout" + std::to_string(k);
-      std::ofstream(variant) << "#!/bin/sh\nprintf '%s %s\\n' \"${#PAIRBENCH_LAYOUT_PAD}\" \"$PAIRBENCH_LAYOUT_SEED\" >> "
-                             << dir.path << "/ran" << k << "\nexec " << bench << " \"$@\"\n";
+      std::ofstream(variant)
+          << "#!/bin/sh\nprintf '%s %s\\n' \"${#PAIRBENCH_LAYOUT_PAD}\" \"$PAIRBENCH_LAYOUT_SEED\" >> " << dir.path
+          << "/ran" << k << "\nexec " << bench << " \"$@\"\n";
       fs::permissions(variant, fs::perms::owner_all);
     }
   }
@@ -167,8 +171,10 @@ TEST(LayoutVariants, EachProcessRunsTheVariantItDrewWithItsEnvironment) {
   // The same seed: the same layouts, process by process.
   const RunOutcome again = run_on(v, "random", 11);
   std::map<std::pair<int, int>, std::tuple<int, int, std::uint64_t>> first, second;
-  for (const Sample& s : out.samples) first[{s.side, s.repetition}] = {s.layout.variant, s.layout.env_pad_bytes, s.layout.seed};
-  for (const Sample& s : again.samples) second[{s.side, s.repetition}] = {s.layout.variant, s.layout.env_pad_bytes, s.layout.seed};
+  for (const Sample& s : out.samples)
+    first[{s.side, s.repetition}] = {s.layout.variant, s.layout.env_pad_bytes, s.layout.seed};
+  for (const Sample& s : again.samples)
+    second[{s.side, s.repetition}] = {s.layout.variant, s.layout.env_pad_bytes, s.layout.seed};
   EXPECT_EQ(first, second);
 }
 
@@ -185,9 +191,9 @@ TEST(LayoutVariants, LayoutNoneRunsThePlainBinaryUnperturbed) {
 TEST(LayoutRows, AreRecordedInTheRunFileAndRepeatWithTheSeed) {
   const VariantDir v;
   auto run = [&](const std::string& out) {
-    return run_process({PAIRBENCH_EXE, "run", "--bench-dir", v.dir.path, "--experiments", "timing.work", "--repetitions",
-                        "4", "--seed", "99", "--no-history", "--calibration", v.dir.path + "/cal.json", "--out", out,
-                        "--instruction-processes", "0"},
+    return run_process({PAIRBENCH_EXE, "run", "--bench-dir", v.dir.path, "--experiments", "timing.work",
+                        "--repetitions", "4", "--seed", "99", "--no-history", "--calibration", v.dir.path + "/cal.json",
+                        "--out", out, "--instruction-processes", "0"},
                        {}, std::chrono::seconds(600));
   };
   ASSERT_EQ(run(v.dir.path + "/r1.json").exit_code, 0);
@@ -202,7 +208,8 @@ TEST(LayoutRows, AreRecordedInTheRunFileAndRepeatWithTheSeed) {
       EXPECT_TRUE(b.contains("layout")) << b.dump();
       const std::string row = b["name"].get<std::string>() + "#" + std::to_string(b["repetition_index"].get<int>());
       out[row] = b["layout"];
-      const std::string process = b.contains("shared_process") ? path + "#shared" + b["shared_process"]["id"].dump() : path + row;
+      const std::string process =
+          b.contains("shared_process") ? path + "#shared" + b["shared_process"]["id"].dump() : path + row;
       const auto seed = b["layout"]["seed"].get<std::uint64_t>();
       const auto [it, added] = process_seed.emplace(process, seed);
       EXPECT_EQ(it->second, seed) << "one process, one layout: " << b.dump();
@@ -220,7 +227,7 @@ TEST(LayoutRows, AreRecordedInTheRunFileAndRepeatWithTheSeed) {
     ++processes;
   }
   for (const auto& [name, l] : a) EXPECT_EQ(l["variants"], 3);
-  EXPECT_LT(processes, a.size());  // timing.work's benchmarks share processes
+  EXPECT_LT(processes, a.size());      // timing.work's benchmarks share processes
   EXPECT_EQ(seeds.size(), processes);  // every process its own
 }
 

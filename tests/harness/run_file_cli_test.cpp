@@ -65,16 +65,18 @@ class RunFileCli : public ::testing::Test {
 TEST_F(RunFileCli, NestedBracketsAreRefusedByCompareGateAndBaselineUpdate) {
   const std::string bomb = write("bomb.json", std::string(300000, '['));
   // The same depth inside an otherwise valid run file, where a reader that checks fields first would go.
-  const std::string hidden = write("hidden.json", good_with("\"environment\": {", "\"environment\": {\"x\": " +
-                                                                                      std::string(300000, '[') + "1" +
-                                                                                      std::string(300000, ']') + ", "));
+  const std::string hidden =
+      write("hidden.json", good_with("\"environment\": {", "\"environment\": {\"x\": " + std::string(300000, '[') +
+                                                               "1" + std::string(300000, ']') + ", "));
   for (const std::string& file : {bomb, hidden}) {
     expect_refused({"compare", kGood, file, "--history", "none"}, file, "nested at most 64 levels");
     expect_refused({"compare", file, kGood, "--history", "none"}, file, "nested at most 64 levels");
-    expect_refused({"gate", "--baseline", kGood, "--current", file, "--history", "none", "--results-dir", results_dir()},
-                   file, "nested at most 64 levels");
-    expect_refused({"gate", "--baseline", file, "--current", kGood, "--history", "none", "--results-dir", results_dir()},
-                   file, "nested at most 64 levels");
+    expect_refused(
+        {"gate", "--baseline", kGood, "--current", file, "--history", "none", "--results-dir", results_dir()}, file,
+        "nested at most 64 levels");
+    expect_refused(
+        {"gate", "--baseline", file, "--current", kGood, "--history", "none", "--results-dir", results_dir()}, file,
+        "nested at most 64 levels");
     expect_refused({"baseline", "update", "--run", file, "--results-dir", results_dir()}, file,
                    "nested at most 64 levels");
   }
@@ -99,16 +101,19 @@ TEST_F(RunFileCli, ZeroAndNaNMetricValuesInBaselineAndCurrentNameTheFileAndField
   const std::string zero = write("zero.json", good_with(from, "\"metric_value\": 0"));
   const std::string negative = write("negative.json", good_with(from, "\"metric_value\": -3.5"));
   const std::string nan = write("nan.json", good_with(from, "\"metric_value\": NaN"));
-  for (const auto& [file, piece] : {std::pair{zero, "benchmarks[0].metric_value: expected a number > 0, is the number 0 "
-                                                        "(benchmark \"limits.core_pingpong/futex\")"},
+  for (const auto& [file, piece] : {std::pair{zero,
+                                              "benchmarks[0].metric_value: expected a number > 0, is the number 0 "
+                                              "(benchmark \"limits.core_pingpong/futex\")"},
                                     std::pair{negative, "benchmarks[0].metric_value: expected a number > 0"},
                                     std::pair{nan, "benchmarks[0].metric_value: not valid JSON"}}) {
     expect_refused({"compare", file, kGood, "--history", "none"}, file, piece);  // as the baseline
     expect_refused({"compare", kGood, file, "--history", "none"}, file, piece);  // as the current run
-    expect_refused({"gate", "--baseline", file, "--current", kGood, "--history", "none", "--results-dir", results_dir()},
-                   file, piece);
-    expect_refused({"gate", "--baseline", kGood, "--current", file, "--history", "none", "--results-dir", results_dir()},
-                   file, piece);
+    expect_refused(
+        {"gate", "--baseline", file, "--current", kGood, "--history", "none", "--results-dir", results_dir()}, file,
+        piece);
+    expect_refused(
+        {"gate", "--baseline", kGood, "--current", file, "--history", "none", "--results-dir", results_dir()}, file,
+        piece);
   }
 }
 
@@ -119,8 +124,8 @@ TEST_F(RunFileCli, ReportRefusesDevicesAndHugeFilesInOneLine) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(ftruncate(fd, off_t{2} << 30), 0);  // 2 GiB, sparse: nothing is written
   close(fd);
-  for (const auto& [file, piece] : {std::pair<std::string, std::string>{"/dev/urandom", "character device"},
-                                    {huge, "is 2147483648 bytes"}}) {
+  for (const auto& [file, piece] :
+       {std::pair<std::string, std::string>{"/dev/urandom", "character device"}, {huge, "is 2147483648 bytes"}}) {
     SCOPED_TRACE(file);
     const ProcessResult r = pairbench({"report", "--run", file, "-o", dir_ + "/report"});
     ASSERT_EQ(r.status, ProcessResult::Status::kExited) << r.describe() << "\n" << r.output;

@@ -41,7 +41,10 @@ class RunFileTest : public ::testing::Test {
              {{"schema_version", 1},
               {"environment", {{"cpu_model", "x"}}},
               {"experiments",
-               {{{"name", "dispatch.sync_vs_async"}, {"metric", "ns_per_op"}, {"unit", "ns"}, {"better", "lower"},
+               {{{"name", "dispatch.sync_vs_async"},
+                 {"metric", "ns_per_op"},
+                 {"unit", "ns"},
+                 {"better", "lower"},
                  {"points", nlohmann::json::array()}}}}}}};
   }
   // The error message of reading `file`, or "" if it read fine.
@@ -96,19 +99,19 @@ TEST_F(RunFileTest, WrongSchemaVersionNamesTheField) {
   nlohmann::json doc = valid_doc();
   doc["pairbench"]["schema_version"] = 99;
   write_text("v99.json", doc.dump());
-  EXPECT_EQ(read_error("v99.json"), path("v99.json") + ": pairbench.schema_version: expected 1 (the run-file version "
-                                                       "this pairbench reads), is the number 99");
+  EXPECT_EQ(read_error("v99.json"), path("v99.json") +
+                                        ": pairbench.schema_version: expected 1 (the run-file version "
+                                        "this pairbench reads), is the number 99");
 }
 
 TEST_F(RunFileTest, MissingFieldsNameTheField) {
   struct Case {
     std::string pointer, expected;
   };
-  for (const Case& c : {Case{"/context", "context"}, Case{"/benchmarks", "benchmarks"},
-                        Case{"/pairbench", "pairbench"}, Case{"/pairbench/environment", "pairbench.environment"},
-                        Case{"/benchmarks/0/name", "benchmarks[0].name"},
-                        Case{"/benchmarks/0/arm", "benchmarks[0].arm"},
-                        Case{"/benchmarks/0/real_time", "benchmarks[0].real_time"}}) {
+  for (const Case& c :
+       {Case{"/context", "context"}, Case{"/benchmarks", "benchmarks"}, Case{"/pairbench", "pairbench"},
+        Case{"/pairbench/environment", "pairbench.environment"}, Case{"/benchmarks/0/name", "benchmarks[0].name"},
+        Case{"/benchmarks/0/arm", "benchmarks[0].arm"}, Case{"/benchmarks/0/real_time", "benchmarks[0].real_time"}}) {
     nlohmann::json doc = valid_doc();
     const nlohmann::json::json_pointer ptr(c.pointer);
     doc[ptr.parent_pointer()].erase(ptr.back());
@@ -243,7 +246,8 @@ TEST_F(RunFileTest, FileOverTheSizeLimitIsRefusedBeforeReading) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(ftruncate(fd, static_cast<off_t>(run_file_limits().max_bytes) + 1), 0);  // sparse: no data written
   close(fd);
-  EXPECT_EQ(read_error("big.json"), big + ": expected a run file of at most 1073741824 bytes (1 GiB), is 1073741825 bytes");
+  EXPECT_EQ(read_error("big.json"),
+            big + ": expected a run file of at most 1073741824 bytes (1 GiB), is 1073741825 bytes");
 }
 
 TEST_F(RunFileTest, NestingAtTheLimitIsReadAndOneLevelMoreIsRefused) {
@@ -257,8 +261,9 @@ TEST_F(RunFileTest, NestingAtTheLimitIsReadAndOneLevelMoreIsRefused) {
     return read_error("deep.json");
   };
   EXPECT_EQ(with_depth(64), "");
-  EXPECT_EQ(with_depth(65), path("deep.json") + ": expected JSON nested at most 64 levels deep (a run file needs 10), "
-                                                "is nested deeper");
+  EXPECT_EQ(with_depth(65), path("deep.json") +
+                                ": expected JSON nested at most 64 levels deep (a run file needs 10), "
+                                "is nested deeper");
   // Hundreds of thousands of levels: refused by the SAX pass, before anything recursive sees them.
   write_text("bomb.json", std::string(300000, '['));
   EXPECT_NE(read_error("bomb.json").find("nested at most 64 levels"), std::string::npos);
@@ -271,7 +276,8 @@ TEST_F(RunFileTest, ParseErrorsNameTheFieldWhereTheTextBroke) {
   EXPECT_EQ(read_error("cut.json").rfind(path("cut.json") + ": benchmarks[0].real_time: not valid JSON at line 1, ", 0),
             0u)
       << read_error("cut.json");
-  EXPECT_NE(read_error("cut.json").find("the text ends early (truncated?)"), std::string::npos) << read_error("cut.json");
+  EXPECT_NE(read_error("cut.json").find("the text ends early (truncated?)"), std::string::npos)
+      << read_error("cut.json");
   write_text("garbage.json", "{\"context\": {}, \"benchmarks\": [1, 2, @]}");
   EXPECT_EQ(read_error("garbage.json"),
             path("garbage.json") + ": benchmarks[2]: not valid JSON at line 1, column 38 (byte 38): unexpected \"@\"");
@@ -281,8 +287,9 @@ TEST_F(RunFileTest, CrossReferencesAreChecked) {
   nlohmann::json doc = valid_doc();
   doc["benchmarks"][0]["experiment"] = "dispatch.other";
   write_text("x.json", doc.dump());
-  EXPECT_EQ(read_error("x.json"), path("x.json") + ": benchmarks[0].experiment: expected one of "
-                                                   "pairbench.experiments[].name, is the string \"dispatch.other\"");
+  EXPECT_EQ(read_error("x.json"), path("x.json") +
+                                      ": benchmarks[0].experiment: expected one of "
+                                      "pairbench.experiments[].name, is the string \"dispatch.other\"");
 }
 
 }  // namespace

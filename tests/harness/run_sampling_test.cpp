@@ -43,15 +43,17 @@ ProcessResult pairbench(std::vector<std::string> args, int limit_s = 300) {
 }
 
 std::vector<std::string> run_args(const std::string& out, const std::string& seed) {
-  return {"run", "--bench-dir", TIMING_BENCH_DIR, "--experiments", "timing.work", "--min-time", "0.002",
-          "--no-history", "--calibration", "none", "--out", out, "--seed", seed};
+  return {"run",          "--bench-dir",   TIMING_BENCH_DIR, "--experiments", "timing.work", "--min-time", "0.002",
+          "--no-history", "--calibration", "none",           "--out",         out,           "--seed",     seed};
 }
 
 // The same on the simulated bench (sim_build.h), its four cases at 0.5 % noise between processes:
 // what is decided follows from the declaration, not from the machine's load (issue 37).
 std::vector<std::string> sim_run_args(const std::string& bench_dir, const std::string& out, const std::string& seed) {
-  return {"run", "--bench-dir", bench_dir, "--experiments", "sim.declared", "--min-time", "0.002",
-          "--no-history", "--calibration", "none", "--out", out, "--seed", seed};
+  return {"run",           "--bench-dir", bench_dir, "--experiments",
+          "sim.declared",  "--min-time",  "0.002",   "--no-history",
+          "--calibration", "none",        "--out",   out,
+          "--seed",        seed};
 }
 
 nlohmann::json quiet_cases() {

@@ -117,12 +117,12 @@ std::string valgrind_or_skip() {
 // Instructions inside timed regions, counted by callgrind for `iterations` of `work` steps.
 std::uint64_t callgrind_count(const std::string& valgrind, const std::string& dir, int work, int iterations,
                               const std::map<std::string, std::string>& env = {}) {
-  const std::string out = dir + "/cg." + std::to_string(work) + "." + std::to_string(iterations) + "." +
-                          std::to_string(env.size());
+  const std::string out =
+      dir + "/cg." + std::to_string(work) + "." + std::to_string(iterations) + "." + std::to_string(env.size());
   std::vector<std::string> argv = instruction_counter_prefix({"callgrind", valgrind, ""}, out);
-  for (const std::string& a :
-       {kBench, "--pairbench_only=timing.work/steps/work:" + std::to_string(work),
-        "--pairbench_iterations=" + std::to_string(iterations), std::string("--pairbench_count_instructions=callgrind")}) {
+  for (const std::string& a : {kBench, "--pairbench_only=timing.work/steps/work:" + std::to_string(work),
+                               "--pairbench_iterations=" + std::to_string(iterations),
+                               std::string("--pairbench_count_instructions=callgrind")}) {
     argv.push_back(a);
   }
   const ProcessResult r = run_process(argv, env, std::chrono::seconds(300));
@@ -172,10 +172,10 @@ TEST(InstructionCounts, ChoosingNoneOrAnAbsentCounterSaysWhy) {
 
 TEST(Calibration, IterationPolicy) {
   const SamplingPlan quick{5, 0.004, 0.25};
-  EXPECT_EQ(planned_iterations({1e-3, 1e-3, ""}, quick), 20);   // 5 batches x 4 ms at 1 ms each
-  EXPECT_EQ(planned_iterations({0.1, 0.1, ""}, quick), 1);      // one long iteration: one batch
-  EXPECT_EQ(planned_iterations({1e-6, 0.05, ""}, quick), 5);    // slow untimed part: the wall cap
-  EXPECT_EQ(planned_iterations({1e-6, 10.0, ""}, quick), 1);    // never below one
+  EXPECT_EQ(planned_iterations({1e-3, 1e-3, ""}, quick), 20);    // 5 batches x 4 ms at 1 ms each
+  EXPECT_EQ(planned_iterations({0.1, 0.1, ""}, quick), 1);       // one long iteration: one batch
+  EXPECT_EQ(planned_iterations({1e-6, 0.05, ""}, quick), 5);     // slow untimed part: the wall cap
+  EXPECT_EQ(planned_iterations({1e-6, 10.0, ""}, quick), 1);     // never below one
   EXPECT_EQ(instruction_iterations({1e-4, 1e-4, ""}, 200), 21);  // ~2 ms natively, plus the warm-up
   EXPECT_EQ(instruction_iterations({1e-6, 1e-6, ""}, 50), 51);   // never more than the timed processes
   EXPECT_EQ(instruction_iterations({1.0, 1.0, ""}, 1), 2);       // a counted iteration after the warm-up
@@ -232,9 +232,21 @@ TEST(Calibration, FailuresAreRememberedAndWildlyOffIsOrdersOfMagnitude) {
 TEST(Run, AnUncalibratableBenchmarkIsRememberedNotRetried) {
   TempDir dir;
   auto run = [&](const std::string& out, bool recalibrate) {
-    std::vector<std::string> argv = {PAIRBENCH_EXE, "run", "--bench-dir", FAULT_BENCH_DIR, "--arms", "ok,crash",
-                                     "--repetitions", "1", "--no-history", "--calibration", dir.path + "/cal.json",
-                                     "--out", out, "--instruction-processes", "0"};
+    std::vector<std::string> argv = {PAIRBENCH_EXE,
+                                     "run",
+                                     "--bench-dir",
+                                     FAULT_BENCH_DIR,
+                                     "--arms",
+                                     "ok,crash",
+                                     "--repetitions",
+                                     "1",
+                                     "--no-history",
+                                     "--calibration",
+                                     dir.path + "/cal.json",
+                                     "--out",
+                                     out,
+                                     "--instruction-processes",
+                                     "0"};
     if (recalibrate) argv.push_back("--recalibrate");
     return run_process(argv, {}, std::chrono::seconds(300));
   };
@@ -243,7 +255,7 @@ TEST(Run, AnUncalibratableBenchmarkIsRememberedNotRetried) {
   const auto cache = read(dir.path + "/cal.json");
   ASSERT_TRUE(cache.contains("uncalibratable")) << cache.dump();
   EXPECT_EQ(cache["uncalibratable"].size(), 2u) << cache.dump();  // crash at size 1 and 2
-  EXPECT_EQ(cache["benchmarks"].size(), 2u) << cache.dump();     // ok at size 1 and 2
+  EXPECT_EQ(cache["benchmarks"].size(), 2u) << cache.dump();      // ok at size 1 and 2
   const ProcessResult second = run(dir.path + "/r2.json", false);
   EXPECT_EQ(read(dir.path + "/r2.json")["pairbench"]["sampling"]["calibrated_in_this_run"], 0);
   EXPECT_EQ(second.output.find("pairbench: calibrated"), std::string::npos) << second.output;  // nothing tried
@@ -268,7 +280,8 @@ TEST(Run, ACalibrationRampStalledOnItsFirstIterationIsRunAgain) {
                                       {{"PAIRBENCH_TEST_STALL_DIR", dir.path}}, std::chrono::seconds(300));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   int stalled = 0;
-  for (const auto& e : fs::directory_iterator(dir.path)) stalled += e.path().filename().string().starts_with("stalled-");
+  for (const auto& e : fs::directory_iterator(dir.path))
+    stalled += e.path().filename().string().starts_with("stalled-");
   EXPECT_EQ(stalled, 2) << "both grid points' first processes stalled";
   const auto cache = read(dir.path + "/cal.json");
   ASSERT_EQ(cache["benchmarks"].size(), 2u) << cache.dump();
@@ -288,10 +301,11 @@ TEST(Run, ACalibrationRampStalledOnItsFirstIterationIsRunAgain) {
 // process after it checks again. Each process of the test arms logs whether it checked.
 TEST(Run, AnArmIsCheckedFirstAndInADrawnShareAndRefusedWholeWhenOneCheckFails) {
   TempDir dir;
-  const ProcessResult r = run_process({PAIRBENCH_EXE, "run", "--bench-dir", FAULT_BENCH_DIR, "--experiments", "faults.checks",
-                                       "--repetitions", "12", "--seed", "7", "--no-history", "--calibration",
-                                       dir.path + "/cal.json", "--out", dir.path + "/run.json", "--instruction-processes", "0"},
-                                      {{"PAIRBENCH_TEST_CHECK_DIR", dir.path}}, std::chrono::seconds(300));
+  const ProcessResult r =
+      run_process({PAIRBENCH_EXE, "run", "--bench-dir", FAULT_BENCH_DIR, "--experiments", "faults.checks",
+                   "--repetitions", "12", "--seed", "7", "--no-history", "--calibration", dir.path + "/cal.json",
+                   "--out", dir.path + "/run.json", "--instruction-processes", "0"},
+                  {{"PAIRBENCH_TEST_CHECK_DIR", dir.path}}, std::chrono::seconds(300));
   EXPECT_EQ(r.exit_code, 3) << r.output;  // the wrong arm's processes
   // Each log line: "checked PID" or "elsewhere PID".
   const auto log = [&](const std::string& name) {
@@ -339,8 +353,8 @@ TEST(Run, AnArmIsCheckedFirstAndInADrawnShareAndRefusedWholeWhenOneCheckFails) {
 }
 
 TEST(Batches, FollowTheMetricsTimeRelation) {
-  const nlohmann::json record = {{"iterations_recorded", 4}, {"measured_s", 4.0},
-                                 {"batch_iterations", {2, 2}}, {"batch_seconds", {1.0, 3.0}}};
+  const nlohmann::json record = {
+      {"iterations_recorded", 4}, {"measured_s", 4.0}, {"batch_iterations", {2, 2}}, {"batch_seconds", {1.0, 3.0}}};
   ExperimentEntry e;
   Sample s;
   s.has_value = true;
@@ -363,9 +377,8 @@ TEST(Run, FixedIterationsCalibratedOnceAndReused) {
   const bool counting = !valgrind_or_skip().empty();
   auto run = [&](const std::string& out) {
     return run_process({PAIRBENCH_EXE, "run", "--bench-dir", TIMING_BENCH_DIR, "--experiments", "timing.work",
-                        "--repetitions", "3", "--no-history",
-                        "--calibration", dir.path + "/cal.json", "--out", out, "--instruction-processes",
-                        counting ? "2" : "0"},
+                        "--repetitions", "3", "--no-history", "--calibration", dir.path + "/cal.json", "--out", out,
+                        "--instruction-processes", counting ? "2" : "0"},
                        {}, std::chrono::seconds(600));
   };
   const ProcessResult first = run(dir.path + "/r1.json");
@@ -387,15 +400,16 @@ TEST(Run, FixedIterationsCalibratedOnceAndReused) {
   if (counting) {
     ASSERT_EQ(r1["pairbench"]["instructions"].size(), 4u);
     std::map<std::string, std::set<double>> counts;
-    for (const auto& i : r1["pairbench"]["instructions"]) counts[i["name"]].insert(i["instructions_per_iteration"].get<double>());
+    for (const auto& i : r1["pairbench"]["instructions"])
+      counts[i["name"]].insert(i["instructions_per_iteration"].get<double>());
     for (const auto& [name, c] : counts) EXPECT_EQ(c.size(), 1u) << name;  // deterministic across processes
     // The gate on the two runs: every instruction row unchanged. (Its time rows are not checked:
     // two runs one after the other under ctest's load differ by 5 % and more, and a CI run once
     // called +4.6 % from 3 processes a side a regression; since a change within a row's resolution
     // is a suspect, such a row is undecided, so --undecided pass keeps the exit status off them.)
-    const ProcessResult gate = run_process({PAIRBENCH_EXE, "compare", dir.path + "/r1.json", dir.path + "/r2.json",
-                                            "--undecided", "pass"},
-                                           {}, std::chrono::seconds(60));
+    const ProcessResult gate =
+        run_process({PAIRBENCH_EXE, "compare", dir.path + "/r1.json", dir.path + "/r2.json", "--undecided", "pass"}, {},
+                    std::chrono::seconds(60));
     EXPECT_TRUE(gate.exit_code == 0 || gate.exit_code == 1) << gate.output;
     std::istringstream lines(gate.output);
     int instruction_rows = 0;
@@ -410,7 +424,8 @@ TEST(Run, FixedIterationsCalibratedOnceAndReused) {
 
 // The listing carries each benchmark's declared threads (issue 23): 1 where nothing is declared.
 TEST(Threads, TheListingCarriesEachBenchmarksThreads) {
-  const ProcessResult r = run_process({kBench, "--pairbench_list"}, {}, std::chrono::seconds(60), -1, std::size_t{1} << 20);
+  const ProcessResult r =
+      run_process({kBench, "--pairbench_list"}, {}, std::chrono::seconds(60), -1, std::size_t{1} << 20);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::map<std::string, int> threads;
   const nlohmann::json listing = nlohmann::json::parse(r.output);

@@ -38,7 +38,7 @@ TEST(Say, QuietLeavesProgressOutVerboseAddsLaunches) {
   ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
   EXPECT_FALSE(has(quiet.output, "[1/")) << quiet.output;
   EXPECT_FALSE(has(quiet.output, "s of process wall")) << quiet.output;  // the wall-split note
-  EXPECT_TRUE(has(quiet.output, "work:100000")) << quiet.output;  // the results stay
+  EXPECT_TRUE(has(quiet.output, "work:100000")) << quiet.output;         // the results stay
   EXPECT_TRUE(has(quiet.output, "wrote " + out)) << quiet.output;
 
   const ProcessResult verbose = run_with({"--verbose"}, out);

@@ -43,13 +43,14 @@ TEST(MixtureMartingale, KnownVarianceIsRobbinsNormalMixture) {
   EXPECT_NEAR(stats::mixture_log_martingale(8, 3.0, 5.0, known), 0.5 * std::log(0.2) + 9.0 / (2 * 0.25 * 10), 1e-12);
   // A very strong prior on the variance tends to the known-variance mixture.
   stats::MixtureSpec strong{2.0, 0.25, 1e7};
-  EXPECT_NEAR(stats::mixture_log_martingale(8, 3.0, 5.0, strong), stats::mixture_log_martingale(8, 3.0, 5.0, known), 1e-4);
+  EXPECT_NEAR(stats::mixture_log_martingale(8, 3.0, 5.0, strong), stats::mixture_log_martingale(8, 3.0, 5.0, known),
+              1e-4);
 }
 
 // The radius is the boundary: at mean +- radius, 1 / M_n(m) is exactly alpha.
 TEST(MixtureRadius, IsWhereTheMartingaleReachesOneOverAlpha) {
-  for (const stats::MixtureSpec& spec : {stats::MixtureSpec{1.0, 0, 0}, stats::MixtureSpec{1.0, 0.02, 4.0},
-                                         stats::MixtureSpec{4.0, 0.01, 2.5}}) {
+  for (const stats::MixtureSpec& spec :
+       {stats::MixtureSpec{1.0, 0, 0}, stats::MixtureSpec{1.0, 0.02, 4.0}, stats::MixtureSpec{4.0, 0.01, 2.5}}) {
     for (double alpha : {0.1, 0.01, 1e-3}) {
       const double n = 10, mean = sum(kTen) / n, ss = sum_squares(kTen) - n * mean * mean;
       const double r = stats::mixture_radius(n, ss, alpha, spec);
@@ -159,7 +160,7 @@ TEST(AlwaysValidLocation, RunningIntersectionBurstsAndBadInput) {
   for (int i = 0; i < 60; ++i) {
     x.push_back(0.1 + 0.03 * z(rng));
     const stats::AlwaysValidLocation l = stats::always_valid_location(x, 0.1, 0.01);
-    EXPECT_GE(l.low, low - 1e-9) << i;   // every look keeps what the earlier looks excluded
+    EXPECT_GE(l.low, low - 1e-9) << i;  // every look keeps what the earlier looks excluded
     EXPECT_LE(l.high, high + 1e-9) << i;
     low = l.low, high = l.high;
   }
@@ -186,12 +187,14 @@ TEST(AlwaysValidLocation, RunningIntersectionBurstsAndBadInput) {
 
 // n benchmarks of noise `cv` per process (pair differences: sqrt(2) cv), the first `planted` slower
 // by `shift`; ab's loop: start at 4 pairs, +2 per round for the undecided, up to 30.
-SequentialDecision run_loop(int n, int planted, double shift, double cv, unsigned seed, const GateOptions& options = {}) {
+SequentialDecision run_loop(int n, int planted, double shift, double cv, unsigned seed,
+                            const GateOptions& options = {}) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> z(0, 1);
   std::vector<SequentialState> states(static_cast<std::size_t>(n));
   auto add = [&](int b) {
-    const double base = 100 * std::exp(cv * z(rng)), cur = 100 * std::exp(cv * z(rng) + (b < planted ? std::log1p(shift) : 0));
+    const double base = 100 * std::exp(cv * z(rng)),
+                 cur = 100 * std::exp(cv * z(rng) + (b < planted ? std::log1p(shift) : 0));
     states[static_cast<std::size_t>(b)].add_pair(base, cur);
     states[static_cast<std::size_t>(b)].seconds += 2;
   };
@@ -529,7 +532,7 @@ TEST(TwoStage, SplitsAlphaAndMergesOnlyTheDecidedTimeRows) {
   EXPECT_EQ(d.rows[1].verdict, Verdict::undecided);  // undecided at the planned look: the sequence's
   EXPECT_FALSE(d.rows[1].first_look);
   EXPECT_EQ(d.rows[2].verdict, Verdict::regression);  // 9 and 9: ranks could show it at 0.005
-  EXPECT_EQ(d.rows[3].verdict, Verdict::undecided);  // an instruction row is no time decision
+  EXPECT_EQ(d.rows[3].verdict, Verdict::undecided);   // an instruction row is no time decision
   const auto next = d.to_sample();
   EXPECT_EQ(std::count(next.begin(), next.end(), 0u), 0);  // decided: not sampled further
 
@@ -555,9 +558,12 @@ TEST(TwoStage, TheFixedDesignHoldsChangesTooFewProcessesCannotShow) {
   };
   GateReport report;
   report.options.alpha = 0.01;
-  report.rows = {row("regression4", Verdict::regression, 4), row("improvement4", Verdict::improvement, 4),
-                 row("unchanged4", Verdict::unchanged, 4), row("instructions4", Verdict::regression, 4, Instrument::instructions),
-                 row("regression5", Verdict::regression, 5), row("broken4", Verdict::broken, 4)};
+  report.rows = {row("regression4", Verdict::regression, 4),
+                 row("improvement4", Verdict::improvement, 4),
+                 row("unchanged4", Verdict::unchanged, 4),
+                 row("instructions4", Verdict::regression, 4, Instrument::instructions),
+                 row("regression5", Verdict::regression, 5),
+                 row("broken4", Verdict::broken, 4)};
   EXPECT_EQ(hold_changes_ranks_cannot_show(report), 2);
   EXPECT_EQ(report.rows[0].verdict, Verdict::undecided);
   EXPECT_NE(report.rows[0].note.find("regression held undecided: 4 and 4 processes"), std::string::npos)
@@ -574,7 +580,7 @@ TEST(TwoStage, TheFixedDesignHoldsChangesTooFewProcessesCannotShow) {
 TEST(TwoStage, RankCanDecideKnownAnswers) {
   EXPECT_FALSE(rank_can_decide(4, 4, 0.005));  // 1/70
   EXPECT_TRUE(rank_can_decide(4, 4, 1.0 / 70));
-  EXPECT_TRUE(rank_can_decide(5, 5, 0.005));  // 1/252
+  EXPECT_TRUE(rank_can_decide(5, 5, 0.005));             // 1/252
   EXPECT_FALSE(rank_can_decide(9, 9, 0.005 / 128 / 2));  // 1/48620 > 2e-5
   EXPECT_TRUE(rank_can_decide(9, 9, 0.005 / 128));       // 2.06e-5 <= 3.9e-5
   EXPECT_FALSE(rank_can_decide(0, 9, 1));

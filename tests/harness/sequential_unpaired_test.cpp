@@ -144,7 +144,8 @@ TEST(SequentialUnpaired, UnchangedNeverARegressionAtTheNightlyShape) {
     regression += l.last.count(Verdict::regression);
     for (const SequentialRow& r : l.last.rows) {
       EXPECT_LE(r.pairs, 30);
-      EXPECT_TRUE(r.verdict == Verdict::unchanged || r.verdict == Verdict::undecided || r.verdict == Verdict::improvement)
+      EXPECT_TRUE(r.verdict == Verdict::unchanged || r.verdict == Verdict::undecided ||
+                  r.verdict == Verdict::improvement)
           << r.benchmark << " " << r.note;
     }
   }

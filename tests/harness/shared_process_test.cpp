@@ -40,9 +40,23 @@ int processes_started(const std::string& bin) {
 }
 
 ProcessResult run(const std::string& bin, const std::string& out, const std::vector<std::string>& more = {}) {
-  std::vector<std::string> args = {PAIRBENCH_EXE, "run", "--bench-dir", bin, "--experiments", "sim.declared",
-                                   "--repetitions", "4", "--min-time", "0.002", "--no-history", "--calibration",
-                                   bin + "/cal.json", "--out", out, "--seed", "7"};
+  std::vector<std::string> args = {PAIRBENCH_EXE,
+                                   "run",
+                                   "--bench-dir",
+                                   bin,
+                                   "--experiments",
+                                   "sim.declared",
+                                   "--repetitions",
+                                   "4",
+                                   "--min-time",
+                                   "0.002",
+                                   "--no-history",
+                                   "--calibration",
+                                   bin + "/cal.json",
+                                   "--out",
+                                   out,
+                                   "--seed",
+                                   "7"};
   args.insert(args.end(), more.begin(), more.end());
   return run_process(args, {}, std::chrono::seconds(300));
 }
@@ -65,7 +79,7 @@ TEST(SharedProcess, OneProcessPerRoundRunsEveryCaseOnceInAnOrderOfItsOwn) {
     EXPECT_EQ(b["shared_process"]["benchmarks"], 4);
     EXPECT_GT(b["process_wall_s"].get<double>(), 0);
     by_process[b["shared_process"]["id"].get<int>()].emplace_back(b["shared_process"]["position"].get<int>(),
-                                                                   b["name"].get<std::string>());
+                                                                  b["name"].get<std::string>());
     repetitions[b["name"]].insert(b["repetition_index"].get<int>());
   }
   ASSERT_EQ(by_process.size(), 4u);
@@ -114,7 +128,8 @@ TEST(SharedProcess, ACrashCostsOnlyItsOwnBenchmarkTheRestRunAgain) {
   EXPECT_EQ(passed["sim.declared/sim/case:b"], 0);
   bool named = false;
   for (const auto& b : doc["pairbench"]["not_run"]) {
-    if (b["name"] == "sim.declared/sim/case:b") named = named || b["reason"].get<std::string>().find("SIGABRT") != std::string::npos;
+    if (b["name"] == "sim.declared/sim/case:b")
+      named = named || b["reason"].get<std::string>().find("SIGABRT") != std::string::npos;
   }
   EXPECT_TRUE(named) << doc["pairbench"]["not_run"].dump();
 }
@@ -144,8 +159,8 @@ TEST(SharedProcess, ABadPlanIsRefusedNamingWhy) {
   // A good plan: each benchmark's outputs, in the plan's order.
   const std::string a = t.path + "/a", c = t.path + "/c";
   pr = bench(R"({"benchmarks": [{"name": "sim.declared/sim/case:c", "iterations": 3, "out": ")" + c +
-             R"(.json", "record": ")" + c + R"(.rec"}, {"name": "sim.declared/sim/case:a", "iterations": 2, "out": ")" + a +
-             R"(.json", "record": ")" + a + R"(.rec"}]})");
+             R"(.json", "record": ")" + c + R"(.rec"}, {"name": "sim.declared/sim/case:a", "iterations": 2, "out": ")" +
+             a + R"(.json", "record": ")" + a + R"(.rec"}]})");
   ASSERT_EQ(pr.exit_code, 0) << pr.output;
   EXPECT_EQ(read(c + ".rec")["iterations_recorded"], 3);
   EXPECT_EQ(read(a + ".rec")["iterations_recorded"], 2);

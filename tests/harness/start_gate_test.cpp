@@ -54,8 +54,9 @@ TEST(StartGate, ASideIsReleasedOnlyOnceTheOtherIsReadyAndBothAtOnce) {
   Mark mark;
   // Side 0 is slow to get ready and leaves a mark first; side 1 is ready at once and, released,
   // finds the mark: it waited for side 0.
-  const PairResult r = run_pair("sleep 0.3; touch " + mark.path + "; printf r >&$R; cat <&$G >/dev/null; echo released",
-                                "printf r >&$R; cat <&$G >/dev/null; test -e " + mark.path + " && echo after-the-other");
+  const PairResult r =
+      run_pair("sleep 0.3; touch " + mark.path + "; printf r >&$R; cat <&$G >/dev/null; echo released",
+               "printf r >&$R; cat <&$G >/dev/null; test -e " + mark.path + " && echo after-the-other");
   EXPECT_TRUE(r.all_ready);
   EXPECT_EQ(r.side[0].exit_code, 0) << r.side[0].output;
   EXPECT_NE(r.side[0].output.find("released"), std::string::npos) << r.side[0].output;

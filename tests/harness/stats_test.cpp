@@ -41,9 +41,9 @@ TEST(Quantile, Type7LinearInterpolation) {
   // h = (n - 1) q; x_(floor h) + frac(h) * (next - it), with 0-based order statistics.
   EXPECT_DOUBLE_EQ(quantile(data, 0.0), 1.0);
   EXPECT_DOUBLE_EQ(quantile(data, 1.0), 10.0);
-  EXPECT_DOUBLE_EQ(quantile(data, 0.25), 3.25);  // h = 2.25
-  EXPECT_DOUBLE_EQ(quantile(data, 0.5), 5.5);    // h = 4.5
-  EXPECT_DOUBLE_EQ(quantile(data, 0.9), 9.1);    // h = 8.1
+  EXPECT_DOUBLE_EQ(quantile(data, 0.25), 3.25);                 // h = 2.25
+  EXPECT_DOUBLE_EQ(quantile(data, 0.5), 5.5);                   // h = 4.5
+  EXPECT_DOUBLE_EQ(quantile(data, 0.9), 9.1);                   // h = 8.1
   EXPECT_DOUBLE_EQ(quantile(Samples{10, 20, 40}, 0.75), 30.0);  // h = 1.5
   EXPECT_DOUBLE_EQ(quantile(Samples{42}, 0.3), 42.0);
 }
@@ -174,8 +174,7 @@ TEST(HodgesLehmann, HandComputedEstimates) {
 TEST(HodgesLehmann, FiveByFiveInterval) {
   // Differences 10a - b (a, b in 1..5) are all distinct: 5..9, 15..19, 25..29, 35..39, 45..49.
   // d_(13) = 27, d_(3) = 7, d_(23) = 47.
-  const ShiftEstimate shift =
-      hodges_lehmann_shift(Samples{50, 10, 40, 20, 30}, Samples{3, 1, 5, 2, 4});
+  const ShiftEstimate shift = hodges_lehmann_shift(Samples{50, 10, 40, 20, 30}, Samples{3, 1, 5, 2, 4});
   EXPECT_DOUBLE_EQ(shift.estimate, 27.0);
   EXPECT_DOUBLE_EQ(shift.ci_low, 7.0);
   EXPECT_DOUBLE_EQ(shift.ci_high, 47.0);
@@ -244,9 +243,8 @@ struct CoverageResult {
 };
 
 // Log-normal samples, numerator = true_ratio * denominator in distribution.
-CoverageResult simulate_ratio_coverage(std::size_t m, std::size_t n, double true_ratio,
-                                       double log_sigma, double confidence, int trials,
-                                       std::uint64_t seed) {
+CoverageResult simulate_ratio_coverage(std::size_t m, std::size_t n, double true_ratio, double log_sigma,
+                                       double confidence, int trials, std::uint64_t seed) {
   std::mt19937_64 engine(seed);
   std::normal_distribution<double> noise(0.0, log_sigma);
   Samples numerator(m);
@@ -281,8 +279,7 @@ TEST(RatioOf, CoverageSevenBySeven) {
 
 TEST(RatioOf, CoverageUnequalSizesAndNormalApproximation) {
   const CoverageResult small = simulate_ratio_coverage(4, 11, 0.6, 0.3, 0.90, 1000, 7);
-  EXPECT_NEAR(small.coverage, small.confidence_achieved,
-              4.0 * std::sqrt(0.1 * 0.9 / 1000));
+  EXPECT_NEAR(small.coverage, small.confidence_achieved, 4.0 * std::sqrt(0.1 * 0.9 / 1000));
   EXPECT_NEAR(small.mean_log_error, 0.0, 0.03);
   // 60 > kExactMaxSize: the interval comes from the normal approximation.
   const CoverageResult large = simulate_ratio_coverage(60, 60, 1.1, 0.1, 0.95, 400, 11);
@@ -301,8 +298,7 @@ TEST(MannWhitney, TextbookExactPValue) {
 TEST(MannWhitney, SmallExactPValues) {
   // Complete separation: only 1 of C(6, 3) = 20 arrangements per tail -> p = 2/20.
   EXPECT_DOUBLE_EQ(mann_whitney_p_two_sided(Samples{1, 2, 3}, Samples{4, 5, 6}), 0.1);
-  EXPECT_DOUBLE_EQ(mann_whitney_p_two_sided(Samples{6, 7, 8, 9, 10}, Samples{1, 2, 3, 4, 5}),
-                   2.0 / 252.0);
+  EXPECT_DOUBLE_EQ(mann_whitney_p_two_sided(Samples{6, 7, 8, 9, 10}, Samples{1, 2, 3, 4, 5}), 2.0 / 252.0);
   // x = {1, 4, 5}, y = {2, 3, 6}: U = 0 + 2 + 2 = 4, lower tail P(U <= 4) = 10/20 -> p = 1.
   EXPECT_DOUBLE_EQ(mann_whitney_p_two_sided(Samples{1, 4, 5}, Samples{2, 3, 6}), 1.0);
   // x = {1, 2, 4}, y = {3, 5, 6}: U = 1, P(U <= 1) = 2/20 -> p = 0.2.
@@ -317,8 +313,7 @@ TEST(MannWhitney, TiesUseCorrectedNormalApproximation) {
   const Samples x = {1, 2, 2, 3, 5};
   const Samples y = {2, 3, 3, 4, 4, 6};
   const double variance = 30.0 / 12.0 * (12.0 - 54.0 / 110.0);
-  EXPECT_NEAR(mann_whitney_p_two_sided(x, y), std::erfc(6.5 / std::sqrt(variance) / std::sqrt(2.0)),
-              1e-14);
+  EXPECT_NEAR(mann_whitney_p_two_sided(x, y), std::erfc(6.5 / std::sqrt(variance) / std::sqrt(2.0)), 1e-14);
   EXPECT_NEAR(mann_whitney_p_two_sided(x, y), 0.225598, 1e-6);
   // Identical samples, and all values tied: no evidence of a shift.
   EXPECT_DOUBLE_EQ(mann_whitney_p_two_sided(Samples{1, 2, 3}, Samples{1, 2, 3}), 1.0);

@@ -21,7 +21,8 @@ ExperimentEntry experiment(const std::string& better) {
   e.better = better;
   e.axes = {{"n", {"1"}}};
   e.arms = {{"base", "baseline", {}}, {"fast", "treatment", {}}, {"broken", "treatment", {}}};
-  for (const auto& arm : e.arms) e.benchmarks.push_back({"demo.exp/" + arm.name + "/n:1", arm.name, {{"n", "1"}}, true, ""});
+  for (const auto& arm : e.arms)
+    e.benchmarks.push_back({"demo.exp/" + arm.name + "/n:1", arm.name, {{"n", "1"}}, true, ""});
   e.targets = {{"fast", {{"n", "1"}}, 30, "fast within 30"}};
   return e;
 }
@@ -303,7 +304,8 @@ TEST(Summary, SummaryFromJsonNamesTheFieldOfAnUnknownVerification) {
     summary_from_json(written, "run.json");
     FAIL() << "an unknown verification was read";
   } catch (const JsonFieldError& ex) {
-    EXPECT_NE(std::string(ex.what()).find("run.json: pairbench.experiments[0].points[0].arms[1].verification: expected one of"),
+    EXPECT_NE(std::string(ex.what()).find(
+                  "run.json: pairbench.experiments[0].points[0].arms[1].verification: expected one of"),
               std::string::npos)
         << ex.what();
   }
@@ -338,13 +340,13 @@ TEST(Summary, TheSummaryAndItsClaimsValidateAgainstTheRunFileSchema) {
   }
   const nlohmann::json summary = summarise({bandwidth_limit(), e}, samples);
   ASSERT_TRUE(summary[1]["points"][0]["arms"][1].contains("limit_defect"));
-  const nlohmann::json environment = {{"machine_key", "k"}, {"gpu_compute_capability", ""},
-                                      {"gpu_unavailable_reason", "no CUDA device"}};
+  const nlohmann::json environment = {
+      {"machine_key", "k"}, {"gpu_compute_capability", ""}, {"gpu_unavailable_reason", "no CUDA device"}};
   nlohmann::json doc = {{"context", nlohmann::json::object()},
                         {"benchmarks", nlohmann::json::array()},
                         {"pairbench", {{"schema_version", 1}, {"environment", environment}, {"experiments", summary}}}};
-  doc["pairbench"]["claims"] =
-      claims_to_json(judge_claims(builtin_claims(), summarise_experiments({bandwidth_limit(), e}, samples), environment));
+  doc["pairbench"]["claims"] = claims_to_json(
+      judge_claims(builtin_claims(), summarise_experiments({bandwidth_limit(), e}, samples), environment));
   EXPECT_NO_THROW(parse_run_file_text(doc.dump(), "summary")) << doc.dump(1).substr(0, 2000);
   // ... and the validator does look inside: a claim's verdict it does not know is refused.
   doc["pairbench"]["claims"][10]["verdict"] = "mostly";

@@ -59,10 +59,10 @@ TEST_F(ThrowawayExperiment, OneFileIsBuiltListedRunSummarisedAndDrawn) {
 
   // Run: a few short processes, no history, no calibration cache left behind.
   const std::string run_file = dir_ + "/run.json";
-  const ProcessResult run = pairbench({"run", "--experiments", kExperiment, "--bench-dir", THROWAWAY_BENCH_DIR,
-                                       "--repetitions", "3", "--batches", "3", "--min-time", "0.003",
-                                       "--calibration", "none", "--no-history", "--seed", "16", "--out", run_file},
-                                      120);
+  const ProcessResult run = pairbench(
+      {"run", "--experiments", kExperiment, "--bench-dir", THROWAWAY_BENCH_DIR, "--repetitions", "3", "--batches", "3",
+       "--min-time", "0.003", "--calibration", "none", "--no-history", "--seed", "16", "--out", run_file},
+      120);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const nlohmann::json doc = nlohmann::json::parse(read_file(run_file));
   const nlohmann::json& experiments = doc["pairbench"]["experiments"];
@@ -118,7 +118,8 @@ TEST_F(ThrowawayExperiment, MarkdownTableIsWrittenBetweenMarkersAndCheckedForSta
   const ProcessResult update = pairbench(with({"--update", readme}));
   ASSERT_EQ(update.exit_code, 0) << update.output;
   const std::string text = read_file(readme);
-  EXPECT_EQ(text.rfind("# demo\n\nBefore.\n\n<!-- pairbench list --format markdown -->\n| experiment |", 0), 0u) << text;
+  EXPECT_EQ(text.rfind("# demo\n\nBefore.\n\n<!-- pairbench list --format markdown -->\n| experiment |", 0), 0u)
+      << text;
   EXPECT_NE(text.find("| `scratch.dot_product` | — | Does a dot product summed along four independent chains beat "
                       "one chain? | one_chain, four_chains | `elements_per_second` (higher) | wall_clock | "
                       "n 1024/65536 |\n<!-- end pairbench list -->\n\nAfter.\n"),

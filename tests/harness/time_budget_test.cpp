@@ -38,13 +38,13 @@ TEST(TimeBudget, PlannedProcessesKnownAnswers) {
   // clamp(floor(budget / wall), minimum, maximum)
   EXPECT_EQ(budgeted_processes(/*budget_s=*/14, /*process_wall_s=*/3.5, 4, 9), 4);
   EXPECT_EQ(budgeted_processes(14, 2.0, 4, 9), 7);
-  EXPECT_EQ(budgeted_processes(14, 1.5, 4, 9), 9);   // floor(9.33)
-  EXPECT_EQ(budgeted_processes(14, 0.7, 4, 9), 9);   // 20 fit: the profile's count
-  EXPECT_EQ(budgeted_processes(14, 35, 4, 9), 4);    // over the budget even so: never below the minimum
-  EXPECT_EQ(budgeted_processes(14, 0, 4, 9), 9);     // wall not known (first run): the profile's count
-  EXPECT_EQ(budgeted_processes(0, 3.5, 4, 9), 9);    // no budget
-  EXPECT_EQ(budgeted_processes(14, 3.5, 4, 2), 2);   // a minimum above the count is the count
-  EXPECT_EQ(budgeted_processes(40, 21, 2, 3), 2);    // instruction processes: a 21 s simulation
+  EXPECT_EQ(budgeted_processes(14, 1.5, 4, 9), 9);  // floor(9.33)
+  EXPECT_EQ(budgeted_processes(14, 0.7, 4, 9), 9);  // 20 fit: the profile's count
+  EXPECT_EQ(budgeted_processes(14, 35, 4, 9), 4);   // over the budget even so: never below the minimum
+  EXPECT_EQ(budgeted_processes(14, 0, 4, 9), 9);    // wall not known (first run): the profile's count
+  EXPECT_EQ(budgeted_processes(0, 3.5, 4, 9), 9);   // no budget
+  EXPECT_EQ(budgeted_processes(14, 3.5, 4, 2), 2);  // a minimum above the count is the count
+  EXPECT_EQ(budgeted_processes(40, 21, 2, 3), 2);   // instruction processes: a 21 s simulation
   EXPECT_EQ(budgeted_processes(40, 13, 2, 3), 3);
   // The nightly's budgets: 2 s of time processes, 4 s of counting processes.
   EXPECT_EQ(budgeted_processes(kNightlyProcessBudgetS, 0.3, 4, 9), 6);
@@ -193,12 +193,25 @@ TEST(TimeBudget, ANightlyRunPlansFewerProcessesForASlowBenchmarkAndSaysWhy) {
                     other = "timing.work/steps/work:100000";
   std::ofstream(cache) << nlohmann::json{{"schema_version", 1},
                                          {"benchmarks", nlohmann::json::object()},
-                                         {"process_walls", {{slow, {{"overhead_s", {10.0}}, {"loop_s_per_iteration", {0.0}}}}}}}
+                                         {"process_walls",
+                                          {{slow, {{"overhead_s", {10.0}}, {"loop_s_per_iteration", {0.0}}}}}}}
                               .dump();
   const auto run = [&](const std::string& out, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {PAIRBENCH_EXE, "run", "--bench-dir", TIMING_BENCH_DIR, "--profile", "nightly",
-                                     "--experiments", "timing.work", "--instruction-processes", "0", "--no-history",
-                                     "--calibration", cache, "--seed", "24"};
+    std::vector<std::string> argv = {PAIRBENCH_EXE,
+                                     "run",
+                                     "--bench-dir",
+                                     TIMING_BENCH_DIR,
+                                     "--profile",
+                                     "nightly",
+                                     "--experiments",
+                                     "timing.work",
+                                     "--instruction-processes",
+                                     "0",
+                                     "--no-history",
+                                     "--calibration",
+                                     cache,
+                                     "--seed",
+                                     "24"};
     if (!out.empty()) argv.insert(argv.end(), {"--out", out});
     argv.insert(argv.end(), extra.begin(), extra.end());
     return run_process(argv, {}, std::chrono::seconds(600));
@@ -218,7 +231,8 @@ TEST(TimeBudget, ANightlyRunPlansFewerProcessesForASlowBenchmarkAndSaysWhy) {
   ASSERT_EQ(planned.size(), 2u);
   EXPECT_EQ(planned[slow]["processes"], 4);
   EXPECT_EQ(planned[slow]["profile_processes"], 9);
-  EXPECT_EQ(planned[slow]["reason"].get<std::string>().rfind("4 of 9: 10 s per process, budget 2 s (the minimum)", 0), 0u)
+  EXPECT_EQ(planned[slow]["reason"].get<std::string>().rfind("4 of 9: 10 s per process, budget 2 s (the minimum)", 0),
+            0u)
       << planned[slow];
   EXPECT_EQ(planned[other]["processes"], 9);
   EXPECT_TRUE(planned[other]["process_wall_s"].is_null());
@@ -283,7 +297,8 @@ TEST(TimeBudget, ACostlyCountingPointIsCoveredByTheCheaperPointOfItsArm) {
   const std::string cache = dir.path + "/cal.json", costly = "timing.work/steps/work:100000",
                     cheap = "timing.work/steps/work:1000";
   const auto walls = [](double counting_s) {
-    return nlohmann::json{{"overhead_s", {0.01}}, {"loop_s_per_iteration", {0.0}},
+    return nlohmann::json{{"overhead_s", {0.01}},
+                          {"loop_s_per_iteration", {0.0}},
                           {"instruction_process_s", {{"callgrind", {counting_s}}}}};
   };
   std::ofstream(cache) << nlohmann::json{{"schema_version", 1},
@@ -291,17 +306,19 @@ TEST(TimeBudget, ACostlyCountingPointIsCoveredByTheCheaperPointOfItsArm) {
                                          {"process_walls", {{costly, walls(10.0)}, {cheap, walls(5.0)}}}}
                               .dump();
   const auto run = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv = {PAIRBENCH_EXE, "run",        "--bench-dir", TIMING_BENCH_DIR, "--profile",
-                                     "nightly",     "--experiments", "timing.work", "--instructions", "callgrind",
-                                     "--no-history", "--calibration", cache,        "--seed",        "25"};
+    std::vector<std::string> argv = {PAIRBENCH_EXE,  "run",           "--bench-dir", TIMING_BENCH_DIR, "--profile",
+                                     "nightly",      "--experiments", "timing.work", "--instructions", "callgrind",
+                                     "--no-history", "--calibration", cache,         "--seed",         "25"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return run_process(argv, {}, std::chrono::seconds(600));
   };
   const ProcessResult plan = run({"--plan"});
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
-  EXPECT_NE(plan.output.find("; instructions 0 of 3: 10 s per callgrind process, more than the whole budget of 4 s; its "
-                             "code is counted at " + cheap + " (5 s per process)"),
-            std::string::npos)
+  EXPECT_NE(
+      plan.output.find("; instructions 0 of 3: 10 s per callgrind process, more than the whole budget of 4 s; its "
+                       "code is counted at " +
+                       cheap + " (5 s per process)"),
+      std::string::npos)
       << plan.output;
   // The cheapest point is counted although it too costs more than the budget: at the minimum.
   EXPECT_NE(plan.output.find(cheap + ": 9 of 9: its process wall is not known here yet; instructions 2 of 3: 5 s"),
@@ -338,8 +355,8 @@ TEST(TimeBudget, ACostlyCountingPointIsCoveredByTheCheaperPointOfItsArm) {
   // fails (callgrind's counts are exact). The time rows are not looked at: they are two real runs
   // under ctest's load, whose verdict says nothing about this (issue 37).
   const std::string gate_json = dir.path + "/gate.json";
-  const ProcessResult gate = run_process({PAIRBENCH_EXE, "gate", "--baseline", counted_all, "--current", covered, "--db",
-                                          "none", "--undecided", "pass", "--json", gate_json},
+  const ProcessResult gate = run_process({PAIRBENCH_EXE, "gate", "--baseline", counted_all, "--current", covered,
+                                          "--db", "none", "--undecided", "pass", "--json", gate_json},
                                          {}, std::chrono::seconds(120));
   EXPECT_NE(gate.output.find("its code is counted at " + cheap), std::string::npos) << gate.output;
   ASSERT_TRUE(gate.exit_code == 0 || gate.exit_code == 1) << gate.output;

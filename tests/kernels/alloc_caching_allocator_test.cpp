@@ -56,7 +56,8 @@ std::uint64_t fresh_seed() { return std::random_device{}(); }
 
 TEST(CachingAllocator, SizeClassesCoverTheRequestWithAtMostAQuarterWaste) {
   std::mt19937_64 rng(fresh_seed());
-  std::vector<std::size_t> sizes = {1, 511, 512, 513, 640, 641, 1023, 1024, 1025, std::size_t{64} << 20, (std::size_t{64} << 20) + 1};
+  std::vector<std::size_t> sizes = {
+      1, 511, 512, 513, 640, 641, 1023, 1024, 1025, std::size_t{64} << 20, (std::size_t{64} << 20) + 1};
   for (int i = 0; i < 10000; ++i) sizes.push_back(1 + rng() % (std::size_t{1} << 30));
   for (std::size_t b : sizes) {
     const std::size_t c = CachingAllocator::size_class(b);
@@ -65,7 +66,7 @@ TEST(CachingAllocator, SizeClassesCoverTheRequestWithAtMostAQuarterWaste) {
     if (b > CachingAllocator::kMinBlockBytes) {
       ASSERT_LE(c, b + b / 4) << b;
     }
-    ASSERT_EQ(CachingAllocator::size_class(c), c) << b;  // classes are fixed points
+    ASSERT_EQ(CachingAllocator::size_class(c), c) << b;                      // classes are fixed points
     ASSERT_LE(CachingAllocator::size_class(b - 1 > 0 ? b - 1 : 1), c) << b;  // monotonic
   }
 }
@@ -157,8 +158,8 @@ TEST(CachingAllocator, RandomTracesNeverHandOutALiveBlockOrCrossStreams) {
     std::mt19937_64 rng(seed);
     FakeBacking backing(/*capacity_bytes=*/std::size_t{64} << 20);
     CachingAllocator cache(backing);
-    std::map<std::uintptr_t, std::size_t> live;          // start -> requested bytes
-    std::map<void*, StreamId> owner;                     // block -> the stream whose bin holds or used it
+    std::map<std::uintptr_t, std::size_t> live;  // start -> requested bytes
+    std::map<void*, StreamId> owner;             // block -> the stream whose bin holds or used it
     std::vector<std::pair<void*, StreamId>> handles;
     const std::size_t sizes[] = {100, 512, 700, 4096, 5000, 1 << 16, 3 << 18, 1 << 20};
     for (int op = 0; op < 5000; ++op) {
@@ -189,8 +190,8 @@ TEST(CachingAllocator, RandomTracesNeverHandOutALiveBlockOrCrossStreams) {
           << "overlaps a live block";
       live.emplace(start, bytes);
       const auto [it, fresh] = owner.emplace(p, stream);
-      ASSERT_TRUE(fresh || it->second == stream) << "a block cached on stream " << it->second
-                                                 << " was handed to stream " << stream;
+      ASSERT_TRUE(fresh || it->second == stream)
+          << "a block cached on stream " << it->second << " was handed to stream " << stream;
       handles.emplace_back(p, stream);
     }
     const CachingStats s = cache.stats();

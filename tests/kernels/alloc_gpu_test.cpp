@@ -41,9 +41,15 @@ TEST_P(GpuAllocatorsTest, ReplaysRandomTracesIntact) {
   }
   const std::uint64_t threshold = replay.release_threshold_bytes();
   switch (GetParam()) {
-    case GpuAllocatorKind::kAsyncPool: EXPECT_EQ(threshold, 0u); break;
-    case GpuAllocatorKind::kAsyncPoolRetain: EXPECT_EQ(threshold, std::numeric_limits<std::uint64_t>::max()); break;
-    default: EXPECT_EQ(threshold, 0u); break;
+    case GpuAllocatorKind::kAsyncPool:
+      EXPECT_EQ(threshold, 0u);
+      break;
+    case GpuAllocatorKind::kAsyncPoolRetain:
+      EXPECT_EQ(threshold, std::numeric_limits<std::uint64_t>::max());
+      break;
+    default:
+      EXPECT_EQ(threshold, 0u);
+      break;
   }
   EXPECT_FALSE(replay.describe().empty());
 }

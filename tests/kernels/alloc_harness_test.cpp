@@ -16,12 +16,12 @@ namespace {
 TEST(AllocEnvironmentArm, HarnessRunsJemallocUnderItsPreload) {
   const std::string jemalloc = kernels::alloc::preloadable_allocators().at(0).path;
   if (!std::filesystem::exists(jemalloc)) GTEST_SKIP() << "skipped: libjemalloc2 not installed";
-  const std::string out = (std::filesystem::temp_directory_path() /
-                           ("pairbench-alloc-arm-" + std::to_string(getpid()) + ".json")).string();
-  const ProcessResult r = run_process(
-      {PAIRBENCH_EXE, "run", "--experiments", "alloc.small_objects", "--arms", "glibc,jemalloc", "--repetitions", "2",
-       "--min-time", "0.01", "--bench-dir", BENCH_ALLOC_DIR, "--out", out},
-      {}, std::chrono::seconds(240));
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("pairbench-alloc-arm-" + std::to_string(getpid()) + ".json")).string();
+  const ProcessResult r =
+      run_process({PAIRBENCH_EXE, "run", "--experiments", "alloc.small_objects", "--arms", "glibc,jemalloc",
+                   "--repetitions", "2", "--min-time", "0.01", "--bench-dir", BENCH_ALLOC_DIR, "--out", out},
+                  {}, std::chrono::seconds(240));
   ASSERT_EQ(r.status, ProcessResult::Status::kExited) << r.describe();
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(out);

@@ -66,7 +66,8 @@ TEST(AllocatorProbe, NamesEachInstalledAllocatorUnderItsPreload) {
     EXPECT_EQ(r.output.find("[  SKIPPED ]"), std::string::npos) << r.output;
     ++checked;
   }
-  if (checked == 0) GTEST_SKIP() << "skipped: no allocator library installed (libjemalloc2, libtcmalloc-minimal4, libmimalloc2.0)";
+  if (checked == 0)
+    GTEST_SKIP() << "skipped: no allocator library installed (libjemalloc2, libtcmalloc-minimal4, libmimalloc2.0)";
 }
 
 TEST(AllocatorProbe, LibraryNames) {

@@ -16,8 +16,9 @@ std::uint64_t fresh_seed() {
 }
 
 TEST(TensorBuffer, ReadsBackEveryPageAtEdgeSizes) {
-  for (std::size_t bytes : {std::size_t{8}, std::size_t{9}, std::size_t{4095}, std::size_t{4096}, std::size_t{4097},
-                            std::size_t{4110}, (std::size_t{1} << 20) + 3, std::size_t{1} << 20, std::size_t{64} << 20}) {
+  for (std::size_t bytes :
+       {std::size_t{8}, std::size_t{9}, std::size_t{4095}, std::size_t{4096}, std::size_t{4097}, std::size_t{4110},
+        (std::size_t{1} << 20) + 3, std::size_t{1} << 20, std::size_t{64} << 20}) {
     const std::uint64_t seed = fresh_seed();
     SCOPED_TRACE("bytes " + std::to_string(bytes) + ", seed " + std::to_string(seed));
     EXPECT_EQ(tensor_buffer_step(bytes, seed), tensor_buffer_expected(bytes, seed));
@@ -56,12 +57,13 @@ TEST(SmallObjectChurn, CountsMatchAndNoLiveObjectIsOverwritten) {
   for (int threads : {1, 2, 3}) {
     const std::uint64_t seed = fresh_seed();
     SCOPED_TRACE("threads " + std::to_string(threads) + ", seed " + std::to_string(seed));
-    SmallObjectChurn churn({.threads = threads, .live_objects_per_thread = 257, .min_bytes = 16, .max_bytes = 512, .seed = seed});
+    SmallObjectChurn churn(
+        {.threads = threads, .live_objects_per_thread = 257, .min_bytes = 16, .max_bytes = 512, .seed = seed});
     ChurnStats s = churn.run(1000);
     EXPECT_EQ(s.allocations, 1000 * threads);
     EXPECT_EQ(s.bad_objects, 0);
     EXPECT_LE(s.allocations - s.frees, 257 * threads);  // at most one live object per slot
-    s = churn.run(70000);  // wraps the per-thread op sequence
+    s = churn.run(70000);                               // wraps the per-thread op sequence
     EXPECT_EQ(s.allocations, 71000 * threads);
     s = churn.drain();
     EXPECT_EQ(s.allocations, s.frees);
@@ -81,8 +83,11 @@ TEST(FragmentationTrace, ReplaysWithMatchedFreesAndTheRecordedPeak) {
     const std::uint64_t seed = fresh_seed();
     SCOPED_TRACE("seed " + std::to_string(seed));
     const std::size_t phase_bytes = std::size_t{1} << (18 + trial % 3);
-    FragmentationTrace trace({.phase_bytes = phase_bytes, .phases = 1 + trial % 4, .survivor_fraction = 0.25,
-                              .short_lifetime_max = 1 + static_cast<int>(seed % 2000), .seed = seed});
+    FragmentationTrace trace({.phase_bytes = phase_bytes,
+                              .phases = 1 + trial % 4,
+                              .survivor_fraction = 0.25,
+                              .short_lifetime_max = 1 + static_cast<int>(seed % 2000),
+                              .seed = seed});
     ASSERT_GT(trace.allocations(), 0u);
     EXPECT_GE(trace.total_bytes(), phase_bytes);
     EXPECT_LE(trace.peak_live_bytes(), trace.total_bytes());
@@ -99,8 +104,10 @@ TEST(FragmentationTrace, ReplaysWithMatchedFreesAndTheRecordedPeak) {
 TEST(FragmentationTrace, SurvivorsRaiseThePeak) {
   const std::uint64_t seed = fresh_seed();
   const std::size_t phase_bytes = std::size_t{16} << 20;
-  FragmentationTrace none({.phase_bytes = phase_bytes, .survivor_fraction = 0, .short_lifetime_max = 100, .seed = seed});
-  FragmentationTrace many({.phase_bytes = phase_bytes, .survivor_fraction = 0.5, .short_lifetime_max = 100, .seed = seed});
+  FragmentationTrace none(
+      {.phase_bytes = phase_bytes, .survivor_fraction = 0, .short_lifetime_max = 100, .seed = seed});
+  FragmentationTrace many(
+      {.phase_bytes = phase_bytes, .survivor_fraction = 0.5, .short_lifetime_max = 100, .seed = seed});
   EXPECT_GT(many.peak_live_bytes(), 4 * none.peak_live_bytes());
   // Half of one phase's objects outlive the next phase: at least ~half a phase's bytes live at once.
   EXPECT_GE(many.peak_live_bytes(), phase_bytes * 4 / 10);

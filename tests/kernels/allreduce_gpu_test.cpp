@@ -46,7 +46,8 @@ int device_count() {
 }
 
 TEST(AllreduceGpuTest, GatherBroadcastEqualsHostSum) {
-  if (const std::string why = kernels::cuda::devices_unavailable_reason(1); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+  if (const std::string why = kernels::cuda::devices_unavailable_reason(1); !why.empty())
+    GTEST_SKIP() << "skipped: " << why;
   for (int p = 1; p <= device_count(); ++p) check_all_reduce(p, Algorithm::kGatherBroadcast);
   if (const std::string why = kernels::cuda::devices_unavailable_reason(2); !why.empty()) {
     GTEST_SKIP() << "skipped (P = 1 passed): " << why;
@@ -54,7 +55,8 @@ TEST(AllreduceGpuTest, GatherBroadcastEqualsHostSum) {
 }
 
 TEST(AllreduceGpuTest, NcclRingEqualsHostSum) {
-  if (const std::string why = kernels::cuda::devices_unavailable_reason(1); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+  if (const std::string why = kernels::cuda::devices_unavailable_reason(1); !why.empty())
+    GTEST_SKIP() << "skipped: " << why;
   if (const std::string why = nccl_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
   for (int p = 1; p <= device_count(); ++p) check_all_reduce(p, Algorithm::kRing);
   if (const std::string why = kernels::cuda::devices_unavailable_reason(2); !why.empty()) {
@@ -63,7 +65,8 @@ TEST(AllreduceGpuTest, NcclRingEqualsHostSum) {
 }
 
 TEST(AllreduceGpuTest, BadInput) {
-  if (const std::string why = kernels::cuda::devices_unavailable_reason(1); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+  if (const std::string why = kernels::cuda::devices_unavailable_reason(1); !why.empty())
+    GTEST_SKIP() << "skipped: " << why;
   EXPECT_THROW(GpuAllReduce(0, 10), std::invalid_argument);
   EXPECT_THROW(GpuAllReduce(1, 0), std::invalid_argument);
   EXPECT_THROW(GpuAllReduce(device_count() + 1, 10), NotSupported);

@@ -28,7 +28,8 @@ TEST(AllreduceTest, EveryBufferHoldsTheExactSum) {
         // A second run sums P equal buffers: P times the sum, exactly (|values| stay << 2^24).
         team.run(algorithm);
         for (std::size_t i = 0; i < n; ++i) want[i] *= static_cast<float>(p);
-        for (int q = 0; q < p; ++q) ASSERT_EQ(first_difference(team.buffer(q), want), n) << "second run, participant " << q;
+        for (int q = 0; q < p; ++q)
+          ASSERT_EQ(first_difference(team.buffer(q), want), n) << "second run, participant " << q;
       }
     }
   }

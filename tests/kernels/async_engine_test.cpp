@@ -43,8 +43,8 @@ class Watchdog {
       : what_(std::move(what)), thread_([this, limit] {
           std::unique_lock<std::mutex> lock(mu_);
           if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
-            std::fprintf(stderr, "watchdog: '%s' still running after %llds, aborting\n",
-                         what_.c_str(), static_cast<long long>(limit.count()));
+            std::fprintf(stderr, "watchdog: '%s' still running after %llds, aborting\n", what_.c_str(),
+                         static_cast<long long>(limit.count()));
             std::abort();
           }
         }) {}
@@ -174,8 +174,7 @@ TEST_P(AsyncEngineConfig, RandomGraphMatchesSequentialReference) {
       const int shape = pick(20);
       if (shape == 0) {
         // Many tags with repeats: exercises deduplication by sorting.
-        for (int k = 0; k < 40; ++k)
-          (pick(2) ? op.reads : op.writes).push_back(pick(kGraphBuffers));
+        for (int k = 0; k < 40; ++k) (pick(2) ? op.reads : op.writes).push_back(pick(kGraphBuffers));
       } else if (shape != 1) {  // shape 1: an op with no buffers at all
         for (int k = pick(4); k > 0; --k) op.reads.push_back(pick(kGraphBuffers));
         for (int k = pick(3); k > 0; --k) op.writes.push_back(pick(kGraphBuffers));
@@ -253,8 +252,7 @@ TEST_P(AsyncEngineConfig, SyncRoundTripsNeverLoseWakeups) {
         engine.wait_for(b);
         break;
     }
-    ASSERT_EQ(va + vb, static_cast<std::uint64_t>(i / 4 * 5 + (i % 4 >= 1) + 2 * (i % 4 >= 2) +
-                                                  (i % 4 >= 3)))
+    ASSERT_EQ(va + vb, static_cast<std::uint64_t>(i / 4 * 5 + (i % 4 >= 1) + 2 * (i % 4 >= 2) + (i % 4 >= 3)))
         << "round " << i;
   }
 }
@@ -482,8 +480,7 @@ TEST_P(AsyncEngineConfig, OpThatThrowsStillCompletesAndIsRethrown) {
 
 INSTANTIATE_TEST_SUITE_P(WorkersAndSpin, AsyncEngineConfig,
                          ::testing::Combine(::testing::Values(1, 2, 4),
-                                            ::testing::Values(std::int64_t{50'000},
-                                                              std::int64_t{0})),
+                                            ::testing::Values(std::int64_t{50'000}, std::int64_t{0})),
                          [](const ::testing::TestParamInfo<AsyncEngineConfig::ParamType>& p) {
                            return "workers" + std::to_string(std::get<0>(p.param)) +
                                   (std::get<1>(p.param) == 0 ? "_park" : "_spin");

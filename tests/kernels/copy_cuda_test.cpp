@@ -18,7 +18,8 @@ namespace {
 class CudaCopyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string why = kernels::cuda::device_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+    if (const std::string why = kernels::cuda::device_unavailable_reason(); !why.empty())
+      GTEST_SKIP() << "skipped: " << why;
   }
 };
 
@@ -42,8 +43,8 @@ TEST_F(CudaCopyTest, TransfersCopyEveryByteInEveryDirectionAndKind) {
   for (Direction dir : {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kDeviceToDevice}) {
     for (HostKind kind : {HostKind::kPageable, HostKind::kPinned, HostKind::kRegistered}) {
       for (std::size_t bytes : {std::size_t{1}, std::size_t{4095}, (std::size_t{1} << 20) + 3}) {
-        SCOPED_TRACE(::testing::Message() << "dir=" << static_cast<int>(dir) << " kind=" << static_cast<int>(kind)
-                                          << " bytes=" << bytes);
+        SCOPED_TRACE(::testing::Message()
+                     << "dir=" << static_cast<int>(dir) << " kind=" << static_cast<int>(kind) << " bytes=" << bytes);
         Transfer t(bytes, dir, kind);
         const std::uint64_t seed = seed_telling_poison_and_neighbour_apart(bytes);
         t.fill_source(seed);

@@ -39,12 +39,13 @@ void expect_exact_copy(CopyFn copy, std::size_t n, std::size_t src_off, std::siz
   ASSERT_EQ(first_mismatch(d, src.data() + src_off, n), n)
       << "n=" << n << " src_off=" << src_off << " dst_off=" << dst_off;
   for (std::size_t i = 0; i < kGuard + dst_off; ++i) ASSERT_EQ(dst[i], kPoison) << "wrote before the range, n=" << n;
-  for (std::size_t i = kGuard + dst_off + n; i < dst.size(); ++i) ASSERT_EQ(dst[i], kPoison) << "wrote past the range, n=" << n;
+  for (std::size_t i = kGuard + dst_off + n; i < dst.size(); ++i)
+    ASSERT_EQ(dst[i], kPoison) << "wrote past the range, n=" << n;
 }
 
-const std::vector<std::size_t> kSizes = {0,   1,   3,   7,   8,    15,   16,   17,   31,    32,        33,   63, 64,
-                                         65,  127, 128, 129, 255,  256,  257,  1000, 4095,  4096,      4097, 65537,
-                                         (std::size_t{1} << 20) + 13};
+const std::vector<std::size_t> kSizes = {
+    0,  1,   3,   7,   8,   15,  16,  17,   31,   32,   33,   63,    64,
+    65, 127, 128, 129, 255, 256, 257, 1000, 4095, 4096, 4097, 65537, (std::size_t{1} << 20) + 13};
 
 class CopyLoopTest : public ::testing::TestWithParam<CopyFn> {};
 

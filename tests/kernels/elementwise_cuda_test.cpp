@@ -40,8 +40,10 @@ TEST(elementwise_cuda, OpsMatchTheFp64ReferencesWithinEachStoragesBound) {
         std::vector<float> y(x.size(), std::numeric_limits<float>::quiet_NaN());
         dev.download(y);
         std::vector<double> ref(x.size());
-        if (cols == 0) ew::axpb_reference(op.a, op.b, x, ref);
-        else ew::layer_norm_reference(x, static_cast<std::size_t>(cols), op.eps, ref);
+        if (cols == 0)
+          ew::axpb_reference(op.a, op.b, x, ref);
+        else
+          ew::layer_norm_reference(x, static_cast<std::size_t>(cols), op.eps, ref);
         EXPECT_LE(ew::rel_error(ref, y), bound) << "cols " << cols;
       }
     }

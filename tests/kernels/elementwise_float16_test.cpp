@@ -28,11 +28,29 @@ bool is_nan16(std::uint16_t h, int mantissa_bits) {
 
 // Random fp32 bit patterns plus the edges: zeros, subnormals, fp16/bf16 range limits, ties, inf, NaN.
 std::vector<float> interesting_floats(std::size_t random_count) {
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65519.99f, 65520.0f, 65536.0f, 1e-8f, 0x1p-24f,
-                          0x1p-25f, 0x1.000002p-25f, 0x1p-14f, 0x1.ff8p-15f, 0x1.ffcp-15f, 0x1p-126f, 0x1p-149f,
-                          std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                          from_bits(0x7F800001u) /* signalling NaN */, from_bits(0xFFC12345u)};
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          65504.0f,
+                          65519.99f,
+                          65520.0f,
+                          65536.0f,
+                          1e-8f,
+                          0x1p-24f,
+                          0x1p-25f,
+                          0x1.000002p-25f,
+                          0x1p-14f,
+                          0x1.ff8p-15f,
+                          0x1.ffcp-15f,
+                          0x1p-126f,
+                          0x1p-149f,
+                          std::numeric_limits<float>::max(),
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(),
+                          from_bits(0x7F800001u) /* signalling NaN */,
+                          from_bits(0xFFC12345u)};
   for (int e = -30; e <= 17; ++e) {  // ties at the fp16 and bf16 rounding points around each binade
     for (float m : {1.0f, 1.5f}) {
       const float x = std::ldexp(m, e);
@@ -48,8 +66,8 @@ std::vector<float> interesting_floats(std::size_t random_count) {
 
 std::vector<ConversionPath> supported_paths() {
   std::vector<ConversionPath> out;
-  for (ConversionPath p : {ConversionPath::kScalar, ConversionPath::kAvx2F16c, ConversionPath::kAvx512,
-                           ConversionPath::kAvx512Bf16}) {
+  for (ConversionPath p :
+       {ConversionPath::kScalar, ConversionPath::kAvx2F16c, ConversionPath::kAvx512, ConversionPath::kAvx512Bf16}) {
     if (ew::path_supported(p)) out.push_back(p);
   }
   return out;
@@ -60,19 +78,19 @@ std::vector<ConversionPath> supported_paths() {
 TEST(elementwise_float16, Fp16ExactCases) {
   EXPECT_EQ(ew::to_fp16(1.0f).bits, 0x3C00);
   EXPECT_EQ(ew::to_fp16(-2.0f).bits, 0xC000);
-  EXPECT_EQ(ew::to_fp16(65504.0f).bits, 0x7BFF);  // largest finite
+  EXPECT_EQ(ew::to_fp16(65504.0f).bits, 0x7BFF);   // largest finite
   EXPECT_EQ(ew::to_fp16(65519.99f).bits, 0x7BFF);  // below the midpoint
   EXPECT_EQ(ew::to_fp16(65520.0f).bits, 0x7C00);   // the midpoint ties to even: infinity
   EXPECT_EQ(ew::to_fp16(1e6f).bits, 0x7C00);
-  EXPECT_EQ(ew::to_fp16(0x1p-14f).bits, 0x0400);   // smallest normal
-  EXPECT_EQ(ew::to_fp16(0x1p-24f).bits, 0x0001);   // smallest subnormal
-  EXPECT_EQ(ew::to_fp16(0x1p-25f).bits, 0x0000);   // exactly half of it: ties to even, zero
+  EXPECT_EQ(ew::to_fp16(0x1p-14f).bits, 0x0400);         // smallest normal
+  EXPECT_EQ(ew::to_fp16(0x1p-24f).bits, 0x0001);         // smallest subnormal
+  EXPECT_EQ(ew::to_fp16(0x1p-25f).bits, 0x0000);         // exactly half of it: ties to even, zero
   EXPECT_EQ(ew::to_fp16(0x1.000002p-25f).bits, 0x0001);  // just above half: rounds up
-  EXPECT_EQ(ew::to_fp16(0x1.8p-24f).bits, 0x0002);  // 1.5 units: tie to even (2)
-  EXPECT_EQ(ew::to_fp16(0x1.ff8p-15f).bits, 0x03FF);  // largest subnormal
-  EXPECT_EQ(ew::to_fp16(0x1.ffcp-15f).bits, 0x0400);  // half a unit above it: ties to even, the smallest normal
+  EXPECT_EQ(ew::to_fp16(0x1.8p-24f).bits, 0x0002);       // 1.5 units: tie to even (2)
+  EXPECT_EQ(ew::to_fp16(0x1.ff8p-15f).bits, 0x03FF);     // largest subnormal
+  EXPECT_EQ(ew::to_fp16(0x1.ffcp-15f).bits, 0x0400);     // half a unit above it: ties to even, the smallest normal
   EXPECT_EQ(ew::to_fp16(-0.0f).bits, 0x8000);
-  EXPECT_EQ(ew::to_fp16(1.0f + 0x1p-11f).bits, 0x3C00);  // tie between 1 and 1+2^-10: even (1)
+  EXPECT_EQ(ew::to_fp16(1.0f + 0x1p-11f).bits, 0x3C00);    // tie between 1 and 1+2^-10: even (1)
   EXPECT_EQ(ew::to_fp16(1.0f + 0x1.8p-10f).bits, 0x3C02);  // tie between odd 0x3C01 and 0x3C02: even
   EXPECT_TRUE(is_nan16(ew::to_fp16(std::numeric_limits<float>::quiet_NaN()).bits, 10));
   EXPECT_TRUE(is_nan16(ew::to_fp16(from_bits(0x7F800001u)).bits, 10));  // a NaN whose payload is only low bits
@@ -82,12 +100,12 @@ TEST(elementwise_float16, Fp16ExactCases) {
 
 TEST(elementwise_float16, Bf16ExactCases) {
   EXPECT_EQ(ew::to_bf16(1.0f).bits, 0x3F80);
-  EXPECT_EQ(ew::to_bf16(1.0f + 0x1p-8f).bits, 0x3F80);   // tie: even (1)
-  EXPECT_EQ(ew::to_bf16(1.0f + 0x1.8p-7f).bits, 0x3F82);  // tie between odd 0x3F81 and 0x3F82: even
-  EXPECT_EQ(ew::to_bf16(1.0f + 0x1.2p-8f).bits, 0x3F81);  // above the tie: up
+  EXPECT_EQ(ew::to_bf16(1.0f + 0x1p-8f).bits, 0x3F80);                     // tie: even (1)
+  EXPECT_EQ(ew::to_bf16(1.0f + 0x1.8p-7f).bits, 0x3F82);                   // tie between odd 0x3F81 and 0x3F82: even
+  EXPECT_EQ(ew::to_bf16(1.0f + 0x1.2p-8f).bits, 0x3F81);                   // above the tie: up
   EXPECT_EQ(ew::to_bf16(std::numeric_limits<float>::max()).bits, 0x7F80);  // rounds up to infinity
   EXPECT_EQ(ew::to_bf16(-0.0f).bits, 0x8000);
-  EXPECT_EQ(ew::to_bf16(0x1p-149f).bits, 0x0000);  // the smallest fp32 subnormal rounds to zero
+  EXPECT_EQ(ew::to_bf16(0x1p-149f).bits, 0x0000);                      // the smallest fp32 subnormal rounds to zero
   EXPECT_TRUE(is_nan16(ew::to_bf16(from_bits(0x7F800001u)).bits, 7));  // would become infinity if just rounded
   EXPECT_EQ(ew::to_float(Bf16{0xC040}), -3.0f);
 }

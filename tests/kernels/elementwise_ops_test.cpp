@@ -137,7 +137,8 @@ TEST(elementwise_ops, RelErrorIsTheRelativeFrobeniusNorm) {
   EXPECT_EQ(ew::rel_error(ref, std::vector<float>{3, std::numeric_limits<float>::quiet_NaN()}),
             std::numeric_limits<double>::infinity());  // a poisoned, unwritten output
   EXPECT_EQ(ew::rel_error(std::vector<double>{0, 0}, std::vector<float>{0, 0}), 0.0);
-  EXPECT_EQ(ew::rel_error(std::vector<double>{0, 0}, std::vector<float>{0, 1}), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(ew::rel_error(std::vector<double>{0, 0}, std::vector<float>{0, 1}),
+            std::numeric_limits<double>::infinity());
   EXPECT_THROW(ew::rel_error(ref, std::vector<float>{1}), std::invalid_argument);
 }
 

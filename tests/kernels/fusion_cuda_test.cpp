@@ -15,7 +15,8 @@ namespace {
 class FusionCudaTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string why = kernels::cuda::device_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+    if (const std::string why = kernels::cuda::device_unavailable_reason(); !why.empty())
+      GTEST_SKIP() << "skipped: " << why;
   }
 };
 

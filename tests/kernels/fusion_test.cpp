@@ -28,8 +28,8 @@ struct Arrays {
 
 TEST(FusionTest, BothFormsMatchTheReferenceAndEachOtherBitForBit) {
   for (Op op : {Op::kSinCos, Op::kAddMul}) {
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{17}, std::size_t{4099},
-                          std::size_t{100003}}) {
+    for (std::size_t n :
+         {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{17}, std::size_t{4099}, std::size_t{100003}}) {
       SCOPED_TRACE(::testing::Message() << "op=" << op_name(op) << " n=" << n);
       Arrays t(n);
       run_unfused(op, t.x, t.y, t.a, t.b, t.unfused);

@@ -21,14 +21,15 @@ using GemmFn = void (*)(const float*, const float*, float*, std::int64_t, std::i
 
 // Odd, non-square shapes: single elements, edge tiles in every direction, more than one KC (256)
 // and MC (120) block, and an n past one NC (4096) panel.
-const GemmShape kShapes[] = {{1, 1, 1},    {1, 17, 5},    {17, 5, 129},  {129, 17, 33}, {33, 129, 257},
-                             {130, 65, 513}, {9, 4099, 3}, {64, 64, 64},  {3, 1, 300}};
+const GemmShape kShapes[] = {{1, 1, 1},      {1, 17, 5},   {17, 5, 129}, {129, 17, 33}, {33, 129, 257},
+                             {130, 65, 513}, {9, 4099, 3}, {64, 64, 64}, {3, 1, 300}};
 
 struct Inputs {
   std::vector<float> a, b;
 };
 Inputs inputs(const GemmShape& s) {
-  Inputs in{std::vector<float>(static_cast<std::size_t>(s.m * s.k)), std::vector<float>(static_cast<std::size_t>(s.k * s.n))};
+  Inputs in{std::vector<float>(static_cast<std::size_t>(s.m * s.k)),
+            std::vector<float>(static_cast<std::size_t>(s.k * s.n))};
   const std::uint64_t seed = eg::fresh_seed();
   eg::fill_random(in.a, seed);
   eg::fill_random(in.b, seed + 1);
@@ -58,7 +59,8 @@ TEST(gemm_cpu, BlockedMatchesTheFp64Reference) {
 }
 
 TEST(gemm_cpu, EveryBlockedMicroKernelThisCpuRunsMatchesTheFp64Reference) {
-  for (eg::BlockedKernel kernel : {eg::BlockedKernel::kAvx512, eg::BlockedKernel::kAvx2, eg::BlockedKernel::kPortable}) {
+  for (eg::BlockedKernel kernel :
+       {eg::BlockedKernel::kAvx512, eg::BlockedKernel::kAvx2, eg::BlockedKernel::kPortable}) {
     if (!eg::blocked_kernel_supported(kernel)) continue;
     for (const GemmShape& s : kShapes) {
       const Inputs in = inputs(s);

@@ -56,7 +56,7 @@ TEST(gemm_openblas, TheBenchOverridesOnlyALesserDetectedKernelAndOnlyWhenUnset) 
   EXPECT_EQ(eg::core_override(nullptr, nullptr, "Prescott", avx2()), "Haswell");
   EXPECT_EQ(eg::core_override(nullptr, nullptr, "Cooperlake", avx512()), "");  // as good as it gets
   EXPECT_EQ(eg::core_override(nullptr, nullptr, "Zen", avx2()), "");
-  EXPECT_EQ(eg::core_override(nullptr, nullptr, "FutureCore", avx512()), "");  // unknown: leave it alone
+  EXPECT_EQ(eg::core_override(nullptr, nullptr, "FutureCore", avx512()), "");   // unknown: leave it alone
   EXPECT_EQ(eg::core_override("Prescott", nullptr, "Prescott", avx512()), "");  // the user's choice
   EXPECT_EQ(eg::core_override("", nullptr, "Prescott", avx512()), "");          // the harness's autodetect arm
   EXPECT_EQ(eg::core_override(nullptr, "Prescott", "Prescott", avx512()), "");  // already re-executed once

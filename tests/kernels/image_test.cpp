@@ -15,7 +15,8 @@ namespace ki = pairbench::kernels::image;
 namespace {
 
 std::uint64_t fresh_seed() {
-  return std::random_device{}() ^ static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  return std::random_device{}() ^
+         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
 double normalised(double v, int c) { return (v / 255.0 - ki::kMean[c]) / ki::kStd[c]; }
@@ -86,9 +87,9 @@ struct Case {
 
 // Each implementation against the fp64 reference, on a fresh image, output poisoned (NaN) first.
 TEST(ImageImpls, MatchTheReferenceAtOddAndEdgeSizes) {
-  const Case cases[] = {{1, 1, 224, 224}, {1, 1, 1, 1},     {3, 5, 224, 224},  {5, 3, 2, 7},     {225, 223, 224, 224},
-                        {256, 256, 224, 224}, {31, 17, 33, 15}, {640, 480, 224, 224}, {224, 224, 224, 224},
-                        {2, 2, 4, 4},     {1000, 3, 5, 1},  {17, 1, 224, 224}};
+  const Case cases[] = {{1, 1, 224, 224},     {1, 1, 1, 1},         {3, 5, 224, 224}, {5, 3, 2, 7},
+                        {225, 223, 224, 224}, {256, 256, 224, 224}, {31, 17, 33, 15}, {640, 480, 224, 224},
+                        {224, 224, 224, 224}, {2, 2, 4, 4},         {1000, 3, 5, 1},  {17, 1, 224, 224}};
   for (const Case& k : cases) {
     const std::uint64_t seed = fresh_seed();
     const ki::ImageU8 img = ki::generate_image(k.in_w, k.in_h, seed);
@@ -102,8 +103,8 @@ TEST(ImageImpls, MatchTheReferenceAtOddAndEdgeSizes) {
         const double d = std::abs(got[i] - want[i]);
         if (!(d <= worst)) worst = d;  // a NaN (unwritten element) sticks
       }
-      EXPECT_LE(worst, ki::kMaxAbsError) << ki::impl_name(impl) << " " << k.in_w << "x" << k.in_h << " -> "
-                                         << k.out_w << "x" << k.out_h << " seed " << seed;
+      EXPECT_LE(worst, ki::kMaxAbsError) << ki::impl_name(impl) << " " << k.in_w << "x" << k.in_h << " -> " << k.out_w
+                                         << "x" << k.out_h << " seed " << seed;
       if (impl == ki::Impl::kScalar) {
         scalar = got;
       } else {
@@ -150,8 +151,8 @@ TEST(ImageTargets, EveryHighwayTargetMatchesTheReference) {
   const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
   ASSERT_FALSE(targets.empty());
   // {2048, 9, 224, 5}: a downscale steeper than the shuffle window allows, so the gather fallback runs.
-  const Case cases[] = {{3, 5, 224, 224}, {225, 223, 224, 224}, {5, 3, 2, 7},     {1, 1, 1, 1},
-                        {31, 17, 33, 15}, {2048, 9, 224, 5},   {1025, 769, 224, 224}};
+  const Case cases[] = {{3, 5, 224, 224}, {225, 223, 224, 224}, {5, 3, 2, 7},         {1, 1, 1, 1},
+                        {31, 17, 33, 15}, {2048, 9, 224, 5},    {1025, 769, 224, 224}};
   for (const std::int64_t target : targets) {
     hwy::SetSupportedTargetsForTest(target);
     std::cout << "highway target tested: " << hwy::TargetName(target) << "\n";
@@ -161,8 +162,8 @@ TEST(ImageTargets, EveryHighwayTargetMatchesTheReference) {
       const std::vector<double> want = ki::preprocess_reference(img, k.out_w, k.out_h);
       const std::vector<float> got = ki::preprocess(ki::Impl::kHighway, img, k.out_w, k.out_h);
       for (std::size_t i = 0; i < got.size(); ++i) {
-        ASSERT_NEAR(got[i], want[i], ki::kMaxAbsError) << hwy::TargetName(target) << " " << k.in_w << "x" << k.in_h
-                                                       << " element " << i;
+        ASSERT_NEAR(got[i], want[i], ki::kMaxAbsError)
+            << hwy::TargetName(target) << " " << k.in_w << "x" << k.in_h << " element " << i;
       }
     }
   }
@@ -170,7 +171,8 @@ TEST(ImageTargets, EveryHighwayTargetMatchesTheReference) {
 }
 
 TEST(ImageGenerate, DeterministicAndStructured) {
-  const ki::ImageU8 a = ki::generate_image(64, 48, 9), b = ki::generate_image(64, 48, 9), c = ki::generate_image(64, 48, 10);
+  const ki::ImageU8 a = ki::generate_image(64, 48, 9), b = ki::generate_image(64, 48, 9),
+                    c = ki::generate_image(64, 48, 10);
   EXPECT_EQ(a.rgb, b.rgb);
   EXPECT_NE(a.rgb, c.rgb);
   ASSERT_EQ(a.rgb.size(), 64u * 48 * 3);
@@ -179,7 +181,7 @@ TEST(ImageGenerate, DeterministicAndStructured) {
     lo = std::min<int>(lo, v);
     hi = std::max<int>(hi, v);
   }
-  EXPECT_LT(lo, 40);   // uses most of the range
+  EXPECT_LT(lo, 40);  // uses most of the range
   EXPECT_GT(hi, 215);
 }
 

@@ -17,7 +17,8 @@ namespace {
 class LoaderCudaTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string why = kernels::cuda::device_unavailable_reason(); !why.empty()) GTEST_SKIP() << "skipped: " << why;
+    if (const std::string why = kernels::cuda::device_unavailable_reason(); !why.empty())
+      GTEST_SKIP() << "skipped: " << why;
   }
 };
 
@@ -47,7 +48,8 @@ TEST_F(LoaderCudaTest, GpuConsumerMatchesCpuOnLoaderBatches) {
         // multiple of eps * sqrt(n) of sum |w x| (5e-5 of it leaves a 8x margin over that).
         double scale = 0;
         for (std::size_t k = 0; k < features; ++k) {
-          scale += std::abs(static_cast<double>(w[(r / 8) * features * 8 + k * 8 + r % 8]) * b.data[smp * features + k]);
+          scale +=
+              std::abs(static_cast<double>(w[(r / 8) * features * 8 + k * 8 + r % 8]) * b.data[smp * features + k]);
         }
         total_scale += scale;
         const std::size_t i = static_cast<std::size_t>(smp) * outputs + r;

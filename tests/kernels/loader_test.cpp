@@ -61,7 +61,8 @@ TEST(LoaderDataset, RoundTripsEverySample) {
   generate_image(reseeded, 0, other);
   EXPECT_NE(other, expected);
   EXPECT_EQ(std::filesystem::file_size(data.data_path()), data.total_compressed_bytes());
-  EXPECT_EQ(std::filesystem::file_size(data.index_path()), static_cast<std::uintmax_t>(spec.samples + 1) * sizeof(std::uint64_t));
+  EXPECT_EQ(std::filesystem::file_size(data.index_path()),
+            static_cast<std::uintmax_t>(spec.samples + 1) * sizeof(std::uint64_t));
 }
 
 TEST(LoaderDataset, ImagesCompressButAreNotConstant) {
@@ -331,7 +332,7 @@ TEST(LoaderPipeline, StopsMidEpochWithoutHanging) {
       loader.start(seed, DataLoader::kEndless);
       ASSERT_TRUE(loader.next());
       std::this_thread::sleep_for(std::chrono::milliseconds(20));  // every worker now blocks on a full ring
-    }  // destroyed mid-epoch with workers blocked
+    }                                                              // destroyed mid-epoch with workers blocked
     {
       DataLoader loader(data, augment, {.workers = workers, .batch_size = 3});
       loader.start(seed, DataLoader::kEndless);  // destroyed while the workers are busy
@@ -383,8 +384,9 @@ TEST(LoaderPipeline, BatchBuffersComeFromTheGivenAllocator) {
   const Augment augment = Augment::imagenet(spec, 10);
   g_allocations = g_frees = 0;
   {
-    DataLoader loader(data, augment, {.workers = 3, .batch_size = 4, .prefetch_per_worker = 2,
-                                      .allocator = {counting_allocate, counting_free}});
+    DataLoader loader(
+        data, augment,
+        {.workers = 3, .batch_size = 4, .prefetch_per_worker = 2, .allocator = {counting_allocate, counting_free}});
     loader.start(2, 4);
     while (loader.next()) {
     }
@@ -421,7 +423,8 @@ TEST(LoaderConsumer, LinearLayerMatchesDoubleReference) {
     ASSERT_EQ(v * 1024.0f, std::round(v * 1024.0f));
   }
   std::vector<float> x(samples * features);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(splitmix64(i + fresh_seed()) % 1000) / 500.0f - 1.0f;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(splitmix64(i + fresh_seed()) % 1000) / 500.0f - 1.0f;
   const double sum = consumer.consume(x.data(), samples);
   const std::span<const float> y = consumer.last_outputs();
   ASSERT_EQ(y.size(), static_cast<std::size_t>(samples * outputs));

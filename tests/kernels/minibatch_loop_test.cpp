@@ -35,7 +35,8 @@ TEST(MinibatchLoop, BoundedQueueCapsLiveBytesAtBoundPlusTheTensorBeingMade) {
 
 TEST(MinibatchLoop, WaitingEachBatchHoldsOneTensor) {
   AsyncEngine engine({.workers = 1});
-  const auto s = run_minibatch_loop(engine, {.batches = 20, .tensor_bytes = 1024, .step_ns = 50'000, .wait_each_batch = true}, 3);
+  const auto s =
+      run_minibatch_loop(engine, {.batches = 20, .tensor_bytes = 1024, .step_ns = 50'000, .wait_each_batch = true}, 3);
   EXPECT_EQ(s.peak_live_bytes, 1024);
   EXPECT_EQ(s.steps_run, 20);
 }

@@ -31,8 +31,8 @@ namespace pk = pairbench::kernels;
 namespace {
 
 // The first outputs of splitmix64 seeded with 0 (Vigna's reference splitmix64.c).
-constexpr std::uint64_t kReferenceFromZero[] = {0xE220A8397B1DCDAFull, 0x6E789E6AA1B965F4ull,
-                                               0x06C45D188009454Full, 0xF88BB8A8724C81ECull};
+constexpr std::uint64_t kReferenceFromZero[] = {0xE220A8397B1DCDAFull, 0x6E789E6AA1B965F4ull, 0x06C45D188009454Full,
+                                                0xF88BB8A8724C81ECull};
 
 TEST(Rng, SequentialStreamMatchesTheReference) {
   std::uint64_t state = 0;
@@ -64,8 +64,7 @@ TEST(Rng, Float24IsExactAndHalfOpen) {
   std::uint64_t state = pk::fresh_seed();
   for (int i = 0; i < 1000; ++i) {
     const std::uint64_t bits = pk::splitmix64_next(state);
-    EXPECT_EQ(static_cast<double>(pk::float24(bits, -8.0f, 16.0f)),
-              static_cast<double>(bits >> 40) * 0x1.0p-20 - 8.0);
+    EXPECT_EQ(static_cast<double>(pk::float24(bits, -8.0f, 16.0f)), static_cast<double>(bits >> 40) * 0x1.0p-20 - 8.0);
   }
 }
 
@@ -89,9 +88,7 @@ TEST(Rng, FillUniformIsTheSeededStreamInRange) {
   EXPECT_TRUE(std::any_of(a.begin(), a.end(), [](float v) { return v > 0.5f; }));
 }
 
-TEST(Rng, FreshSeedsDiffer) {
-  EXPECT_NE(pk::fresh_seed(), pk::fresh_seed());
-}
+TEST(Rng, FreshSeedsDiffer) { EXPECT_NE(pk::fresh_seed(), pk::fresh_seed()); }
 
 TEST(Cpus, ListIsTheAffinityMaskAscending) {
   cpu_set_t mask;
@@ -245,8 +242,8 @@ TEST(Device, TooFewDevicesNamesBothCounts) {
   const pc::DeviceInfo info = pc::query_device();
   if (!info.available) GTEST_SKIP() << "skipped: " << info.reason;
   const int wanted = info.device_count + 1;
-  EXPECT_EQ(pc::devices_unavailable_reason(wanted), "needs >= " + std::to_string(wanted) + " CUDA devices, found " +
-                                                        std::to_string(info.device_count));
+  EXPECT_EQ(pc::devices_unavailable_reason(wanted),
+            "needs >= " + std::to_string(wanted) + " CUDA devices, found " + std::to_string(info.device_count));
 }
 
 // A family's entry points in the build without CUDA: the seam's marks are their definitions.
@@ -263,7 +260,8 @@ TEST(CudaSeam, WithoutCudaEntryPointsThrowNotSupportedAndQueriesAnswer) {
   EXPECT_THROW(pairbench::kernels::loader::cuda::pinned_allocate(64), pairbench::NotSupported);
   EXPECT_NO_THROW(pairbench::kernels::loader::cuda::pinned_free(nullptr));
   EXPECT_EQ(pairbench::kernels::collective::gpu::nccl_unavailable_reason(), pc::kNotCompiledWithCudaReason);
-  EXPECT_EQ(pc::gemm_unsupported_reason(pairbench::kernels::elementwise::Precision::kFp32), pc::kNotCompiledWithCudaReason);
+  EXPECT_EQ(pc::gemm_unsupported_reason(pairbench::kernels::elementwise::Precision::kFp32),
+            pc::kNotCompiledWithCudaReason);
 #endif
 }
 

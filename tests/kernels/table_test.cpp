@@ -136,7 +136,8 @@ TEST_F(TableFiles, MalformedCsvNamesLineAndColumn) {
   spit(csv, h + good + "2,3,1.5\n");
   expect_error<kt::CsvError>([&] { kt::read_csv(csv); }, {"t.csv", "line 3", "column 4 'score'", "missing field"});
   spit(csv, h + good + good + "2,3,abc,1,x\n");
-  expect_error<kt::CsvError>([&] { kt::scan_csv(csv, 0); }, {"t.csv", "line 4", "column 3 'price'", "not a number", "abc"});
+  expect_error<kt::CsvError>([&] { kt::scan_csv(csv, 0); },
+                             {"t.csv", "line 4", "column 3 'price'", "not a number", "abc"});
   spit(csv, h + "12x,3,1,1,x\n");
   expect_error<kt::CsvError>([&] { kt::read_csv(csv); }, {"line 2", "column 1 'id'", "not a number", "12x"});
   spit(csv, h + "1,3,1,1,x,extra\n");
@@ -183,7 +184,8 @@ TEST_F(TableFiles, MalformedColumnarNamesTheField) {
   b = bytes;
   b[24 + 2 * 24] = 4;  // price column declared float32
   spit(col, b);
-  expect_error<kt::ColumnarError>([&] { kt::ColumnarReader r(col); }, {"column 'price'", "float32", "expected float64"});
+  expect_error<kt::ColumnarError>([&] { kt::ColumnarReader r(col); },
+                                  {"column 'price'", "float32", "expected float64"});
   b = bytes;
   b[16] = static_cast<char>(200);  // row count 200 > the 100 written
   spit(col, b);

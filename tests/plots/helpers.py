@@ -10,7 +10,7 @@ REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 REPORT = os.path.join(REPO, "plots", "report.py")
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 GPU_RUN = os.path.join(FIXTURES, "run_gpu.json")
-CPU_RUN_SKIPPED = os.path.join(FIXTURES, "run_cpu_a.json")       # CUDA arms not_supported
+CPU_RUN_SKIPPED = os.path.join(FIXTURES, "run_cpu_a.json")  # CUDA arms not_supported
 CPU_RUN_DISPATCH = os.path.join(HERE, "data", "run_cpu_dispatch.json")  # a fuller real CPU run
 
 sys.path.insert(0, os.path.join(REPO, "plots"))
@@ -19,8 +19,13 @@ sys.path.insert(0, HERE)
 
 def run_report(*args, timeout=120):
     """Runs report.py with this interpreter; returns (exit status, stdout, stderr)."""
-    proc = subprocess.run([sys.executable, REPORT, *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "MPLBACKEND": "Agg"})
+    proc = subprocess.run(
+        [sys.executable, REPORT, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 

@@ -24,12 +24,18 @@ SPREAD_BENCHMARK = "copy.h2d/pageable/bytes:1048576"
 STEP_RUN_INDEX, STEP = 7, 1.25
 SPREAD = 10.0
 CLAIMS = {  # id -> (claim, {machine: (verdict, detail, analogue)})
-    "C1": ("Asynchronous dispatch hides frontend cost", {CPU: ("held", "every interval above 1.10", False),
-                                                        GPU: ("held", "every interval above 1.10", False)}),
-    "C2": ("Pinned memory speeds host-to-device copies", {CPU: ("did not hold", "interval 0.97-1.02 at 1 MiB", False),
-                                                         GPU: ("held", "1.8x at 64 MiB", False)}),
-    "C6": ("Reading a scalar back inside the loop stalls the GPU",
-           {CPU: ("not testable here", "no CUDA device", False), GPU: ("held", "2.4x with readback once", False)}),
+    "C1": (
+        "Asynchronous dispatch hides frontend cost",
+        {CPU: ("held", "every interval above 1.10", False), GPU: ("held", "every interval above 1.10", False)},
+    ),
+    "C2": (
+        "Pinned memory speeds host-to-device copies",
+        {CPU: ("did not hold", "interval 0.97-1.02 at 1 MiB", False), GPU: ("held", "1.8x at 64 MiB", False)},
+    ),
+    "C6": (
+        "Reading a scalar back inside the loop stalls the GPU",
+        {CPU: ("not testable here", "no CUDA device", False), GPU: ("held", "2.4x with readback once", False)},
+    ),
     "C9": ("16-bit halves bytes moved", {CPU: ("held", "CPU analogue: float16 conversion halves bytes", True)}),
 }
 
@@ -44,14 +50,29 @@ def benchmarks():
 def build():
     rng = random.Random(17)
     start = datetime.datetime(2026, 11, 1, 2, 17, tzinfo=datetime.timezone.utc)
-    export = {"format": "pairbench-history-export/1", "generated_at": "2026-11-25T06:00:00Z",
-              "machines": [], "series": [], "claims": [], "change_points": []}
+    export = {
+        "format": "pairbench-history-export/1",
+        "generated_at": "2026-11-25T06:00:00Z",
+        "machines": [],
+        "series": [],
+        "claims": [],
+        "change_points": [],
+    }
     runs = {}
     for m in (CPU, GPU):
-        runs[m] = [{"run_id": f"{m}-{i:02d}", "started_at": (start + datetime.timedelta(days=i, minutes=7 * (m == GPU)))
-                    .strftime("%Y-%m-%dT%H:%M:%SZ"), "git_sha": f"{i:02d}" + "abcdef0123456789" * 2 + "0123456"}
-                   for i in range(RUNS[m])]
-        export["machines"].append({"machine_key": m, "machine_kind": KINDS[m], "runs": RUNS[m], "last_run": runs[m][-1]})
+        runs[m] = [
+            {
+                "run_id": f"{m}-{i:02d}",
+                "started_at": (start + datetime.timedelta(days=i, minutes=7 * (m == GPU))).strftime(
+                    "%Y-%m-%dT%H:%M:%SZ"
+                ),
+                "git_sha": f"{i:02d}" + "abcdef0123456789" * 2 + "0123456",
+            }
+            for i in range(RUNS[m])
+        ]
+        export["machines"].append(
+            {"machine_key": m, "machine_kind": KINDS[m], "runs": RUNS[m], "last_run": runs[m][-1]}
+        )
     for b in benchmarks():
         base = 100.0 + 10 * len(b)
         for m in (CPU, GPU):
@@ -60,18 +81,48 @@ def build():
             for i, r in enumerate(runs[m]):
                 step = STEP if (b == STEP_BENCHMARK and m == CPU and i >= STEP_RUN_INDEX) else 1.0
                 points.append({**r, "median": level * step * (1 + rng.uniform(-0.01, 0.01)), "samples": 9})
-            export["series"].append({"machine_key": m, "benchmark": b, "metric": "real_time", "unit": "ns",
-                                     "better": "lower", "points": points})
+            export["series"].append(
+                {
+                    "machine_key": m,
+                    "benchmark": b,
+                    "metric": "real_time",
+                    "unit": "ns",
+                    "better": "lower",
+                    "points": points,
+                }
+            )
             if b == STEP_BENCHMARK and m == CPU:
-                export["change_points"].append({"machine_key": m, "benchmark": b,
-                                                "run_id": runs[m][STEP_RUN_INDEX]["run_id"],
-                                                "before": base, "after": base * STEP})
+                export["change_points"].append(
+                    {
+                        "machine_key": m,
+                        "benchmark": b,
+                        "run_id": runs[m][STEP_RUN_INDEX]["run_id"],
+                        "before": base,
+                        "after": base * STEP,
+                    }
+                )
     for m in (CPU, GPU):
-        verdicts = [{"id": cid, "claim": text, "verdict": per[m][0], "detail": per[m][1], "analogue": per[m][2],
-                     "experiments": ["dispatch.sync_vs_async"]}
-                    for cid, (text, per) in CLAIMS.items() if m in per]
-        export["claims"].append({"machine_key": m, "machine_kind": KINDS[m], "run_id": runs[m][-1]["run_id"],
-                                 "git_sha": runs[m][-1]["git_sha"], "claims": verdicts})
+        verdicts = [
+            {
+                "id": cid,
+                "claim": text,
+                "verdict": per[m][0],
+                "detail": per[m][1],
+                "analogue": per[m][2],
+                "experiments": ["dispatch.sync_vs_async"],
+            }
+            for cid, (text, per) in CLAIMS.items()
+            if m in per
+        ]
+        export["claims"].append(
+            {
+                "machine_key": m,
+                "machine_kind": KINDS[m],
+                "run_id": runs[m][-1]["run_id"],
+                "git_sha": runs[m][-1]["git_sha"],
+                "claims": verdicts,
+            }
+        )
     return export
 
 

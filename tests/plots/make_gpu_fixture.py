@@ -21,15 +21,18 @@ import statistics
 HERE = os.path.dirname(os.path.abspath(__file__))
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 
-NOTE = ("SYNTHETIC TEST DATA, not a measurement. Made by tests/plots/make_gpu_fixture.py from a real "
-        "CPU-only run (the device:cpu dispatch points and limits.core_pingpong are real, from a 2-core VM). "
-        "Every device:cuda point, every copy.*, precision.* and alloc.* experiment and the limits other "
-        "than limits.core_pingpong are made up from simple models (names follow the experiments declared "
-        "when it was written; limits.gpu_fma_peak is invented) so the report's GPU-shaped figures can be "
-        "tested; their arms and benchmark entries say \"synthetic\": true.")
+NOTE = (
+    "SYNTHETIC TEST DATA, not a measurement. Made by tests/plots/make_gpu_fixture.py from a real "
+    "CPU-only run (the device:cpu dispatch points and limits.core_pingpong are real, from a 2-core VM). "
+    "Every device:cuda point, every copy.*, precision.* and alloc.* experiment and the limits other "
+    "than limits.core_pingpong are made up from simple models (names follow the experiments declared "
+    "when it was written; limits.gpu_fma_peak is invented) so the report's GPU-shaped figures can be "
+    'tested; their arms and benchmark entries say "synthetic": true.'
+)
 
 
 # ---- statistics as the harness reports them (Hodges-Lehmann on logs, Mann-Whitney interval) ----
+
 
 def mw_counts(n, m):
     """Number of arrangements giving each Mann-Whitney U, for sample sizes n and m."""
@@ -66,15 +69,22 @@ def hl_ratio(base, treat, better, target=0.95):
             k = u + 2
         else:
             break
-    tail = sum(counts[:k - 1]) / total if k > 1 else counts[0] / total
+    tail = sum(counts[: k - 1]) / total if k > 1 else counts[0] / total
     conf = 1 - 2 * tail
     est = statistics.median(d)
     med_ratio = (statistics.median(base) / statistics.median(treat)) ** sign
-    return {"ci_high": math.exp(d[n * m - k]), "ci_low": math.exp(d[k - 1]), "confidence": round(conf, 4),
-            "estimator": "hodges_lehmann_log", "ratio": math.exp(est), "ratio_of_medians": med_ratio}
+    return {
+        "ci_high": math.exp(d[n * m - k]),
+        "ci_low": math.exp(d[k - 1]),
+        "confidence": round(conf, 4),
+        "estimator": "hodges_lehmann_log",
+        "ratio": math.exp(est),
+        "ratio_of_medians": med_ratio,
+    }
 
 
 # ---- building synthetic arms ---------------------------------------------------------------
+
 
 class Maker:
     def __init__(self, doc, reps=5, seed=20261122):
@@ -88,9 +98,22 @@ class Maker:
     def bench_entries(self, exp, arm, name, values, metric, unit, counters=None):
         for i, v in enumerate(values):
             t = round(v / 1e3, 4) if unit == "ns" else 1.0
-            entry = {"name": name, "run_name": name, "run_type": "iteration", "repetition_index": i,
-                     "repetitions": self.reps, "real_time": t, "cpu_time": t, "time_unit": "us", "experiment": exp,
-                     "arm": arm, "metric_value": v, metric: v, "verification": "passed", "synthetic": True}
+            entry = {
+                "name": name,
+                "run_name": name,
+                "run_type": "iteration",
+                "repetition_index": i,
+                "repetitions": self.reps,
+                "real_time": t,
+                "cpu_time": t,
+                "time_unit": "us",
+                "experiment": exp,
+                "arm": arm,
+                "metric_value": v,
+                metric: v,
+                "verification": "passed",
+                "synthetic": True,
+            }
             for key, c in (counters or {}).items():
                 entry[key] = float(f"{c(i) if callable(c) else c:.6g}")
             self.doc["benchmarks"].append(entry)
@@ -101,15 +124,33 @@ class Maker:
         self.bench_entries(exp, arm, name, vals, metric, unit, counters)
         med = statistics.median(vals)
         mean = statistics.fmean(vals)
-        return {"arm": arm, "benchmark": name, "cv": statistics.pstdev(vals) / mean, "max": max(vals),
-                "median": med, "min": min(vals), "role": role, "samples": len(vals), "unit": unit,
-                "verification": "passed", "synthetic": True}, vals
+        return {
+            "arm": arm,
+            "benchmark": name,
+            "cv": statistics.pstdev(vals) / mean,
+            "max": max(vals),
+            "median": med,
+            "min": min(vals),
+            "role": role,
+            "samples": len(vals),
+            "unit": unit,
+            "verification": "passed",
+            "synthetic": True,
+        }, vals
 
 
 def not_supported(exp, arm, role, params, unit, reason):
     name = "/".join([exp, arm] + [f"{k}:{v}" for k, v in params.items()])
-    return {"arm": arm, "benchmark": name, "reason": reason, "role": role, "samples": 0, "unit": unit,
-            "verification": "not_supported", "synthetic": True}
+    return {
+        "arm": arm,
+        "benchmark": name,
+        "reason": reason,
+        "role": role,
+        "samples": 0,
+        "unit": unit,
+        "verification": "not_supported",
+        "synthetic": True,
+    }
 
 
 def point(mk, exp, params, arms, metric, unit, better, cv=0.02, counters=None, limits=None, skipped=None):
@@ -117,8 +158,7 @@ def point(mk, exp, params, arms, metric, unit, better, cv=0.02, counters=None, l
     out = {"arms": [], "params": dict(params), "ratios": [], "targets": []}
     samples = {}
     for name, role, value in arms:
-        a, vals = mk.arm(exp, name, role, params, value, metric, unit, cv,
-                         (counters or {}).get(name))
+        a, vals = mk.arm(exp, name, role, params, value, metric, unit, cv, (counters or {}).get(name))
         if limits and name in limits:
             bench, med = limits[name]
             a["limit"] = {"benchmark": bench, "median": med}
@@ -127,9 +167,16 @@ def point(mk, exp, params, arms, metric, unit, better, cv=0.02, counters=None, l
         samples[name] = vals
     for name, role, reason in skipped or []:
         out["arms"].append(not_supported(exp, name, role, params, unit, reason))
-        mk.doc["pairbench"]["not_run"].append({
-            "arm": name, "experiment": exp, "name": out["arms"][-1]["benchmark"], "reason": reason,
-            "repetition_index": 0, "verification": "not_supported"})
+        mk.doc["pairbench"]["not_run"].append(
+            {
+                "arm": name,
+                "experiment": exp,
+                "name": out["arms"][-1]["benchmark"],
+                "reason": reason,
+                "repetition_index": 0,
+                "verification": "not_supported",
+            }
+        )
     base = next(n for n, r, _ in arms if r == "baseline") if any(r == "baseline" for _, r, _ in arms) else None
     if base:
         for name, role, _ in arms:
@@ -141,27 +188,46 @@ def point(mk, exp, params, arms, metric, unit, better, cv=0.02, counters=None, l
 
 
 def experiment(name, claim, question, kind, metric, unit, better, timing, points):
-    return {"better": better, "claim": claim, "kind": kind, "metric": metric, "name": name, "points": points,
-            "question": question, "timing": timing, "unit": unit, "synthetic": True}
+    return {
+        "better": better,
+        "claim": claim,
+        "kind": kind,
+        "metric": metric,
+        "name": name,
+        "points": points,
+        "question": question,
+        "timing": timing,
+        "unit": unit,
+        "synthetic": True,
+    }
 
 
 # ---- models ----------------------------------------------------------------------------------
 
 CUDA_DISPATCH_NS = {  # (experiment, arm, key axis value) -> ns per op on a plausible H100 host
-    ("dispatch.sync_vs_async", "sync", "1000"): 6800, ("dispatch.sync_vs_async", "sync", "10000"): 6500,
-    ("dispatch.sync_vs_async", "async", "1000"): 2300, ("dispatch.sync_vs_async", "async", "10000"): 2200,
-    ("dispatch.sync_vs_async", "graph", "1000"): 1100, ("dispatch.sync_vs_async", "graph", "10000"): 850,
+    ("dispatch.sync_vs_async", "sync", "1000"): 6800,
+    ("dispatch.sync_vs_async", "sync", "10000"): 6500,
+    ("dispatch.sync_vs_async", "async", "1000"): 2300,
+    ("dispatch.sync_vs_async", "async", "10000"): 2200,
+    ("dispatch.sync_vs_async", "graph", "1000"): 1100,
+    ("dispatch.sync_vs_async", "graph", "10000"): 850,
     ("dispatch.enqueue_vs_complete", "complete", "add_one"): 2600,
     ("dispatch.enqueue_vs_complete", "enqueue", "add_one"): 2250,
     ("dispatch.enqueue_vs_complete", "complete", "busy_10us"): 10300,
     ("dispatch.enqueue_vs_complete", "enqueue", "busy_10us"): 2300,
-    ("dispatch.barriers", "wait_all", "0"): 5200, ("dispatch.barriers", "wait_for", "0"): 5400,
-    ("dispatch.barriers", "wait_all", "1000"): 1010000, ("dispatch.barriers", "wait_for", "1000"): 7900,
+    ("dispatch.barriers", "wait_all", "0"): 5200,
+    ("dispatch.barriers", "wait_for", "0"): 5400,
+    ("dispatch.barriers", "wait_all", "1000"): 1010000,
+    ("dispatch.barriers", "wait_for", "1000"): 7900,
     ("dispatch.readback_in_loop", "readback_every_step", "1000"): 9100,
     ("dispatch.readback_in_loop", "accumulate_read_once", "1000"): 2400,
 }
-KEY_AXIS = {"dispatch.sync_vs_async": "ops", "dispatch.enqueue_vs_complete": "op", "dispatch.barriers": "unrelated_us",
-            "dispatch.readback_in_loop": "steps"}
+KEY_AXIS = {
+    "dispatch.sync_vs_async": "ops",
+    "dispatch.enqueue_vs_complete": "op",
+    "dispatch.barriers": "unrelated_us",
+    "dispatch.readback_in_loop": "steps",
+}
 
 
 def fill_cuda_points(mk, exp):
@@ -187,9 +253,18 @@ def build(cpu_run):
     pb = doc["pairbench"]
     mk = Maker(doc)
     env = pb["environment"]
-    env.update({"gpu_name": "NVIDIA H100 80GB HBM3", "gpu_count": 1, "gpu_compute_capability": "9.0",
-                "cuda_driver_version": 13000, "gpu_unavailable_reason": "", "hostname": "fixture-gpu-host",
-                "machine_key": "f1x7e0e0a0d0b0c1", "memory_bytes": 2.0 * 1024 ** 4 / 4})
+    env.update(
+        {
+            "gpu_name": "NVIDIA H100 80GB HBM3",
+            "gpu_count": 1,
+            "gpu_compute_capability": "9.0",
+            "cuda_driver_version": 13000,
+            "gpu_unavailable_reason": "",
+            "hostname": "fixture-gpu-host",
+            "machine_key": "f1x7e0e0a0d0b0c1",
+            "memory_bytes": 2.0 * 1024**4 / 4,
+        }
+    )
     pb["command"] = "synthetic: tests/plots/make_gpu_fixture.py (see fixture_note)"
     pb["not_run"] = [n for n in pb.get("not_run", []) if "device:cuda" not in n["name"]]
     for exp in pb["experiments"]:
@@ -198,53 +273,177 @@ def build(cpu_run):
 
     B = "bytes_per_second"
     lim_pts = []
-    membw = {("memcpy", "1"): 11.9e9, ("memcpy", "2"): 18.1e9, ("copy", "1"): 11.5e9, ("copy", "2"): 17.8e9,
-             ("triad", "1"): 12.8e9, ("triad", "2"): 19.5e9}
+    membw = {
+        ("memcpy", "1"): 11.9e9,
+        ("memcpy", "2"): 18.1e9,
+        ("copy", "1"): 11.5e9,
+        ("copy", "2"): 17.8e9,
+        ("triad", "1"): 12.8e9,
+        ("triad", "2"): 19.5e9,
+    }
     for threads in ("1", "2"):
-        lim_pts.append(point(mk, "limits.memory_bandwidth", {"threads": threads, "array_bytes": str(256 * MIB)},
-                             [(arm, "limit", membw[(arm, threads)]) for arm in ("memcpy", "copy", "triad")],
-                             B, "B/s", "higher"))
-    exps = [experiment("limits.memory_bandwidth", "", "How fast can this machine's cores copy memory (copy and triad)?",
-                       "limit", B, "B/s", "higher", "wall_clock", lim_pts)]
+        lim_pts.append(
+            point(
+                mk,
+                "limits.memory_bandwidth",
+                {"threads": threads, "array_bytes": str(256 * MIB)},
+                [(arm, "limit", membw[(arm, threads)]) for arm in ("memcpy", "copy", "triad")],
+                B,
+                "B/s",
+                "higher",
+            )
+        )
+    exps = [
+        experiment(
+            "limits.memory_bandwidth",
+            "",
+            "How fast can this machine's cores copy memory (copy and triad)?",
+            "limit",
+            B,
+            "B/s",
+            "higher",
+            "wall_clock",
+            lim_pts,
+        )
+    ]
     hd = {"d2d": 1.45e12, "h2d_pinned": 53.1e9, "d2h_pinned": 52.4e9}
-    exps.append(experiment("limits.gpu_copy", "", "How fast can this GPU copy within its memory, and to and from "
-                           "pinned host memory?", "limit", B, "B/s", "higher", "cuda_events",
-                           [point(mk, "limits.gpu_copy", {}, [(a, "limit", v) for a, v in hd.items()],
-                                  B, "B/s", "higher")]))
+    exps.append(
+        experiment(
+            "limits.gpu_copy",
+            "",
+            "How fast can this GPU copy within its memory, and to and from " "pinned host memory?",
+            "limit",
+            B,
+            "B/s",
+            "higher",
+            "cuda_events",
+            [point(mk, "limits.gpu_copy", {}, [(a, "limit", v) for a, v in hd.items()], B, "B/s", "higher")],
+        )
+    )
     peaks = {"fp32": 67e12, "tf32": 495e12, "fp16": 990e12, "bf16": 990e12}
-    exps.append(experiment("limits.gpu_fma_peak", "", "What is this GPU's dense matrix-math peak per precision "
-                           "(SMs x tensor-core rate x clock, from the datasheet formula)?", "limit",
-                           "flop_per_second", "FLOP/s", "higher", "cuda_events",
-                           [point(mk, "limits.gpu_fma_peak", {}, [(a, "limit", v) for a, v in peaks.items()],
-                                  "flop_per_second", "FLOP/s", "higher", cv=0.0)]))
-    exps.append(experiment("limits.fma_peak", "", "How many FP32 FLOP per second can this machine's cores do with "
-                           "FMAs from registers?", "limit", "flop_per_second", "FLOP/s", "higher", "wall_clock",
-                           [point(mk, "limits.fma_peak", {"threads": "2"}, [("fma_loop", "limit", 332.8e9)],
-                                  "flop_per_second", "FLOP/s", "higher", cv=0.01)]))
+    exps.append(
+        experiment(
+            "limits.gpu_fma_peak",
+            "",
+            "What is this GPU's dense matrix-math peak per precision "
+            "(SMs x tensor-core rate x clock, from the datasheet formula)?",
+            "limit",
+            "flop_per_second",
+            "FLOP/s",
+            "higher",
+            "cuda_events",
+            [
+                point(
+                    mk,
+                    "limits.gpu_fma_peak",
+                    {},
+                    [(a, "limit", v) for a, v in peaks.items()],
+                    "flop_per_second",
+                    "FLOP/s",
+                    "higher",
+                    cv=0.0,
+                )
+            ],
+        )
+    )
+    exps.append(
+        experiment(
+            "limits.fma_peak",
+            "",
+            "How many FP32 FLOP per second can this machine's cores do with " "FMAs from registers?",
+            "limit",
+            "flop_per_second",
+            "FLOP/s",
+            "higher",
+            "wall_clock",
+            [
+                point(
+                    mk,
+                    "limits.fma_peak",
+                    {"threads": "2"},
+                    [("fma_loop", "limit", 332.8e9)],
+                    "flop_per_second",
+                    "FLOP/s",
+                    "higher",
+                    cv=0.01,
+                )
+            ],
+        )
+    )
 
     sizes = [4 * KIB, 64 * KIB, MIB, 16 * MIB, 256 * MIB, GIB]
     for direction, pageable_peak, lim in (("h2d", 21e9, "h2d_pinned"), ("d2h", 17e9, "d2h_pinned")):
         pts = []
         for s in sizes:
-            arms = [("pageable", "baseline", bandwidth(s, 9e-6, pageable_peak)),
-                    ("pinned", "treatment", bandwidth(s, 2.2e-6, hd[lim] * 0.985)),
-                    ("registered", "treatment", bandwidth(s, 2.4e-6, hd[lim] * 0.975))]
-            pts.append(point(mk, f"copy.{direction}", {"bytes": str(s)}, arms, B, "B/s", "higher",
-                             limits={a: (f"limits.gpu_copy/{lim}", hd[lim]) for a, _, _ in arms}))
-        exps.append(experiment(f"copy.{direction}", "C6",
-                               f"Is pinned host memory faster to copy {'to' if direction == 'h2d' else 'from'} "
-                               "the GPU than pageable memory?", "comparison", B, "B/s", "higher", "cuda_events", pts))
+            arms = [
+                ("pageable", "baseline", bandwidth(s, 9e-6, pageable_peak)),
+                ("pinned", "treatment", bandwidth(s, 2.2e-6, hd[lim] * 0.985)),
+                ("registered", "treatment", bandwidth(s, 2.4e-6, hd[lim] * 0.975)),
+            ]
+            pts.append(
+                point(
+                    mk,
+                    f"copy.{direction}",
+                    {"bytes": str(s)},
+                    arms,
+                    B,
+                    "B/s",
+                    "higher",
+                    limits={a: (f"limits.gpu_copy/{lim}", hd[lim]) for a, _, _ in arms},
+                )
+            )
+        exps.append(
+            experiment(
+                f"copy.{direction}",
+                "C6",
+                f"Is pinned host memory faster to copy {'to' if direction == 'h2d' else 'from'} "
+                "the GPU than pageable memory?",
+                "comparison",
+                B,
+                "B/s",
+                "higher",
+                "cuda_events",
+                pts,
+            )
+        )
     pts = []
     for s in (64 * KIB, MIB, 16 * MIB, 256 * MIB):
-        arms = [("faulting", "baseline", bandwidth(s, 1e-6, 3.1e9)),
-                ("prefaulted", "treatment", bandwidth(s, 0.3e-6, 10.9e9)),
-                ("mlocked", "treatment", bandwidth(s, 0.3e-6, 10.8e9))]
-        counters = {"faulting": {"page_faults": s / 4096}, "prefaulted": {"page_faults": 0.0},
-                    "mlocked": {"page_faults": 0.0}}
-        pts.append(point(mk, "copy.page_state", {"bytes": str(s)}, arms, B, "B/s", "higher", counters=counters,
-                         limits={a: ("limits.memory_bandwidth/memcpy", membw[("memcpy", "1")]) for a, _, _ in arms}))
-    exps.append(experiment("copy.page_state", "C6", "Is copying into pre-faulted, locked pages faster than into "
-                           "fresh pageable pages?", "comparison", B, "B/s", "higher", "wall_clock", pts))
+        arms = [
+            ("faulting", "baseline", bandwidth(s, 1e-6, 3.1e9)),
+            ("prefaulted", "treatment", bandwidth(s, 0.3e-6, 10.9e9)),
+            ("mlocked", "treatment", bandwidth(s, 0.3e-6, 10.8e9)),
+        ]
+        counters = {
+            "faulting": {"page_faults": s / 4096},
+            "prefaulted": {"page_faults": 0.0},
+            "mlocked": {"page_faults": 0.0},
+        }
+        pts.append(
+            point(
+                mk,
+                "copy.page_state",
+                {"bytes": str(s)},
+                arms,
+                B,
+                "B/s",
+                "higher",
+                counters=counters,
+                limits={a: ("limits.memory_bandwidth/memcpy", membw[("memcpy", "1")]) for a, _, _ in arms},
+            )
+        )
+    exps.append(
+        experiment(
+            "copy.page_state",
+            "C6",
+            "Is copying into pre-faulted, locked pages faster than into " "fresh pageable pages?",
+            "comparison",
+            B,
+            "B/s",
+            "higher",
+            "wall_clock",
+            pts,
+        )
+    )
 
     F = "flop_per_second"
     eff_tc = {1024: 0.35, 2048: 0.65, 4096: 0.85, 8192: 0.92}
@@ -253,26 +452,76 @@ def build(cpu_run):
     err = {"fp32": 2.1e-7, "tf32": 4.6e-4, "fp16": 3.1e-4, "bf16": 2.5e-3}
     pts = []
     for n in (1024, 2048, 4096, 8192):
-        arms = [(p, "baseline" if p == "fp32" else "treatment",
-                 achieved[p] * (eff_32[n] if p == "fp32" else eff_tc[n])) for p in ("fp32", "tf32", "fp16", "bf16")]
+        arms = [
+            (p, "baseline" if p == "fp32" else "treatment", achieved[p] * (eff_32[n] if p == "fp32" else eff_tc[n]))
+            for p in ("fp32", "tf32", "fp16", "bf16")
+        ]
         counters = {p: {"rel_error": (lambda i, p=p: err[p] * math.sqrt(n / 1024) * (1 + 0.03 * i))} for p in achieved}
-        pts.append(point(mk, "precision.gpu_gemm", {"shape": f"{n}x{n}x{n}"}, arms, F, "FLOP/s", "higher",
-                         counters=counters, limits={p: (f"limits.gpu_fma_peak/{p}", peaks[p]) for p in peaks}))
-    exps.append(experiment("precision.gpu_gemm", "C10", "How much faster is GEMM in tf32, fp16 and bf16 than in fp32, "
-                           "and how much accuracy does it cost?", "comparison", F, "FLOP/s", "higher", "cuda_events",
-                           pts))
-    cpu = {"naive": {256: 1.1e9, 512: 0.9e9, 1024: 0.45e9}, "blocked": {256: 18e9, 512: 19e9, 1024: 19.5e9},
-           "openblas": {256: 85e9, 512: 102e9, 1024: 108e9}}
+        pts.append(
+            point(
+                mk,
+                "precision.gpu_gemm",
+                {"shape": f"{n}x{n}x{n}"},
+                arms,
+                F,
+                "FLOP/s",
+                "higher",
+                counters=counters,
+                limits={p: (f"limits.gpu_fma_peak/{p}", peaks[p]) for p in peaks},
+            )
+        )
+    exps.append(
+        experiment(
+            "precision.gpu_gemm",
+            "C10",
+            "How much faster is GEMM in tf32, fp16 and bf16 than in fp32, " "and how much accuracy does it cost?",
+            "comparison",
+            F,
+            "FLOP/s",
+            "higher",
+            "cuda_events",
+            pts,
+        )
+    )
+    cpu = {
+        "naive": {256: 1.1e9, 512: 0.9e9, 1024: 0.45e9},
+        "blocked": {256: 18e9, 512: 19e9, 1024: 19.5e9},
+        "openblas": {256: 85e9, 512: 102e9, 1024: 108e9},
+    }
     pts = []
     for n in (256, 512, 1024):
-        arms = [("naive", "baseline", cpu["naive"][n]), ("blocked", "treatment", cpu["blocked"][n]),
-                ("openblas", "treatment", cpu["openblas"][n])]
+        arms = [
+            ("naive", "baseline", cpu["naive"][n]),
+            ("blocked", "treatment", cpu["blocked"][n]),
+            ("openblas", "treatment", cpu["openblas"][n]),
+        ]
         counters = {a: {"rel_error": (lambda i, n=n: 1.2e-7 * math.sqrt(n / 256) * (1 + 0.02 * i))} for a, _, _ in arms}
-        pts.append(point(mk, "precision.cpu_gemm_loops", {"n": str(n)}, arms, F, "FLOP/s", "higher",
-                         counters=counters, limits={a: ("limits.fma_peak/fma_loop", 332.8e9) for a, _, _ in arms}))
-    exps.append(experiment("precision.cpu_gemm_loops", "C19", "How much faster than a naive triple loop are a "
-                           "cache-blocked loop and OpenBLAS sgemm?", "comparison", F, "FLOP/s", "higher",
-                           "wall_clock", pts))
+        pts.append(
+            point(
+                mk,
+                "precision.cpu_gemm_loops",
+                {"n": str(n)},
+                arms,
+                F,
+                "FLOP/s",
+                "higher",
+                counters=counters,
+                limits={a: ("limits.fma_peak/fma_loop", 332.8e9) for a, _, _ in arms},
+            )
+        )
+    exps.append(
+        experiment(
+            "precision.cpu_gemm_loops",
+            "C19",
+            "How much faster than a naive triple loop are a " "cache-blocked loop and OpenBLAS sgemm?",
+            "comparison",
+            F,
+            "FLOP/s",
+            "higher",
+            "wall_clock",
+            pts,
+        )
+    )
 
     allocators = ("glibc", "jemalloc", "tcmalloc", "mimalloc")
     churn = {"glibc": (17e6, 9.4), "jemalloc": (28e6, 12.6), "tcmalloc": (73e6, 15.1), "mimalloc": (50e6, 11.3)}
@@ -281,24 +530,72 @@ def build(cpu_run):
         t = 1.0 if threads == "1" else 1.7
         arms = [(a, "baseline" if a == "glibc" else "treatment", churn[a][0] * t) for a in allocators]
         counters = {a: {"peak_rss_bytes": churn[a][1] * MIB * (1.0 if threads == "1" else 1.3)} for a in allocators}
-        pts.append(point(mk, "alloc.small_objects", {"threads": threads}, arms, "ops_per_second", "op/s", "higher",
-                         counters=counters))
-    exps.append(experiment("alloc.small_objects", "C16", "Do jemalloc, tcmalloc or mimalloc churn small objects "
-                           "faster than glibc, on one thread and on every core?", "comparison", "ops_per_second",
-                           "op/s", "higher", "wall_clock", pts))
-    tensors = {("glibc", MIB): (0.21e6, 3.1), ("glibc", 64 * MIB): (13e6, 66),
-               ("jemalloc", MIB): (0.05e6, 6.2), ("jemalloc", 64 * MIB): (0.9e6, 130),
-               ("tcmalloc", MIB): (0.02e6, 7.0), ("tcmalloc", 64 * MIB): (0.26e6, 140)}
+        pts.append(
+            point(
+                mk,
+                "alloc.small_objects",
+                {"threads": threads},
+                arms,
+                "ops_per_second",
+                "op/s",
+                "higher",
+                counters=counters,
+            )
+        )
+    exps.append(
+        experiment(
+            "alloc.small_objects",
+            "C16",
+            "Do jemalloc, tcmalloc or mimalloc churn small objects "
+            "faster than glibc, on one thread and on every core?",
+            "comparison",
+            "ops_per_second",
+            "op/s",
+            "higher",
+            "wall_clock",
+            pts,
+        )
+    )
+    tensors = {
+        ("glibc", MIB): (0.21e6, 3.1),
+        ("glibc", 64 * MIB): (13e6, 66),
+        ("jemalloc", MIB): (0.05e6, 6.2),
+        ("jemalloc", 64 * MIB): (0.9e6, 130),
+        ("tcmalloc", MIB): (0.02e6, 7.0),
+        ("tcmalloc", 64 * MIB): (0.26e6, 140),
+    }
     pts = []
     for s in (MIB, 64 * MIB):
         arms = [(a, "baseline" if a == "glibc" else "treatment", tensors[(a, s)][0]) for a in allocators[:3]]
         counters = {a: {"peak_rss_bytes": tensors[(a, s)][1] * MIB} for a in allocators[:3]}
-        pts.append(point(mk, "alloc.tensor_buffers", {"bytes": str(s)}, arms, "ns_per_op", "ns", "lower",
-                         cv=0.04, counters=counters,
-                         skipped=[("mimalloc", "treatment", "libmimalloc.so.2 not installed: install libmimalloc2.0")]))
-    exps.append(experiment("alloc.tensor_buffers", "C16", "Allocating, touching and freeing a tensor-sized buffer "
-                           "every step: which allocator is fastest, and how much RSS does it keep?", "comparison",
-                           "ns_per_op", "ns", "lower", "wall_clock", pts))
+        pts.append(
+            point(
+                mk,
+                "alloc.tensor_buffers",
+                {"bytes": str(s)},
+                arms,
+                "ns_per_op",
+                "ns",
+                "lower",
+                cv=0.04,
+                counters=counters,
+                skipped=[("mimalloc", "treatment", "libmimalloc.so.2 not installed: install libmimalloc2.0")],
+            )
+        )
+    exps.append(
+        experiment(
+            "alloc.tensor_buffers",
+            "C16",
+            "Allocating, touching and freeing a tensor-sized buffer "
+            "every step: which allocator is fastest, and how much RSS does it keep?",
+            "comparison",
+            "ns_per_op",
+            "ns",
+            "lower",
+            "wall_clock",
+            pts,
+        )
+    )
     pb["experiments"] += exps
     return doc
 

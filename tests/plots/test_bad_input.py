@@ -60,9 +60,13 @@ class BadInput(unittest.TestCase):
     def test_wrong_type_deep_field(self):
         def mutate(d):
             d["pairbench"]["experiments"][0]["points"][1]["arms"][0]["median"] = "fast"
+
         path = self.run_file(mutate)
-        self.assert_bad(["--run", path, "-o", self.out], path,
-                        "pairbench.experiments[0].points[1].arms[0].median: expected a number")
+        self.assert_bad(
+            ["--run", path, "-o", self.out],
+            path,
+            "pairbench.experiments[0].points[1].arms[0].median: expected a number",
+        )
 
     def test_missing_benchmarks(self):
         path = self.run_file(lambda d: d.pop("benchmarks"))
@@ -74,6 +78,7 @@ class BadInput(unittest.TestCase):
 
     def export(self, mutate=None):
         import make_history_export
+
         doc = make_history_export.build("m")
         if mutate:
             mutate(doc)
@@ -81,8 +86,12 @@ class BadInput(unittest.TestCase):
 
     def test_history_database_refused(self):
         db = self.write("history.sqlite", "SQLite format 3\0")
-        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history", db, "-o", self.out], "--history",
-                        "no longer reads a history database", "pairbench report --run FILE --db DB")
+        self.assert_bad(
+            ["--run", CPU_RUN_SKIPPED, "--history", db, "-o", self.out],
+            "--history",
+            "no longer reads a history database",
+            "pairbench report --run FILE --db DB",
+        )
 
     def test_history_export_missing(self):
         path = os.path.join(self.work, "nope.json")
@@ -94,18 +103,27 @@ class BadInput(unittest.TestCase):
 
     def test_history_export_bad_time(self):
         path = self.export(lambda d: d["series"][2]["points"][3].__setitem__("started_at", "yesterday"))
-        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out], path,
-                        "series[2].points[3].started_at: expected an ISO 8601 UTC time string")
+        self.assert_bad(
+            ["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out],
+            path,
+            "series[2].points[3].started_at: expected an ISO 8601 UTC time string",
+        )
 
     def test_history_export_bad_value(self):
         path = self.export(lambda d: d["series"][0]["points"][1]["values"].__setitem__(2, -1.5))
-        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out], path,
-                        "series[0].points[1].values[2]: expected a finite number > 0, is the number -1.5")
+        self.assert_bad(
+            ["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out],
+            path,
+            "series[0].points[1].values[2]: expected a finite number > 0, is the number -1.5",
+        )
 
     def test_history_export_bad_baseline(self):
         path = self.export(lambda d: d["machines"][0].__setitem__("baseline_run_id", 5))
-        self.assert_bad(["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out], path,
-                        "machines[0].baseline_run_id: expected a non-empty string or null")
+        self.assert_bad(
+            ["--run", CPU_RUN_SKIPPED, "--history-export", path, "-o", self.out],
+            path,
+            "machines[0].baseline_run_id: expected a non-empty string or null",
+        )
 
     def test_claims_catalogue_missing(self):
         claims = os.path.join(self.work, "claims.json")

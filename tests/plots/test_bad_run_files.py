@@ -51,6 +51,7 @@ class SharedTable(unittest.TestCase):
 
     def test_the_schema_is_valid_draft_2020_12(self):
         import jsonschema
+
         with open(SCHEMA_PATH, encoding="utf-8") as f:
             schema = json.load(f)
         jsonschema.Draft202012Validator.check_schema(schema)
@@ -120,11 +121,18 @@ class NotAFile(unittest.TestCase):
 class ThroughTheCli(unittest.TestCase):
     def test_a_bad_table_file_is_one_line_through_report_py(self):
         path = os.path.join(BAD, "metric_value_zero.json")
-        proc = subprocess.run([sys.executable, REPORT, "--run", path, "-o", os.path.join(tmpdir(self), "out")],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, REPORT, "--run", path, "-o", os.path.join(tmpdir(self), "out")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         self.assertEqual(proc.returncode, 2)
-        self.assertEqual(proc.stderr, f"report: {path}: benchmarks[0].metric_value: expected a number > 0, "
-                                      'is the number 0 (benchmark "copy.wrap_vs_copy/wrap/bytes:4096")\n')
+        self.assertEqual(
+            proc.stderr,
+            f"report: {path}: benchmarks[0].metric_value: expected a number > 0, "
+            'is the number 0 (benchmark "copy.wrap_vs_copy/wrap/bytes:4096")\n',
+        )
 
 
 if __name__ == "__main__":

@@ -52,11 +52,26 @@ def load_in_chromium(testcase, html_path):
         f.write(text.replace("</body>", CHECK_SCRIPT + "</body>"))
     profile = tempfile.mkdtemp(prefix="pairbench-chromium-")
     testcase.addCleanup(shutil.rmtree, profile, True)
-    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--disable-default-apps", "--disable-extensions", "--host-resolver-rules=MAP * ~NOTFOUND",
-           f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000",
-           "--dump-dom", "file://" + os.path.abspath(self_check)]
+    cmd = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        "file://" + os.path.abspath(self_check),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
     testcase.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
     check = re.search(r'<pre id="pairbench-check">(PAIRBENCH-CHECK [^<]*)</pre>', proc.stdout)

@@ -40,14 +40,37 @@ def hostile_run(path):
         n["name"] = n["name"] + PAYLOAD
         n["reason"] = f"{n['reason']} {ATTR_BREAK}"
     # The harness's verdicts as the run file stores them: every string drawn from them too.
-    pb["claims"] = [{"id": f"C3{ATTR_BREAK}", "claim": f"claim {PAYLOAD}", "verdict": "held",
-                     "detail": f"why {ATTR_BREAK}", "analogue": True, "experiments": [exp["name"]],
-                     "rows": [{"experiment": exp["name"], "point": f"n:{PAYLOAD}", "treatment": ATTR_BREAK,
-                               "baseline": "b", "ratio": 2.0, "ci_low": 1.5, "ci_high": 2.5, "confidence": 0.95,
-                               "verdict": "held", "why": PAYLOAD, "test": "better",
-                               "analogue": f"argument {PAYLOAD}"}],
-                     "not_run": [], "absent": [f"absent {PAYLOAD}"], "excluded": [f"excluded {ATTR_BREAK}"],
-                     "recorded": [f"recorded {PAYLOAD}"], "details": []}]
+    pb["claims"] = [
+        {
+            "id": f"C3{ATTR_BREAK}",
+            "claim": f"claim {PAYLOAD}",
+            "verdict": "held",
+            "detail": f"why {ATTR_BREAK}",
+            "analogue": True,
+            "experiments": [exp["name"]],
+            "rows": [
+                {
+                    "experiment": exp["name"],
+                    "point": f"n:{PAYLOAD}",
+                    "treatment": ATTR_BREAK,
+                    "baseline": "b",
+                    "ratio": 2.0,
+                    "ci_low": 1.5,
+                    "ci_high": 2.5,
+                    "confidence": 0.95,
+                    "verdict": "held",
+                    "why": PAYLOAD,
+                    "test": "better",
+                    "analogue": f"argument {PAYLOAD}",
+                }
+            ],
+            "not_run": [],
+            "absent": [f"absent {PAYLOAD}"],
+            "excluded": [f"excluded {ATTR_BREAK}"],
+            "recorded": [f"recorded {PAYLOAD}"],
+            "details": [],
+        }
+    ]
     for b in doc["benchmarks"]:
         if b.get("experiment") == old_name:
             b["experiment"] = exp["name"]
@@ -92,6 +115,7 @@ class Escaping(unittest.TestCase):
                     self.assertNotIn(tag, ("script", "img", "foreignObject", "iframe"), name)
                     for attr in el.attrib:
                         self.assertFalse(attr.rsplit("}", 1)[-1].startswith("on"), f"{name}: {attr}")
+
 
 if __name__ == "__main__":
     unittest.main()

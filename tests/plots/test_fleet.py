@@ -18,6 +18,7 @@ class FleetPage(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         import tempfile
+
         cls._dir = tempfile.TemporaryDirectory(prefix="pairbench-fleet-")
         cls.export = os.path.join(cls._dir.name, "export.json")
         with open(cls.export, "w", encoding="utf-8") as f:
@@ -109,12 +110,14 @@ class FleetPage(unittest.TestCase):
 
 class Normalisation(unittest.TestCase):
     def test_each_machine_is_relative_to_its_own_first_run(self):
-        groups = {g.benchmark: g for g in fleet.benchmark_groups(fleet.parse_export(
-            json.dumps(make_fleet.build()).encode(), "export.json"))}
+        groups = {
+            g.benchmark: g
+            for g in fleet.benchmark_groups(fleet.parse_export(json.dumps(make_fleet.build()).encode(), "export.json"))
+        }
         step = groups[make_fleet.STEP_BENCHMARK]
         _, rel = fleet.normalised(step.by_machine[make_fleet.CPU])
         self.assertEqual(rel[0], 1.0)
-        before, after = rel[:make_fleet.STEP_RUN_INDEX], rel[make_fleet.STEP_RUN_INDEX:]
+        before, after = rel[: make_fleet.STEP_RUN_INDEX], rel[make_fleet.STEP_RUN_INDEX :]
         self.assertTrue(all(0.97 < r < 1.03 for r in before), before)
         self.assertTrue(all(1.21 < r < 1.29 for r in after), after)
         _, rel_gpu = fleet.normalised(step.by_machine[make_fleet.GPU])
@@ -149,37 +152,51 @@ class BadExport(unittest.TestCase):
         return json.dumps(doc)
 
     def test_wrong_format(self):
-        self.assert_refused(self.mutated(lambda d: d.__setitem__("format", "pairbench-history-export/2")),
-                            'format: expected one of "pairbench-history-export/1", is the string "pairbench-history-export/2"')
+        self.assert_refused(
+            self.mutated(lambda d: d.__setitem__("format", "pairbench-history-export/2")),
+            'format: expected one of "pairbench-history-export/1", is the string "pairbench-history-export/2"',
+        )
 
     def test_median_not_positive(self):
-        self.assert_refused(self.mutated(lambda d: d["series"][3]["points"][2].__setitem__("median", -1)),
-                            "series[3].points[2].median: expected a finite number > 0, is the number -1")
+        self.assert_refused(
+            self.mutated(lambda d: d["series"][3]["points"][2].__setitem__("median", -1)),
+            "series[3].points[2].median: expected a finite number > 0, is the number -1",
+        )
 
     def test_median_a_string(self):
-        self.assert_refused(self.mutated(lambda d: d["series"][0]["points"][0].__setitem__("median", "x")),
-                            'series[0].points[0].median: expected a finite number > 0, is the string "x"')
+        self.assert_refused(
+            self.mutated(lambda d: d["series"][0]["points"][0].__setitem__("median", "x")),
+            'series[0].points[0].median: expected a finite number > 0, is the string "x"',
+        )
 
     def test_missing_machines(self):
         self.assert_refused(self.mutated(lambda d: d.pop("machines")), "machines: missing")
 
     def test_unknown_verdict(self):
-        self.assert_refused(self.mutated(lambda d: d["claims"][1]["claims"][0].__setitem__("verdict", "maybe")),
-                            'claims[1].claims[0].verdict: expected one of "held", "did not hold"', 'is the string "maybe"')
+        self.assert_refused(
+            self.mutated(lambda d: d["claims"][1]["claims"][0].__setitem__("verdict", "maybe")),
+            'claims[1].claims[0].verdict: expected one of "held", "did not hold"',
+            'is the string "maybe"',
+        )
 
     def test_series_of_an_unlisted_machine(self):
-        self.assert_refused(self.mutated(lambda d: d["series"][1].__setitem__("machine_key", "ghost")),
-                            'series[1].machine_key: expected one of machines[].machine_key, is the string "ghost"')
+        self.assert_refused(
+            self.mutated(lambda d: d["series"][1].__setitem__("machine_key", "ghost")),
+            'series[1].machine_key: expected one of machines[].machine_key, is the string "ghost"',
+        )
 
     def test_bad_time(self):
-        self.assert_refused(self.mutated(lambda d: d["series"][0]["points"][1].__setitem__("started_at", "yesterday")),
-                            "series[0].points[1].started_at: expected an ISO 8601 UTC time string")
+        self.assert_refused(
+            self.mutated(lambda d: d["series"][0]["points"][1].__setitem__("started_at", "yesterday")),
+            "series[0].points[1].started_at: expected an ISO 8601 UTC time string",
+        )
 
     def test_nan_and_truncation(self):
-        self.assert_refused(self.mutated(lambda d: None).replace('"median": ', '"median": NaN, "x": ', 1),
-                            "not valid JSON", "NaN")
+        self.assert_refused(
+            self.mutated(lambda d: None).replace('"median": ', '"median": NaN, "x": ', 1), "not valid JSON", "NaN"
+        )
         whole = self.mutated(lambda d: None)
-        self.assert_refused(whole[:whole.index('"series"')], "not valid JSON at line 1", "truncated")
+        self.assert_refused(whole[: whole.index('"series"')], "not valid JSON at line 1", "truncated")
 
     def test_not_an_object(self):
         self.assert_refused("[1]", "(top level): expected an object (a pairbench history export), is an array")
@@ -194,7 +211,7 @@ class BadExport(unittest.TestCase):
 
 class Escaping(unittest.TestCase):
     def test_hostile_strings_stay_text(self):
-        hostile = '<script>alert(1)</script>"\'&'
+        hostile = "<script>alert(1)</script>\"'&"
         doc = make_fleet.build()
         doc["claims"][0]["claims"][0]["detail"] = hostile
         doc["claims"][0]["machine_kind"] = hostile

@@ -28,7 +28,7 @@ def find_cycle(graph):
         state[node] = "open"
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == "open":
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt, path + [nxt])
                 if found:
@@ -46,14 +46,18 @@ def find_cycle(graph):
 
 class Imports(unittest.TestCase):
     def test_the_report_package_has_no_import_cycle(self):
-        graph = {name[:-3]: relative_imports(os.path.join(PACKAGE, name))
-                 for name in os.listdir(PACKAGE) if name.endswith(".py")}
+        graph = {
+            name[:-3]: relative_imports(os.path.join(PACKAGE, name))
+            for name in os.listdir(PACKAGE)
+            if name.endswith(".py")
+        }
         self.assertIn("gate", graph["page"])  # the graph is read: page draws the gate's section
         self.assertIsNone(find_cycle(graph), find_cycle(graph))
 
     def test_the_check_finds_a_cycle(self):
-        self.assertEqual(find_cycle({"page": {"gate"}, "gate": {"fleet"}, "fleet": {"page"}}),
-                         ["fleet", "page", "gate", "fleet"])
+        self.assertEqual(
+            find_cycle({"page": {"gate"}, "gate": {"fleet"}, "fleet": {"page"}}), ["fleet", "page", "gate", "fleet"]
+        )
         self.assertIsNone(find_cycle({"page": {"gate"}, "gate": {"runfile"}, "runfile": set()}))
 
 

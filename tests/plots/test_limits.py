@@ -16,8 +16,14 @@ LIMIT = "limits.bw/memcpy/threads:1"
 
 
 def arm(name, median, percent=None, defect=None):
-    a = {"arm": name, "role": "treatment", "benchmark": f"demo.exp/{name}/n:1", "verification": "passed",
-         "median": median, "samples": 3}
+    a = {
+        "arm": name,
+        "role": "treatment",
+        "benchmark": f"demo.exp/{name}/n:1",
+        "verification": "passed",
+        "median": median,
+        "samples": 3,
+    }
     if percent is not None:
         a["percent_of_limit"] = percent
         a["limit"] = {"benchmark": LIMIT, "median": 40e9}
@@ -27,22 +33,53 @@ def arm(name, median, percent=None, defect=None):
 
 
 def run_with(arms):
-    exp = {"name": "demo.exp", "claim": "", "kind": "comparison", "metric": "bytes_per_second", "unit": "B/s",
-           "better": "higher", "points": [{"params": {"n": "1"}, "arms": arms, "ratios": []}]}
-    limit = {"name": "limits.bw", "claim": "", "kind": "limit", "metric": "bytes_per_second", "unit": "B/s",
-             "better": "higher", "points": [{"params": {"threads": "1"}, "ratios": [], "arms": [
-                 {"arm": "memcpy", "role": "limit", "benchmark": LIMIT, "verification": "passed", "median": 40e9,
-                  "samples": 3}]}]}
+    exp = {
+        "name": "demo.exp",
+        "claim": "",
+        "kind": "comparison",
+        "metric": "bytes_per_second",
+        "unit": "B/s",
+        "better": "higher",
+        "points": [{"params": {"n": "1"}, "arms": arms, "ratios": []}],
+    }
+    limit = {
+        "name": "limits.bw",
+        "claim": "",
+        "kind": "limit",
+        "metric": "bytes_per_second",
+        "unit": "B/s",
+        "better": "higher",
+        "points": [
+            {
+                "params": {"threads": "1"},
+                "ratios": [],
+                "arms": [
+                    {
+                        "arm": "memcpy",
+                        "role": "limit",
+                        "benchmark": LIMIT,
+                        "verification": "passed",
+                        "median": 40e9,
+                        "samples": 3,
+                    }
+                ],
+            }
+        ],
+    }
     return RunFile("test.json", {"benchmarks": [], "pairbench": {"environment": {}, "experiments": [exp, limit]}})
 
 
 class Reader(unittest.TestCase):
     def test_defect_text_from_the_harness_or_judged_from_an_old_file(self):
         harness_text = f"measured 122 % of {LIMIT}: a limit must be the best this machine can do"
-        run = run_with([arm("flagged", 48.8e9, 122.0, harness_text),
-                        arm("old_file", 48.8e9, 122.0),   # written before limit_defect existed
-                        arm("within_margin", 41.6e9, 104.0),
-                        arm("no_limit", 10e9)])
+        run = run_with(
+            [
+                arm("flagged", 48.8e9, 122.0, harness_text),
+                arm("old_file", 48.8e9, 122.0),  # written before limit_defect existed
+                arm("within_margin", 41.6e9, 104.0),
+                arm("no_limit", 10e9),
+            ]
+        )
         arms = {a["arm"]: a for a in run.experiments[0]["points"][0]["arms"]}
         self.assertEqual(arms["flagged"]["limit_defect"], harness_text)
         self.assertEqual(arms["old_file"]["limit_defect"], harness_text)  # the same words either way
@@ -66,8 +103,9 @@ class Shown(unittest.TestCase):
     def test_reference_run_figures_above_one_core_memcpy_are_flagged_in_the_report(self):
         run = load_run(ABOVE_MEMCPY)
         stores = run.experiment_by_name["copy.stores"]
-        flagged = {a["arm"]: round(a["percent_of_limit"]) for p in stores["points"] for a in p["arms"]
-                   if a["limit_defect"]}
+        flagged = {
+            a["arm"]: round(a["percent_of_limit"]) for p in stores["points"] for a in p["arms"] if a["limit_defect"]
+        }
         self.assertEqual(flagged, {"plain": 113, "nontemporal": 142})
         out = tmpdir(self)
         rc, _, stderr = run_report("--run", ABOVE_MEMCPY, "-o", out)

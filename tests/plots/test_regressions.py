@@ -40,7 +40,7 @@ class RegressionsTable(unittest.TestCase):
         self.assertIn("dispatch.sync_vs_async/sync/device:cpu/ops:10000", active)
         self.assertIn("+18.0 %", active)
         self.assertIn("01aaaaaaaa</code>..<code>01bbbbbbbb", active)  # the commit range, short
-        self.assertIn("culprit <code>c0ffee0000</code>", active)   # or the culprit a bisection named
+        self.assertIn("culprit <code>c0ffee0000</code>", active)  # or the culprit a bisection named
         self.assertIn("&lt;b&gt;expected&lt;/b&gt;: the new kernel trades latency for safety", active)
         self.assertNotIn("<b>expected</b>", s)
         self.assertIn("(6×)", active)
@@ -64,9 +64,11 @@ class RegressionsTable(unittest.TestCase):
         self.assertIn("written before regressions were tracked", self.section(text))
 
     def test_malformed_regression_is_refused_naming_the_field(self):
-        for key, value, expected in (("state", "closed", "regressions[1].state: expected one of"),
-                                     ("change", "big", "regressions[1].change: expected a finite number or null"),
-                                     ("first_seen_at", "yesterday", "regressions[1].first_seen_at: expected an ISO 8601")):
+        for key, value, expected in (
+            ("state", "closed", "regressions[1].state: expected one of"),
+            ("change", "big", "regressions[1].change: expected a finite number or null"),
+            ("first_seen_at", "yesterday", "regressions[1].first_seen_at: expected an ISO 8601"),
+        ):
             doc = make_history_export.build(MACHINE)
             doc["regressions"][1][key] = value
             rc, stderr, _ = self.render(doc)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import unittest
 
-from helpers import (CPU_RUN_DISPATCH, CPU_RUN_SKIPPED, GPU_RUN, REPO, judged, parse_page, run_report, tmpdir)
+from helpers import CPU_RUN_DISPATCH, CPU_RUN_SKIPPED, GPU_RUN, REPO, judged, parse_page, run_report, tmpdir
 import make_history_export
 
 FIGURE_NAME = re.compile(r"^fig\d\d-[A-Za-z0-9._-]+\.(png|svg)$")
@@ -47,10 +47,17 @@ class RenderGpu(RenderMixin, unittest.TestCase):
         out, text, page = self.render(GPU_RUN)
         self.assert_figures_complete(out, page)
         names = " ".join(page.images)
-        for expected in ("dispatch.sync_vs_async-ratio", "dispatch.sync_vs_async-metric",
-                         "copy.h2d-ratio", "copy.h2d-metric", "precision.gpu_gemm-accuracy",
-                         "precision.cpu_gemm_loops-accuracy", "alloc.small_objects-rss", "alloc.tensor_buffers-rss",
-                         "limits.core_pingpong-metric"):
+        for expected in (
+            "dispatch.sync_vs_async-ratio",
+            "dispatch.sync_vs_async-metric",
+            "copy.h2d-ratio",
+            "copy.h2d-metric",
+            "precision.gpu_gemm-accuracy",
+            "precision.cpu_gemm_loops-accuracy",
+            "alloc.small_objects-rss",
+            "alloc.tensor_buffers-rss",
+            "limits.core_pingpong-metric",
+        ):
             self.assertIn(expected, names)
         # The synthetic data is announced, never passed off as measured.
         self.assertIn("Fixture note from the run file", text)
@@ -86,8 +93,14 @@ class RenderMinimal(RenderMixin, unittest.TestCase):
         work = tmpdir(self)
         path = os.path.join(work, "empty.json")
         with open(path, "w", encoding="utf-8") as f:
-            json.dump({"context": {}, "benchmarks": [],
-                       "pairbench": {"schema_version": 1, "environment": {}, "experiments": []}}, f)
+            json.dump(
+                {
+                    "context": {},
+                    "benchmarks": [],
+                    "pairbench": {"schema_version": 1, "environment": {}, "experiments": []},
+                },
+                f,
+            )
         out, text, page = self.render(path)
         self.assertEqual(page.images, [])
         self.assertIn("The run file has no experiments", text)
@@ -109,8 +122,9 @@ class RenderHistory(RenderMixin, unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(out, "fleet.html")))  # the same export: the cross-machine page
 
     def test_history_without_change_points(self):
-        export = make_history_export.write(os.path.join(tmpdir(self), "export.json"), machine="343b40c11781b539",
-                                           empty_change_points=True)
+        export = make_history_export.write(
+            os.path.join(tmpdir(self), "export.json"), machine="343b40c11781b539", empty_change_points=True
+        )
         out, text, page = self.render(CPU_RUN_SKIPPED, "--history-export", export)
         self.assert_figures_complete(out, page)
         self.assertIn("No change points found", text)
@@ -145,16 +159,34 @@ class RenderHistory(RenderMixin, unittest.TestCase):
                     with open(os.path.join(root, name), encoding="utf-8") as f:
                         self.assertNotRegex(f.read(), r"\bimport sqlite3|\bfrom sqlite3\b", name)
         export = make_history_export.write(os.path.join(tmpdir(self), "export.json"), machine="343b40c11781b539")
-        script = ("import sys; sys.path.insert(0, sys.argv[1]); from pairbench_report import cli; "
-                  "rc = cli.main(sys.argv[2:]); sys.exit(rc or ('sqlite3' in sys.modules and 5))")
-        proc = subprocess.run([sys.executable, "-c", script, package, "--run", judged(self, CPU_RUN_DISPATCH),
-                               "--history-export", export, "-o", tmpdir(self)], capture_output=True, text=True,
-                              timeout=120, env={**os.environ, "MPLBACKEND": "Agg"})
+        script = (
+            "import sys; sys.path.insert(0, sys.argv[1]); from pairbench_report import cli; "
+            "rc = cli.main(sys.argv[2:]); sys.exit(rc or ('sqlite3' in sys.modules and 5))"
+        )
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                script,
+                package,
+                "--run",
+                judged(self, CPU_RUN_DISPATCH),
+                "--history-export",
+                export,
+                "-o",
+                tmpdir(self),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "MPLBACKEND": "Agg"},
+        )
         self.assertEqual(proc.returncode, 0, "exit 5: sqlite3 was loaded; " + proc.stderr)
 
     def test_history_database_is_refused_naming_pairbench_report(self):
-        rc, stdout, stderr = run_report("--run", CPU_RUN_DISPATCH, "--history", "results/history.sqlite",
-                                        "-o", tmpdir(self))
+        rc, stdout, stderr = run_report(
+            "--run", CPU_RUN_DISPATCH, "--history", "results/history.sqlite", "-o", tmpdir(self)
+        )
         self.assertEqual(rc, 2, stderr)
         self.assertIn("no longer reads a history database", stderr)
         self.assertIn("pairbench report --run FILE --db DB", stderr)

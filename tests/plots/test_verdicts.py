@@ -27,8 +27,17 @@ class Catalogue(unittest.TestCase):
         ids = [c["id"] for c in doc["claims"]]
         self.assertEqual(ids, [f"C{n}" for n in range(1, 21)])
         for c in doc["claims"]:
-            for field in ("claim", "seed", "section", "baseline_vs_treatment", "cpu", "gpu", "quoted_figures",
-                          "experiments", "verdict"):
+            for field in (
+                "claim",
+                "seed",
+                "section",
+                "baseline_vs_treatment",
+                "cpu",
+                "gpu",
+                "quoted_figures",
+                "experiments",
+                "verdict",
+            ):
                 self.assertIn(field, c, f"{c['id']} lacks {field}")
             self.assertIn(c["verdict"]["kind"], ("ratio", "environment", "limits"))
             # The rules are the experiments' own (bench/*/*.cpp `verdict`): never stated twice.
@@ -39,15 +48,28 @@ class Catalogue(unittest.TestCase):
     def test_quoted_figures_are_attached(self):
         doc = {c["id"]: c for c in claims.load_claims(CATALOGUE)["claims"]}
         text = {k: " ".join(q["text"] for q in c["quoted_figures"]) for k, c in doc.items()}
-        for cid, figure in (("C3", "1.4076"), ("C3", "1.1700"), ("C2", "0.0155"), ("C2", "0.0727"),
-                            ("C19", "2.2001"), ("C19", "0.0039"), ("C10", "16×"), ("C10", "3–8×"), ("C15", "4–6×"),
-                            ("C18", "80 %")):
+        for cid, figure in (
+            ("C3", "1.4076"),
+            ("C3", "1.1700"),
+            ("C2", "0.0155"),
+            ("C2", "0.0727"),
+            ("C19", "2.2001"),
+            ("C19", "0.0039"),
+            ("C10", "16×"),
+            ("C10", "3–8×"),
+            ("C15", "4–6×"),
+            ("C18", "80 %"),
+        ):
             self.assertIn(figure, text[cid])
 
     def test_current_experiments_are_named(self):
         doc = {c["id"]: c for c in claims.load_claims(CATALOGUE)["claims"]}
-        for cid, name in (("C1", "dispatch.enqueue_vs_complete"), ("C2", "dispatch.barriers"),
-                          ("C3", "dispatch.sync_vs_async"), ("C7", "dispatch.readback_in_loop")):
+        for cid, name in (
+            ("C1", "dispatch.enqueue_vs_complete"),
+            ("C2", "dispatch.barriers"),
+            ("C3", "dispatch.sync_vs_async"),
+            ("C7", "dispatch.readback_in_loop"),
+        ):
             self.assertIn(name, [e["name"] for e in doc[cid]["experiments"]])
 
     def test_bad_catalogue_is_bad_input(self):
@@ -117,8 +139,9 @@ class DrawsTheHarnesssVerdict(unittest.TestCase):
         row = re.search(r'<tr id="claim-C3">.*?</tr>', text, re.S).group(0)
         self.assertIn("STORED BY THE HARNESS", row)
         self.assertIn("not in the claims catalogue given", row)  # no seed or quoted figures to show
-        with_catalogue = re.search(r'<tr id="claim-C3">.*?</tr>', self.render(path, "--claims", self.catalogue()),
-                                   re.S).group(0)
+        with_catalogue = re.search(
+            r'<tr id="claim-C3">.*?</tr>', self.render(path, "--claims", self.catalogue()), re.S
+        ).group(0)
         self.assertIn("1.4076", with_catalogue)  # C3's quoted figure
         self.assertIn("seed ", with_catalogue)
 

@@ -66,8 +66,10 @@ def recording_build_dir(testcase, root, simulated=False):
         shutil.copy2(PAIRBENCH, real)
         shutil.copy2(SIM, os.path.join(build, "bin", "real", SIM_BINARY))
     with open(os.path.join(build, "bin", "pairbench"), "w", encoding="utf-8") as f:
-        f.write(f'#!/bin/bash\nprintf "%q " "$@" >> {shlex.quote(log)}\necho >> {shlex.quote(log)}\n'
-                f'exec {shlex.quote(real)} "$@"\n')
+        f.write(
+            f'#!/bin/bash\nprintf "%q " "$@" >> {shlex.quote(log)}\necho >> {shlex.quote(log)}\n'
+            f'exec {shlex.quote(real)} "$@"\n'
+        )
     os.chmod(os.path.join(build, "bin", "pairbench"), 0o755)
     return build, log
 
@@ -113,18 +115,24 @@ def shared_database(testcase, root):
     host, user = query["host"][0], query["user"][0]
     bindir = sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1]
     name = "fleet_" + os.path.basename(root).replace("-", "_").lower()
-    subprocess.run([os.path.join(bindir, "createdb"), "-h", host, "-U", user, name], check=True, timeout=60,
-                   capture_output=True)
-    testcase.addCleanup(subprocess.run, [os.path.join(bindir, "dropdb"), "-h", host, "-U", user, "--force", name],
-                        timeout=60, capture_output=True)
+    subprocess.run(
+        [os.path.join(bindir, "createdb"), "-h", host, "-U", user, name], check=True, timeout=60, capture_output=True
+    )
+    testcase.addCleanup(
+        subprocess.run,
+        [os.path.join(bindir, "dropdb"), "-h", host, "-U", user, "--force", name],
+        timeout=60,
+        capture_output=True,
+    )
     return f"postgresql:///{name}?host={host}&user={user}"
 
 
 def runs_per_machine(db, workdir):
     """{machine_key: runs} as `pairbench history export` reports them (SQLite or PostgreSQL)."""
     out = os.path.join(workdir, "export-check.json")
-    proc = subprocess.run([PAIRBENCH, "history", "export", "--db", db, "--out", out], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [PAIRBENCH, "history", "export", "--db", db, "--out", out], capture_output=True, text=True, timeout=120
+    )
     if proc.returncode != 0:
         raise AssertionError(f"pairbench history export failed ({proc.returncode}): {proc.stderr[-2000:]}")
     with open(out, encoding="utf-8") as f:

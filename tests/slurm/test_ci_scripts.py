@@ -34,16 +34,22 @@ class KindsAndSubmit(unittest.TestCase):
 
     def dry_run(self, kinds_text, *extra, env=None):
         kinds = self.kinds(kinds_text)
-        return run_script([os.path.join(self.root, "ci", "slurm", "submit.sh"), "--dry-run", "--kinds", kinds, *extra],
-                          env={"PAIRBENCH_DB": DB, **(env or {})}, timeout=30)
+        return run_script(
+            [os.path.join(self.root, "ci", "slurm", "submit.sh"), "--dry-run", "--kinds", kinds, *extra],
+            env={"PAIRBENCH_DB": DB, **(env or {})},
+            timeout=30,
+        )
 
     def test_one_array_task_per_kind_with_its_resources_then_a_dependent_report_job(self):
         rc, out, err = self.dry_run(KINDS, "--", "--experiments", "dispatch")
         self.assertEqual(rc, 0, err)
         lines = [shlex.split(line) for line in out.splitlines() if line.startswith("sbatch ")]
         self.assertEqual(len(lines), 4, out)
-        expected = [("0", "cpu", "batch", None, None, "00:30:00"), ("1", "gpu-a", "gpu", "a100", "gpu:a100:1", "2:00:00"),
-                    ("2", "gpu-h", "gpu", "h100", "gpu:h100:2", "1-00:00:00")]
+        expected = [
+            ("0", "cpu", "batch", None, None, "00:30:00"),
+            ("1", "gpu-a", "gpu", "a100", "gpu:a100:1", "2:00:00"),
+            ("2", "gpu-h", "gpu", "h100", "gpu:h100:2", "1-00:00:00"),
+        ]
         for words, (row, kind, partition, constraint, gres, limit) in zip(lines, expected):
             opts = dict(w[2:].split("=", 1) for w in words if w.startswith("--") and "=" in w)
             self.assertEqual(opts["array"], row)
@@ -66,8 +72,9 @@ class KindsAndSubmit(unittest.TestCase):
 
     def test_database_is_required(self):
         kinds = self.kinds(KINDS)
-        rc, out, err = run_script([os.path.join(self.root, "ci", "slurm", "submit.sh"), "--dry-run", "--kinds", kinds],
-                                  timeout=30)
+        rc, out, err = run_script(
+            [os.path.join(self.root, "ci", "slurm", "submit.sh"), "--dry-run", "--kinds", kinds], timeout=30
+        )
         self.assertEqual(rc, 2)
         self.assertEqual(out, "")
         self.assertEqual(len(err.strip().splitlines()), 1, err)
@@ -78,7 +85,10 @@ class KindsAndSubmit(unittest.TestCase):
             ("cpu batch - -\n", ":1: expected 5 columns"),
             ("# c\ncpu batch - - 1:00:00\ncpu gpu a100 gpu:1 1:00:00\n", ":3: kind: expected a kind no other row has"),
             ("../x batch - - 1:00:00\n", ":1: kind: expected 1 to 64 of"),
-            ("cpu batch - - soon\n", ':1: time_limit: expected a Slurm time (minutes, HH:MM:SS or D-HH:MM:SS), is "soon"'),
+            (
+                "cpu batch - - soon\n",
+                ':1: time_limit: expected a Slurm time (minutes, HH:MM:SS or D-HH:MM:SS), is "soon"',
+            ),
             ("# only a comment\n", "expected at least one kind"),
             ("cpu batch - - 1:00:00 extra\n", ":1: expected 5 columns"),
         ]
@@ -125,14 +135,22 @@ class ArrayTask(unittest.TestCase):
             f.write(KINDS)
 
     def task(self, index, **env):
-        base = {"PAIRBENCH_DB": DB, "PAIRBENCH_KINDS": self.kinds, "SLURM_SUBMIT_DIR": self.root,
-                "PAIRBENCH_BATCH": "20261125T020000Z"}
+        base = {
+            "PAIRBENCH_DB": DB,
+            "PAIRBENCH_KINDS": self.kinds,
+            "SLURM_SUBMIT_DIR": self.root,
+            "PAIRBENCH_BATCH": "20261125T020000Z",
+        }
         if index is not None:
             base["SLURM_ARRAY_TASK_ID"] = str(index)
         base.update(env)
         # Run from elsewhere, as sbatch runs its spooled copy: the checkout comes from SLURM_SUBMIT_DIR.
-        return run_script([os.path.join(self.root, "ci", "slurm", "nightly-array.sh"), "--experiments", "dispatch"],
-                          env=base, cwd="/", timeout=30)
+        return run_script(
+            [os.path.join(self.root, "ci", "slurm", "nightly-array.sh"), "--experiments", "dispatch"],
+            env=base,
+            cwd="/",
+            timeout=30,
+        )
 
     def test_task_runs_nightly_for_its_row_of_the_kinds_table(self):
         rc, out, err = self.task(1)
@@ -148,9 +166,11 @@ class ArrayTask(unittest.TestCase):
         self.assertIn("kind gpu-a (task 1)", out)
 
     def test_task_outside_the_table_or_without_a_database_is_refused(self):
-        for index, env, expected in ((3, {}, 'SLURM_ARRAY_TASK_ID: expected a row of the kinds table (0 to 2), is "3"'),
-                                     (None, {}, 'SLURM_ARRAY_TASK_ID: expected a row of the kinds table (0 to 2), is ""'),
-                                     (0, {"PAIRBENCH_DB": ""}, "PAIRBENCH_DB: expected the shared database")):
+        for index, env, expected in (
+            (3, {}, 'SLURM_ARRAY_TASK_ID: expected a row of the kinds table (0 to 2), is "3"'),
+            (None, {}, 'SLURM_ARRAY_TASK_ID: expected a row of the kinds table (0 to 2), is ""'),
+            (0, {"PAIRBENCH_DB": ""}, "PAIRBENCH_DB: expected the shared database"),
+        ):
             with self.subTest(index=index, env=env):
                 rc, out, err = self.task(index, **env)
                 self.assertEqual(rc, 2, out + err)
@@ -218,8 +238,10 @@ class BisectScript(unittest.TestCase):
         os.makedirs(os.path.join(self.build, "bin"))
         self.log = os.path.join(self.build, "calls.txt")
         with open(os.path.join(self.build, "bin", "pairbench"), "w", encoding="utf-8") as f:
-            f.write(f'#!/bin/bash\n[ "$1" = confirm ] && exec {shlex.quote(PAIRBENCH)} "$@"\n'
-                    f'printf "%q " "$@" >> {shlex.quote(self.log)}\necho >> {shlex.quote(self.log)}\n')
+            f.write(
+                f'#!/bin/bash\n[ "$1" = confirm ] && exec {shlex.quote(PAIRBENCH)} "$@"\n'
+                f'printf "%q " "$@" >> {shlex.quote(self.log)}\necho >> {shlex.quote(self.log)}\n'
+            )
         os.chmod(os.path.join(self.build, "bin", "pairbench"), 0o755)
         self.artifacts = os.path.join(self.root, "artifacts")
         os.makedirs(self.artifacts)
@@ -231,9 +253,12 @@ class BisectScript(unittest.TestCase):
         return path
 
     def bisect(self, *extra):
-        return run_script([os.path.join(self.root, "ci", "bisect.sh"), "--confirmed", self.artifacts, *extra],
-                          env={"SKIP_BUILD": "1", "BUILD_DIR": self.build, "PROFILE": "nightly",
-                               "ARTIFACTS_DIR": self.artifacts}, cwd=self.root, timeout=30)
+        return run_script(
+            [os.path.join(self.root, "ci", "bisect.sh"), "--confirmed", self.artifacts, *extra],
+            env={"SKIP_BUILD": "1", "BUILD_DIR": self.build, "PROFILE": "nightly", "ARTIFACTS_DIR": self.artifacts},
+            cwd=self.root,
+            timeout=30,
+        )
 
     def test_no_confirmed_regression_bisects_nothing(self):
         self.write("confirmed.json", {"regressions": []})
@@ -245,19 +270,42 @@ class BisectScript(unittest.TestCase):
     def test_confirmed_regressions_become_one_bisection_between_the_baseline_and_the_night(self):
         sha = lambda c: c * 40
         # The gate's JSON as `gate --json` writes it: the two runs' git shas (no suspect rows needed).
-        self.write("gate.json", {"headline": "", "benchmarks": [],
-                                 "baseline_run": {"run_id": "1", "machine_key": "m", "git_sha": sha("a"), "started_at": ""},
-                                 "current_run": {"run_id": "2", "machine_key": "m", "git_sha": sha("b"), "started_at": ""}})
-        self.write("confirmed.json", {"regressions": [{"benchmark": "data.gather/indexed/size:1048576"},
-                                                      {"benchmark": "ops.a+b/x(2)"}]})
+        self.write(
+            "gate.json",
+            {
+                "headline": "",
+                "benchmarks": [],
+                "baseline_run": {"run_id": "1", "machine_key": "m", "git_sha": sha("a"), "started_at": ""},
+                "current_run": {"run_id": "2", "machine_key": "m", "git_sha": sha("b"), "started_at": ""},
+            },
+        )
+        self.write(
+            "confirmed.json",
+            {"regressions": [{"benchmark": "data.gather/indexed/size:1048576"}, {"benchmark": "ops.a+b/x(2)"}]},
+        )
         rc, out, err = self.bisect("--budget", "99")
         self.assertEqual(rc, 0, err)
         with open(self.log, encoding="utf-8") as f:
             words = shlex.split(f.read())
         regex = r"^(?:data\.gather/indexed/size:1048576|ops\.a\+b/x\(2\))$"
-        self.assertEqual(words, ["bisect", "--good", sha("a"), "--bad", sha("b"), "--benchmarks", regex,
-                                 "--profile", "nightly", "--json", os.path.join(self.artifacts, "bisect.json"),
-                                 "--budget", "99"])
+        self.assertEqual(
+            words,
+            [
+                "bisect",
+                "--good",
+                sha("a"),
+                "--bad",
+                sha("b"),
+                "--benchmarks",
+                regex,
+                "--profile",
+                "nightly",
+                "--json",
+                os.path.join(self.artifacts, "bisect.json"),
+                "--budget",
+                "99",
+            ],
+        )
         # The expression names exactly those benchmarks (ECMAScript and Python agree on it).
         self.assertTrue(re.fullmatch(regex, "ops.a+b/x(2)"))
         self.assertFalse(re.search(regex, "data.gather/indexed/size:10485760"))
@@ -324,12 +372,17 @@ class EmbeddedCode(unittest.TestCase):
         for path in scripts:
             with open(path, encoding="utf-8") as f:
                 for line, count in embedded_blocks(f.read()):
-                    self.assertLessEqual(count, EMBEDDED_LIMIT,
-                                         f"{os.path.relpath(path, REPO)}:{line}: {count} lines of another language "
-                                         "embedded: move them into a file of their own (ci/*.py, plots/pairbench_report/)")
+                    self.assertLessEqual(
+                        count,
+                        EMBEDDED_LIMIT,
+                        f"{os.path.relpath(path, REPO)}:{line}: {count} lines of another language "
+                        "embedded: move them into a file of their own (ci/*.py, plots/pairbench_report/)",
+                    )
 
     def test_the_check_counts_here_documents_and_inline_programs(self):
-        text = "a\npython3 - <<'EOF'\n" + "x = 1\n" * 12 + "EOF\nb\npython3 -c '\nimport sys\nprint(1)'\ncat <<<\"$x\"\n"
+        text = (
+            "a\npython3 - <<'EOF'\n" + "x = 1\n" * 12 + "EOF\nb\npython3 -c '\nimport sys\nprint(1)'\ncat <<<\"$x\"\n"
+        )
         self.assertEqual(embedded_blocks(text), [(2, 12), (17, 3)])
 
 
@@ -340,6 +393,7 @@ class DrawsStudy(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         import importlib.util
+
         spec = importlib.util.spec_from_file_location("draws_study", os.path.join(REPO, "ci", "draws-study.py"))
         cls.study = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(cls.study)
@@ -347,6 +401,7 @@ class DrawsStudy(unittest.TestCase):
     @staticmethod
     def groups(sd_process, sd_draw, n=400, k=4, seed=3, first=0.0):
         import random
+
         r = random.Random(seed)
         out = []
         for _ in range(n):
@@ -378,25 +433,42 @@ class DrawsStudy(unittest.TestCase):
     def test_bad_arguments_are_one_line_and_exit_2(self):
         import subprocess
         import tempfile
+
         script = os.path.join(REPO, "ci", "draws-study.py")
         with tempfile.TemporaryDirectory() as tmp:
             bad = os.path.join(tmp, "run.json")
             with open(bad, "w") as f:
                 f.write('{"benchmarks": 3}')
-            for argv, says in ((["--processes", "2"], "--processes: at least 3"),
-                               (["--draws", "1"], "--draws: at least 2"),
-                               ([], "benchmarks: expected an array")):
+            for argv, says in (
+                (["--processes", "2"], "--processes: at least 3"),
+                (["--draws", "1"], "--draws: at least 2"),
+                ([], "benchmarks: expected an array"),
+            ):
                 r = subprocess.run(["/usr/bin/python3", script, bad, tmp, *argv], capture_output=True, text=True)
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
                 self.assertIn(says, r.stderr)
             good = os.path.join(tmp, "good.json")
             with open(good, "w") as f:
-                json.dump({"benchmarks": [{"run_type": "iteration", "verification": "passed", "iterations": 5,
-                                           "name": "copy.stores/x", "experiment": "copy.stores"}]}, f)
-            for argv, says in ((["--experiments", "ops.fusion"], "no passed time rows of ops.fusion"),
-                               (["--experiments", "copy.stores,ops.fusion"], "--experiments: not in"),
-                               ([], "no executable bench_copy")):
+                json.dump(
+                    {
+                        "benchmarks": [
+                            {
+                                "run_type": "iteration",
+                                "verification": "passed",
+                                "iterations": 5,
+                                "name": "copy.stores/x",
+                                "experiment": "copy.stores",
+                            }
+                        ]
+                    },
+                    f,
+                )
+            for argv, says in (
+                (["--experiments", "ops.fusion"], "no passed time rows of ops.fusion"),
+                (["--experiments", "copy.stores,ops.fusion"], "--experiments: not in"),
+                ([], "no executable bench_copy"),
+            ):
                 r = subprocess.run(["/usr/bin/python3", script, good, tmp, *argv], capture_output=True, text=True)
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)

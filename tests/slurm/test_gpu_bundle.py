@@ -63,11 +63,14 @@ class GpuBundle(unittest.TestCase):
         host = tempfile.mkdtemp(prefix="pairbench-gpu-host-")
         self.addCleanup(shutil.rmtree, host, True)
         shutil.copy2(self.tgz, host)
-        rc, out, err = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host,
-                                   "build/bin/pairbench", "list"], timeout=120)
+        rc, out, err = run_script(
+            ["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "build/bin/pairbench", "list"], timeout=120
+        )
         self.assertEqual(rc, 0, out + err)
         self.assertIn("precision.gpu_gemm", out)
-        rc, _, _ = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "sh", "-c", "exit 5"], timeout=120)
+        rc, _, _ = run_script(
+            ["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "sh", "-c", "exit 5"], timeout=120
+        )
         self.assertEqual(rc, 5, "the command's exit status comes back")
 
     def test_the_reference_script_runs_its_steps_there_and_archives_them(self):
@@ -82,10 +85,23 @@ class GpuBundle(unittest.TestCase):
             t.add(os.path.join(BUILD, "bin", "bench_precision"), arcname="bench_precision")
         out_dir, archive = os.path.join(host, "out"), os.path.join(host, "gpu.tgz")
         env = {"STEPS": "tests torch planted", "ARCHIVE": archive, "AB_ARGS": "--budget 0 --undecided pass"}
-        rc, out, err = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "bash",
-                                   "ci/gpu-reference.sh", out_dir, candidate], timeout=600, env=env)
-        self.assertTrue(os.path.exists(os.path.join(host, "fresh", "build", "bin", "bench_precision.layout1")),
-                        "gpu-host-run.sh unpacks the layout variants")
+        rc, out, err = run_script(
+            [
+                "bash",
+                os.path.join(REPO, "ci", "gpu-host-run.sh"),
+                host,
+                "bash",
+                "ci/gpu-reference.sh",
+                out_dir,
+                candidate,
+            ],
+            timeout=600,
+            env=env,
+        )
+        self.assertTrue(
+            os.path.exists(os.path.join(host, "fresh", "build", "bin", "bench_precision.layout1")),
+            "gpu-host-run.sh unpacks the layout variants",
+        )
         with open(os.path.join(out_dir, "steps.tsv")) as f:
             steps = [line.split("\t")[:2] for line in f.read().splitlines()[1:]]
         self.assertEqual([s[0] for s in steps], ["tests", "torch", "planted"], out)
@@ -104,8 +120,11 @@ class GpuBundle(unittest.TestCase):
         with tarfile.open(archive) as t:
             self.assertIn("out/steps.tsv", t.getnames())
         env["STEPS"] = "tests nonsense"
-        rc, out, err = run_script(["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "bash",
-                                   "ci/gpu-reference.sh", out_dir], timeout=120, env=env)
+        rc, out, err = run_script(
+            ["bash", os.path.join(REPO, "ci", "gpu-host-run.sh"), host, "bash", "ci/gpu-reference.sh", out_dir],
+            timeout=120,
+            env=env,
+        )
         self.assertEqual(rc, 2, out + err)
         self.assertIn("unknown step 'nonsense'", err)
 

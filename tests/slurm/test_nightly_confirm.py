@@ -47,10 +47,20 @@ class NightlyConfirmation(unittest.TestCase):
 
     def night(self, build, n, **env):
         artifacts = f"results/night{n}"
-        rc, out, err = run_script([os.path.join(self.root, "ci", "nightly.sh"), "--experiments", EXPERIMENT],
-                                  env={"PAIRBENCH_DB": self.db, "PROFILE": "quick", "SKIP_BUILD": "1",
-                                       "BUILD_DIR": build, "ARTIFACTS_DIR": artifacts, "CONFIRM_BUDGET": "15",
-                                       **env}, cwd=self.root, timeout=300)
+        rc, out, err = run_script(
+            [os.path.join(self.root, "ci", "nightly.sh"), "--experiments", EXPERIMENT],
+            env={
+                "PAIRBENCH_DB": self.db,
+                "PROFILE": "quick",
+                "SKIP_BUILD": "1",
+                "BUILD_DIR": build,
+                "ARTIFACTS_DIR": artifacts,
+                "CONFIRM_BUDGET": "15",
+                **env,
+            },
+            cwd=self.root,
+            timeout=300,
+        )
         return rc, out, err, os.path.join(self.root, artifacts)
 
     def test_a_planted_slowdown_is_confirmed_and_unchanged_code_passes(self):
@@ -95,17 +105,37 @@ class NightlyConfirmation(unittest.TestCase):
     def test_a_baseline_build_that_is_gone_and_was_dirty_cannot_be_confirmed(self):
         artifacts = os.path.join(self.root, "results", "gone")
         os.makedirs(artifacts)
-        gate = {"baseline_build": "0123456789abcdef0123456789abcdef01234567-dirty", "current_build": "abc",
-                # A regression row as the gate writes one (pairbench confirm reads it through the gate's
-                # typed reader, which requires what a regression row records).
-                "benchmarks": [{"name": EXPERIMENT + "/x", "instrument": "time", "verdict": "regression",
-                                "suspect": True, "metric": "ns_per_op", "unit": "ns", "better": "lower",
-                                "baseline_median": 100.0, "current_median": 130.0, "slowdown": 0.3,
-                                "slowdown_low": 0.2, "slowdown_high": 0.4, "threshold": 0.05}]}
+        gate = {
+            "baseline_build": "0123456789abcdef0123456789abcdef01234567-dirty",
+            "current_build": "abc",
+            # A regression row as the gate writes one (pairbench confirm reads it through the gate's
+            # typed reader, which requires what a regression row records).
+            "benchmarks": [
+                {
+                    "name": EXPERIMENT + "/x",
+                    "instrument": "time",
+                    "verdict": "regression",
+                    "suspect": True,
+                    "metric": "ns_per_op",
+                    "unit": "ns",
+                    "better": "lower",
+                    "baseline_median": 100.0,
+                    "current_median": 130.0,
+                    "slowdown": 0.3,
+                    "slowdown_low": 0.2,
+                    "slowdown_high": 0.4,
+                    "threshold": 0.05,
+                }
+            ],
+        }
         with open(os.path.join(artifacts, "gate.json"), "w", encoding="utf-8") as f:
             json.dump(gate, f)
-        rc, out, err = run_script([os.path.join(self.root, "ci", "confirm.sh"), artifacts, "quick"],
-                                  env={"BUILD_DIR": build_dir(self.root, "build-plain")}, cwd=self.root, timeout=60)
+        rc, out, err = run_script(
+            [os.path.join(self.root, "ci", "confirm.sh"), artifacts, "quick"],
+            env={"BUILD_DIR": build_dir(self.root, "build-plain")},
+            cwd=self.root,
+            timeout=60,
+        )
         self.assertEqual(rc, 3, out + err)
         self.assertIn("cannot be rebuilt", err)
         with open(os.path.join(artifacts, "confirmation.md"), encoding="utf-8") as f:

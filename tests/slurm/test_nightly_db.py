@@ -16,8 +16,16 @@ import subprocess
 import sys
 import unittest
 
-from ci_helpers import (PAIRBENCH, SIM_EXPERIMENT, SMALL_EXPERIMENT, calls, recording_build_dir, run_script,
-                        scratch_checkout, stored_runs)
+from ci_helpers import (
+    PAIRBENCH,
+    SIM_EXPERIMENT,
+    SMALL_EXPERIMENT,
+    calls,
+    recording_build_dir,
+    run_script,
+    scratch_checkout,
+    stored_runs,
+)
 
 COMMANDS_WITH_DB = (["run"], ["gate"], ["baseline", "update"], ["history"], ["report"])
 
@@ -30,10 +38,20 @@ class NightlyWithDatabase(unittest.TestCase):
         self.db = os.path.join(self.root, "shared-history.sqlite")
 
     def nightly(self, experiment=SMALL_EXPERIMENT, build=None, **env):
-        return run_script([os.path.join(self.root, "ci", "nightly.sh"), "--experiments", experiment],
-                          env={"PAIRBENCH_DB": self.db, "PROFILE": "quick", "FUZZ_SECONDS": "0", "SKIP_BUILD": "1",
-                               "BUILD_DIR": build or self.build, "ARTIFACTS_DIR": "results/artifacts-test", "UNDECIDED": "pass",
-                               **env}, timeout=180)
+        return run_script(
+            [os.path.join(self.root, "ci", "nightly.sh"), "--experiments", experiment],
+            env={
+                "PAIRBENCH_DB": self.db,
+                "PROFILE": "quick",
+                "FUZZ_SECONDS": "0",
+                "SKIP_BUILD": "1",
+                "BUILD_DIR": build or self.build,
+                "ARTIFACTS_DIR": "results/artifacts-test",
+                "UNDECIDED": "pass",
+                **env,
+            },
+            timeout=180,
+        )
 
     def test_every_command_is_given_the_database_and_the_run_arrives(self):
         rc, out, err = self.nightly()
@@ -42,7 +60,7 @@ class NightlyWithDatabase(unittest.TestCase):
         recorded = calls(self.log)
         for command in COMMANDS_WITH_DB:
             with self.subTest(command=" ".join(command)):
-                matching = [c for c in recorded if c[:len(command)] == command]
+                matching = [c for c in recorded if c[: len(command)] == command]
                 self.assertTrue(matching, f"ci/nightly.sh never ran pairbench {' '.join(command)}: {recorded}")
                 for c in matching:
                     pairs = list(zip(c, c[1:]))
@@ -58,6 +76,7 @@ class NightlyWithDatabase(unittest.TestCase):
 
         def night():
             return self.nightly(SIM_EXPERIMENT, build, BUDGET="20", MAX_REPETITIONS="6")
+
         rc, out, err = night()
         self.assertEqual(rc, 0, out[-2000:] + err[-2000:])
         self.assertIn("running without sampling", err)  # no baseline yet: the plain night stores one
@@ -65,7 +84,7 @@ class NightlyWithDatabase(unittest.TestCase):
         self.assertTrue(any(c[:2] == ["baseline", "update"] for c in first), first)
         rc, out, err = night()
         self.assertEqual(rc, 0, out[-2000:] + err[-2000:])
-        second = calls(log)[len(first):]
+        second = calls(log)[len(first) :]
         runs = [c for c in second if c[:1] == ["run"]]
         self.assertEqual(len(runs), 1, second)
         pairs = list(zip(runs[0], runs[0][1:]))
@@ -82,19 +101,41 @@ class NightlyWithDatabase(unittest.TestCase):
         # A history that exists (so it is pairbench's), then held locked by another writer until
         # `pairbench run` is over (ci/nightly.sh copies the run file into its artifacts after it),
         # so that only the run's own write meets the lock.
-        rc, out, err = run_script([PAIRBENCH, "run", "--profile", "quick", "--experiments", SMALL_EXPERIMENT,
-                                   "--history", self.db, "--out", os.path.join(self.root, "first.json")],
-                                  cwd=self.root, timeout=120)
+        rc, out, err = run_script(
+            [
+                PAIRBENCH,
+                "run",
+                "--profile",
+                "quick",
+                "--experiments",
+                SMALL_EXPERIMENT,
+                "--history",
+                self.db,
+                "--out",
+                os.path.join(self.root, "first.json"),
+            ],
+            cwd=self.root,
+            timeout=120,
+        )
         self.assertEqual(rc, 0, err[-2000:])
         artifacts = os.path.join(self.root, "results", "artifacts-test")
-        locker = subprocess.Popen([sys.executable, "-c", (
-            "import glob, sqlite3, sys, time\n"
-            f"con = sqlite3.connect({self.db!r}, isolation_level=None)\n"
-            "con.execute('BEGIN EXCLUSIVE')\n"
-            "print('locked', flush=True)\n"
-            "deadline = time.monotonic() + 120\n"
-            f"while not glob.glob({artifacts!r} + '/run-*.json') and time.monotonic() < deadline:\n"
-            "    time.sleep(0.05)\n")], stdout=subprocess.PIPE, text=True)
+        locker = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                (
+                    "import glob, sqlite3, sys, time\n"
+                    f"con = sqlite3.connect({self.db!r}, isolation_level=None)\n"
+                    "con.execute('BEGIN EXCLUSIVE')\n"
+                    "print('locked', flush=True)\n"
+                    "deadline = time.monotonic() + 120\n"
+                    f"while not glob.glob({artifacts!r} + '/run-*.json') and time.monotonic() < deadline:\n"
+                    "    time.sleep(0.05)\n"
+                ),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.addCleanup(locker.wait, 130)
         self.addCleanup(locker.stdout.close)
         self.assertEqual(locker.stdout.readline().strip(), "locked")
@@ -102,9 +143,12 @@ class NightlyWithDatabase(unittest.TestCase):
         rc, out, err = self.nightly(PAIRBENCH_HISTORY_RETRY_S="1")
         self.assertEqual(rc, 3, out[-2000:] + err[-2000:])
         last = err.strip().splitlines()[-1]
-        self.assertRegex(last, r"^ci/nightly\.sh: the database write failed \(.*database is locked.*\); the run file is "
-                               r"kept as an artifact: results/artifacts-test/run-\d{8}T\d{6}Z-quick\.json "
-                               r"\(replay it with: pairbench history import --db <PAIRBENCH_DB> ")
+        self.assertRegex(
+            last,
+            r"^ci/nightly\.sh: the database write failed \(.*database is locked.*\); the run file is "
+            r"kept as an artifact: results/artifacts-test/run-\d{8}T\d{6}Z-quick\.json "
+            r"\(replay it with: pairbench history import --db <PAIRBENCH_DB> ",
+        )
         kept = os.path.join(self.root, last.split("kept as an artifact: ")[1].split(" ")[0])
         with open(kept, encoding="utf-8") as f:
             doc = json.load(f)

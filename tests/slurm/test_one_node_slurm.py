@@ -22,11 +22,20 @@ import tempfile
 import time
 import unittest
 
-from ci_helpers import (PAIRBENCH, SIM_EXPERIMENT, SKIPPED, calls, recording_build_dir, run_script,
-                        runs_per_machine, scratch_checkout, shared_database)
+from ci_helpers import (
+    PAIRBENCH,
+    SIM_EXPERIMENT,
+    SKIPPED,
+    calls,
+    recording_build_dir,
+    run_script,
+    runs_per_machine,
+    scratch_checkout,
+    shared_database,
+)
 
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
-START_LIMIT_S = 60       # the brief's limit for starting the one-node cluster
+START_LIMIT_S = 60  # the brief's limit for starting the one-node cluster
 # Both array tasks and the report job: what their own Slurm limits allow (each task 10 minutes, in
 # kinds.tsv below, and 5 minutes for the report job), not a guess of this machine's speed (issue 44:
 # 150 s failed on a slower machine). ctest's TIMEOUT for the test (tests/CMakeLists.txt) covers it.
@@ -69,17 +78,30 @@ class OneNodeSlurm:
             f.write(os.urandom(1024))
         os.chmod(key, 0o600)
         socket_path = os.path.join(d, "munge.sock")
-        subprocess.run(["/usr/sbin/munged", "--force", f"--key-file={key}", f"--socket={socket_path}",
-                        f"--pid-file={d}/munged.pid", f"--log-file={d}/log/munged.log", f"--seed-file={d}/munge.seed"],
-                       check=True, timeout=30, capture_output=True)
+        subprocess.run(
+            [
+                "/usr/sbin/munged",
+                "--force",
+                f"--key-file={key}",
+                f"--socket={socket_path}",
+                f"--pid-file={d}/munged.pid",
+                f"--log-file={d}/log/munged.log",
+                f"--seed-file={d}/munge.seed",
+            ],
+            check=True,
+            timeout=30,
+            capture_output=True,
+        )
         self.pidfiles.append(f"{d}/munged.pid")
-        node = subprocess.run(["/usr/sbin/slurmd", "-C"], check=True, timeout=30, capture_output=True,
-                              text=True).stdout.splitlines()[0]
+        node = subprocess.run(
+            ["/usr/sbin/slurmd", "-C"], check=True, timeout=30, capture_output=True, text=True
+        ).stdout.splitlines()[0]
         host = socket.gethostname().split(".")[0]
         hardware = " ".join(w for w in node.split() if not w.startswith("NodeName="))
         ctld_port, slurmd_port = free_ports(2)
         with open(self.conf, "w", encoding="utf-8") as f:
-            f.write(f"""ClusterName=pairbenchtest
+            f.write(
+                f"""ClusterName=pairbenchtest
 SlurmctldHost={host}(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
@@ -107,11 +129,14 @@ MpiDefault=none
 GresTypes=pbgpu
 NodeName={host} NodeAddr=127.0.0.1 {hardware} Features=kinda,kindb Gres=pbgpu:1 State=UNKNOWN
 PartitionName=pbtest Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-""")
+"""
+            )
         with open(os.path.join(d, "gres.conf"), "w", encoding="utf-8") as f:
             f.write(f"NodeName={host} Name=pbgpu Count=1\n")
         env = {**os.environ, **self.env}
-        subprocess.run(["/usr/sbin/slurmctld", "-f", self.conf, "-i"], check=True, timeout=30, env=env, capture_output=True)
+        subprocess.run(
+            ["/usr/sbin/slurmctld", "-f", self.conf, "-i"], check=True, timeout=30, env=env, capture_output=True
+        )
         self.pidfiles.append(f"{d}/slurmctld.pid")
         subprocess.run(["/usr/sbin/slurmd", "-f", self.conf], check=True, timeout=30, env=env, capture_output=True)
         self.pidfiles.append(f"{d}/slurmd.pid")
@@ -156,26 +181,44 @@ class OneNodeSlurmTest(unittest.TestCase):
 
         kinds = os.path.join(root, "kinds.tsv")
         with open(kinds, "w", encoding="utf-8") as f:
-            f.write("# two node kinds on one node: features stand for the kinds, pbgpu for a GPU\n"
-                    "node-a pbtest kinda -       00:10:00\n"
-                    "node-b pbtest kindb pbgpu:1 00:10:00\n")
+            f.write(
+                "# two node kinds on one node: features stand for the kinds, pbgpu for a GPU\n"
+                "node-a pbtest kinda -       00:10:00\n"
+                "node-b pbtest kindb pbgpu:1 00:10:00\n"
+            )
         db = shared_database(self, root)
         print(f"shared database: {db}", file=sys.stderr)
         # CONFIRM_BUDGET: the second kind's night may find the first's run as its baseline (one host)
         # and confirm what it suspects with an `ab`; this test is about the array, the uploads and
         # the report job, not the confirmation's budget.
-        env = {**cluster.env, "PAIRBENCH_DB": db, "PROFILE": "quick", "FUZZ_SECONDS": "0", "UNDECIDED": "pass",
-               "SKIP_BUILD": "1", "BUILD_DIR": build, "CONFIRM_BUDGET": "20"}
-        rc, out, err = run_script([os.path.join(root, "ci", "slurm", "submit.sh"), "--kinds", kinds, "--",
-                                   "--experiments", SIM_EXPERIMENT], env=env, timeout=60)
+        env = {
+            **cluster.env,
+            "PAIRBENCH_DB": db,
+            "PROFILE": "quick",
+            "FUZZ_SECONDS": "0",
+            "UNDECIDED": "pass",
+            "SKIP_BUILD": "1",
+            "BUILD_DIR": build,
+            "CONFIRM_BUDGET": "20",
+        }
+        rc, out, err = run_script(
+            [os.path.join(root, "ci", "slurm", "submit.sh"), "--kinds", kinds, "--", "--experiments", SIM_EXPERIMENT],
+            env=env,
+            timeout=60,
+        )
         self.assertEqual(rc, 0, out + err)
         self.assertIn("submitted 2 array task(s)", out)
         logs = os.path.join(root, out.split("logs and artifacts in ")[1].split()[0])
 
         deadline = time.monotonic() + JOBS_LIMIT_S
         while time.monotonic() < deadline:
-            queue = subprocess.run(["squeue", "-h", "-o", "%i %j %T %r"], env={**os.environ, **cluster.env},
-                                   capture_output=True, text=True, timeout=30)
+            queue = subprocess.run(
+                ["squeue", "-h", "-o", "%i %j %T %r"],
+                env={**os.environ, **cluster.env},
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             if queue.returncode == 0 and not queue.stdout.strip():
                 break
             time.sleep(0.5)
@@ -197,8 +240,11 @@ class OneNodeSlurmTest(unittest.TestCase):
             nights.append(f"--- {kind}'s job log, its end ---\n{text[-2500:]}")
         # On failure, both jobs' logs: a CI run once found one of the two runs missing, and the
         # temporary directory with the logs is gone after the test.
-        self.assertEqual(sum(runs_per_machine(db, root).values()), 2,
-                         "both kinds' runs are in the shared database\n" + "\n".join(nights))
+        self.assertEqual(
+            sum(runs_per_machine(db, root).values()),
+            2,
+            "both kinds' runs are in the shared database\n" + "\n".join(nights),
+        )
 
         report = job_log("pairbench-fleet-report-*.out")
         gate = re.search(r"ci/fleet-report\.sh: gate of commit [0-9a-f]{12} across machines: status (\d+)", report)
