@@ -135,7 +135,7 @@ if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$artifacts/gate.md" ]; then
   cat "$artifacts/gate.md" >> "$GITHUB_STEP_SUMMARY"
 fi
 echo "artifacts: $artifacts"
-[ -f "$artifacts/gate.json" ] && echo "gate: $(sed -n 's/^  "headline": "\(.*\)",$/\1/p' "$artifacts/gate.json")"
+[ -f "$artifacts/gate.json" ] && echo "gate: $(/usr/bin/python3 ci/nightly_steps.py headline "$artifacts/gate.json")"
 # A failed database write comes first (3): the run is not in the history that the fleet's gate and
 # the next nights read, so nothing is settled until it is replayed; a regression the gate found is
 # named beside it. Then a regression (1); then a crashed benchmark (3); then an undecided gate.

@@ -4,6 +4,7 @@ the shell script. The gate's JSON is read through the report package's one reade
 
     nightly_steps.py db-failure RUN_FILE      the failed history write, password hidden ("" if none)
     nightly_steps.py gate-status GATE_JSON    the gate's own exit status
+    nightly_steps.py headline GATE_JSON       the gate's first line (its counts of verdicts)
     nightly_steps.py has-broken GATE_JSON     exit 0 when a benchmark is broken, else 1
     nightly_steps.py keep-build RUN_FILE BIN_DIR BUILDS_DIR KEEP GATE_JSON
         keep this build's bench binaries under BUILDS_DIR/<git sha>[-dirty] for the nights whose
@@ -75,6 +76,9 @@ def main(argv):
             return 0
         if argv[:1] == ["gate-status"] and len(argv) == 2:
             print(read_rows(argv[1])["exit_status"])
+            return 0
+        if argv[:1] == ["headline"] and len(argv) == 2:
+            print(read_rows(argv[1])["headline"])
             return 0
         if argv[:1] == ["has-broken"] and len(argv) == 2:
             return 0 if any(r["verdict"] == "broken" for r in read_rows(argv[1])["rows"]) else 1

@@ -473,3 +473,50 @@ class DrawsStudy(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
                 self.assertIn(says, r.stderr)
+
+
+class NightlySteps(unittest.TestCase):
+    """ci/nightly_steps.py, the steps of ci/nightly.sh that read the gate's JSON through the report's
+    one typed reader: the headline, the exit status, whether anything is broken; bad input one line,
+    exit 2."""
+
+    STEPS = os.path.join(REPO, "ci", "nightly_steps.py")
+
+    def step(self, *args):
+        import subprocess
+
+        return subprocess.run(["/usr/bin/python3", self.STEPS, *args], capture_output=True, text=True)
+
+    def gate(self, doc):
+        import tempfile
+
+        d = tempfile.mkdtemp()
+        self.addCleanup(__import__("shutil").rmtree, d, True)
+        path = os.path.join(d, "gate.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        return path
+
+    def test_headline_status_and_broken_are_read_by_key(self):
+        headline = "1 regression, 0 undecided, 2 unchanged (+ 0 improvements, 1 broken, 0 new, 0 missing)"
+        rows = [{"name": "a", "verdict": "regression"}, {"name": "b", "verdict": "broken"}]
+        path = self.gate({"headline": headline, "exit_status": 1, "benchmarks": rows})
+        r = self.step("headline", path)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, headline), r.stderr)
+        self.assertEqual(self.step("gate-status", path).stdout.strip(), "1")
+        self.assertEqual(self.step("has-broken", path).returncode, 0)
+        quiet = self.gate({"headline": "0 regressions", "exit_status": 0, "benchmarks": [rows[0]]})
+        self.assertEqual(self.step("has-broken", quiet).returncode, 1)
+
+    def test_a_malformed_gate_is_one_line_naming_the_field_and_exit_2(self):
+        for doc, field in (({"headline": 3, "benchmarks": []}, "headline"), ({"headline": "x"}, "benchmarks")):
+            r = self.step("headline", self.gate(doc))
+            self.assertEqual(r.returncode, 2, r.stdout)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(field, r.stderr)
+
+    def test_nightly_reads_the_gate_through_the_steps_not_by_pattern(self):
+        with open(os.path.join(REPO, "ci", "nightly.sh"), encoding="utf-8") as f:
+            script = f.read()
+        self.assertNotIn('"headline"', script)
+        self.assertIn("nightly_steps.py headline", script)
