@@ -203,7 +203,8 @@ void sim_arm(benchmark::State& state, const Point& p) {
 
 }  // namespace
 
-// Declared, not measured: see the file's head.
+// Declared, not measured: see the file's head. Select it with --experiments sim.declared (the
+// file declares sim.machine too).
 PAIRBENCH_EXPERIMENT(sim_declared) {
   return Experiment{
       .name = "sim.declared",
@@ -214,6 +215,22 @@ PAIRBENCH_EXPERIMENT(sim_declared) {
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
       .instructions = [](const Arm&, const Point&) { return true; },
+  };
+}
+
+// The machine's limits, declared as the cases above: a limits experiment (kind `limit`, like
+// limits.memory_bandwidth), so that a gate can tell a whole run that moved with them from code
+// that got slower (harness/gate/gate.cpp, detect_run_shift).
+PAIRBENCH_EXPERIMENT(sim_machine) {
+  return Experiment{
+      .name = "sim.machine",
+      .claim = "",
+      .question = "What can the simulated machine do?",
+      .arms = {{.name = "sim", .run = sim_arm}},
+      .grid = {{.name = "case", .quick = {"m1", "m2", "m3", "m4"}, .nightly = {"m1", "m2", "m3", "m4"}}},
+      .timing = Timing::kWallClock,
+      .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
+      .is_limit = true,
   };
 }
 
