@@ -156,18 +156,11 @@ void say_launch(const std::vector<std::string>& argv, const Env& env) {
 // first), told to the process in PAIRBENCH_DUET_LAUNCHED ("first"/"second"; the product's benches
 // ignore it, the simulated bench may declare an advantage to the side launched first) and
 // recorded as the row's duet_lead: what was launched, not what was planned (Job::lead).
-std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gate, int gate_side, int launched) {
-  const int id = ctx.next_file++;
-  const std::string stem = ctx.tmp_dir + "/p" + std::to_string(id);
-  const std::string out_path = stem + ".json", record_path = stem + ".record.json", count_path = stem + ".callgrind";
-  // The process's own TMPDIR (kernels/common/scratch.h's TempDir honours it): removed below with
-  // whatever is in it, so a process killed at its time limit or by a crash leaks nothing.
-  const std::string process_tmp = stem + ".tmp";
-  std::error_code ec;
-  if (!fs::create_directory(process_tmp, ec)) {
-    return failed_sample(
-        job, "cannot create its temporary directory " + process_tmp + ": " + (ec ? ec.message() : "it exists already"));
-  }
+// The command line of one process of `job`: its binary (the layout variant it drew), the
+// benchmark, where its outputs go, and what kind of process it is (a calibration ramp, fixed
+// iterations with or without the check, or counted instructions under `ctx.counter`).
+std::vector<std::string> job_argv(const Context& ctx, const Job& job, const std::string& out_path,
+                                  const std::string& record_path, const std::string& count_path) {
   std::vector<std::string> argv;
   if (job.kind == Kind::kInstructions) argv = instruction_counter_prefix(ctx.counter, count_path);
   const std::vector<std::string> binaries = binaries_of(*job.experiment);
@@ -187,7 +180,46 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
   if (job.kind != Kind::kInstructions)
     argv.push_back("--pairbench_batches=" + std::to_string(ctx.options.plan.batches));
   if (job.kind == Kind::kInstructions) argv.push_back("--pairbench_count_instructions=" + ctx.counter.name);
+  return argv;
+}
 
+// A counting process's sample: instructions per iteration in place of the metric (callgrind's
+// total with its function breakdown, or perf's count from the record), or failed with why.
+Sample instruction_sample(const Context& ctx, const Job& job, Sample s, const nlohmann::json& record,
+                          const std::optional<CallgrindProfile>& callgrind, const std::string& callgrind_problem) {
+  std::optional<double> total;
+  if (ctx.counter.name == "callgrind" && callgrind) total = static_cast<double>(callgrind->total);
+  if (ctx.counter.name == "perf" && record.contains("instructions")) total = record["instructions"].get<double>();
+  s.instrument = Instrument::instructions;
+  s.batches.clear();
+  const auto counted = record.value("counted_regions", std::int64_t{0});  // the first region is left out
+  if (!total || counted <= 0 || *total <= 0) {
+    std::string why =
+        record.contains("instruction_error") ? ": " + record["instruction_error"].get<std::string>() : std::string();
+    if (!callgrind_problem.empty()) why = ": " + callgrind_problem;
+    Sample f = failed_sample(job, ctx.counter.name + " gave no instruction count" + why);
+    f.instrument = Instrument::instructions;
+    f.process_wall_s = s.process_wall_s;
+    return f;
+  }
+  s.metric_value = *total / static_cast<double>(counted);
+  if (callgrind) s.functions = function_breakdown(*callgrind, static_cast<double>(counted));
+  return s;
+}
+
+std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gate, int gate_side, int launched) {
+  const int id = ctx.next_file++;
+  const std::string stem = ctx.tmp_dir + "/p" + std::to_string(id);
+  const std::string out_path = stem + ".json", record_path = stem + ".record.json", count_path = stem + ".callgrind";
+  // The process's own TMPDIR (kernels/common/scratch.h's TempDir honours it): removed below with
+  // whatever is in it, so a process killed at its time limit or by a crash leaks nothing.
+  const std::string process_tmp = stem + ".tmp";
+  std::error_code ec;
+  if (!fs::create_directory(process_tmp, ec)) {
+    return failed_sample(
+        job, "cannot create its temporary directory " + process_tmp + ": " + (ec ? ec.message() : "it exists already"));
+  }
+  const std::vector<std::string> argv = job_argv(ctx, job, out_path, record_path, count_path);
   // The simulator runs the timed regions ~50x slower: give it room.
   const double limit = job.kind == Kind::kInstructions ? 10 * ctx.options.timeout_s : ctx.options.timeout_s;
   auto env = job_env(ctx, job);
@@ -250,25 +282,7 @@ std::optional<Sample> run_job(Context& ctx, const Job& job, const StartGate* gat
     add_batches(s, *record, *job.experiment);
     return s;
   }
-  // Instructions per iteration, in place of the metric.
-  std::optional<double> total;
-  if (ctx.counter.name == "callgrind" && callgrind) total = static_cast<double>(callgrind->total);
-  if (ctx.counter.name == "perf" && record->contains("instructions")) total = (*record)["instructions"].get<double>();
-  s.instrument = Instrument::instructions;
-  s.batches.clear();
-  const auto counted = record->value("counted_regions", std::int64_t{0});  // the first region is left out
-  if (!total || counted <= 0 || *total <= 0) {
-    std::string why = record->contains("instruction_error") ? ": " + (*record)["instruction_error"].get<std::string>()
-                                                            : std::string();
-    if (!callgrind_problem.empty()) why = ": " + callgrind_problem;
-    Sample f = failed_sample(job, ctx.counter.name + " gave no instruction count" + why);
-    f.instrument = Instrument::instructions;
-    f.process_wall_s = pr.wall_s;
-    return f;
-  }
-  s.metric_value = *total / static_cast<double>(counted);
-  if (callgrind) s.functions = function_breakdown(*callgrind, static_cast<double>(counted));
-  return s;
+  return instruction_sample(ctx, job, std::move(s), *record, callgrind, callgrind_problem);
 }
 
 // The key under which a job may share a process with others (RunOptions::share_processes): its

@@ -435,41 +435,22 @@ class DrawsStudy(unittest.TestCase):
         import tempfile
 
         script = os.path.join(REPO, "ci", "draws-study.py")
+        passed = {"run_type": "iteration", "verification": "passed", "iterations": 5, "experiment": "copy.stores"}
         with tempfile.TemporaryDirectory() as tmp:
-            bad = os.path.join(tmp, "run.json")
+            bad, good = os.path.join(tmp, "run.json"), os.path.join(tmp, "good.json")
             with open(bad, "w") as f:
                 f.write('{"benchmarks": 3}')
-            for argv, says in (
-                (["--processes", "2"], "--processes: at least 3"),
-                (["--draws", "1"], "--draws: at least 2"),
-                ([], "benchmarks: expected an array"),
-            ):
-                r = subprocess.run(["/usr/bin/python3", script, bad, tmp, *argv], capture_output=True, text=True)
-                self.assertEqual(r.returncode, 2, r.stderr)
-                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
-                self.assertIn(says, r.stderr)
-            good = os.path.join(tmp, "good.json")
             with open(good, "w") as f:
-                json.dump(
-                    {
-                        "benchmarks": [
-                            {
-                                "run_type": "iteration",
-                                "verification": "passed",
-                                "iterations": 5,
-                                "name": "copy.stores/x",
-                                "experiment": "copy.stores",
-                            }
-                        ]
-                    },
-                    f,
-                )
-            for argv, says in (
-                (["--experiments", "ops.fusion"], "no passed time rows of ops.fusion"),
-                (["--experiments", "copy.stores,ops.fusion"], "--experiments: not in"),
-                ([], "no executable bench_copy"),
+                json.dump({"benchmarks": [dict(passed, name="copy.stores/x")]}, f)
+            for run, argv, says in (
+                (bad, ["--processes", "2"], "--processes: at least 3"),
+                (bad, ["--draws", "1"], "--draws: at least 2"),
+                (bad, [], "benchmarks: expected an array"),
+                (good, ["--experiments", "ops.fusion"], "no passed time rows of ops.fusion"),
+                (good, ["--experiments", "copy.stores,ops.fusion"], "--experiments: not in"),
+                (good, [], "no executable bench_copy"),
             ):
-                r = subprocess.run(["/usr/bin/python3", script, good, tmp, *argv], capture_output=True, text=True)
+                r = subprocess.run(["/usr/bin/python3", script, run, tmp, *argv], capture_output=True, text=True)
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
                 self.assertIn(says, r.stderr)
