@@ -66,29 +66,16 @@ bool better_calibration(const Sample& a, const Sample& b) {
 // process (Google Benchmark's ramp to the profile's measured time per process) that is not kept.
 // A benchmark that cannot be calibrated is remembered in the cache with why and not retried
 // (--recalibrate retries); its processes run the fallback count and the run names it once.
-Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, CalibrationCache& cache) {
-  Calibrated out;
-  const auto start = Clock::now();
-  std::map<std::string, const Job*> first;  // one job per benchmark name (side 0's binary first)
-  for (const Job& j : runnable) first.emplace(j.benchmark->name, &j);
-  std::vector<const Job*> missing;
-  for (const auto& [name, job] : first) {
-    if (ctx.options.recalibrate || (!cache.find(name) && !cache.failure(name))) missing.push_back(job);
-  }
-  // Every ramp in a shared process where its benchmark may share one (one ramp each, in name
-  // order; single_units), else one per process. A ramp can be fooled by a stall (a preemption on
-  // a loaded machine): one that stopped after fewer iterations than the plan has batches has no
-  // batches to show it, and one 150 ms stall of its first iteration reads as 150 ms per iteration,
-  // every later process then running one iteration; one whose batches show it is refused. Stalls
-  // only add time, so such a ramp runs again (twice at most, together with the others that need
-  // it) and the fastest unrefused one is kept.
-  std::vector<Job> ramps;
-  for (const Job* j : missing) {
-    Job c = *j;
-    c.kind = Kind::kCalibrate;
-    c.repetition = -1;
-    ramps.push_back(std::move(c));
-  }
+// Every ramp in a shared process where its benchmark may share one (one ramp each, in name order;
+// single_units), else one per process. A ramp can be fooled by a stall (a preemption on a loaded
+// machine): one that stopped after fewer iterations than the plan has batches has no batches to
+// show it, and one 150 ms stall of its first iteration reads as 150 ms per iteration, every later
+// process then running one iteration; one whose batches show it is refused. Stalls only add time,
+// so such a ramp runs again (twice at most, together with the others that need it) and the
+// fastest unrefused one is kept. Per benchmark, the ramp kept (nothing: interrupted); the
+// benchmarks a retried ramp found wrong go to `found_wrong`.
+std::map<std::string, std::optional<Sample>> ramp_until_usable(Context& ctx, const std::vector<Job>& ramps,
+                                                               std::set<std::string>& found_wrong) {
   int shared_id = 0;
   auto ramp_all = [&](const std::vector<Job>& jobs) {
     std::map<std::string, std::optional<Sample>> out;
@@ -112,7 +99,7 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
     if (again.empty()) break;
     for (auto& [name, second] : ramp_all(again)) {
       std::optional<Sample>& kept = ramped[name];
-      if (second && second->verification == Verification::incorrect) out.ramp_found_wrong.insert(name);
+      if (second && second->verification == Verification::incorrect) found_wrong.insert(name);
       if (!second) {
         kept.reset();  // interrupted
       } else if (better_calibration(*second, *kept)) {
@@ -120,6 +107,26 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
       }
     }
   }
+  return ramped;
+}
+
+Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, CalibrationCache& cache) {
+  Calibrated out;
+  const auto start = Clock::now();
+  std::map<std::string, const Job*> first;  // one job per benchmark name (side 0's binary first)
+  for (const Job& j : runnable) first.emplace(j.benchmark->name, &j);
+  std::vector<const Job*> missing;
+  for (const auto& [name, job] : first) {
+    if (ctx.options.recalibrate || (!cache.find(name) && !cache.failure(name))) missing.push_back(job);
+  }
+  std::vector<Job> ramps;
+  for (const Job* j : missing) {
+    Job c = *j;
+    c.kind = Kind::kCalibrate;
+    c.repetition = -1;
+    ramps.push_back(std::move(c));
+  }
+  std::map<std::string, std::optional<Sample>> ramped = ramp_until_usable(ctx, ramps, out.ramp_found_wrong);
   int done = 0;
   for (const Job& c : ramps) {
     std::optional<Sample>& result = ramped[c.benchmark->name];
