@@ -131,6 +131,59 @@ void apply_wall_budget(const RunArgs& args, const std::vector<ExperimentEntry>& 
   options.process_budget_s = fit.process_budget_s, options.instruction_budget_s = fit.instruction_budget_s;
 }
 
+// The gate's inputs, before any benchmark runs: the baseline and its label (none without
+// --baseline), the outputs checked, and this machine's run-to-run noise from the history added to
+// `gate` (read before this run is added to it).
+std::pair<nlohmann::json, std::string> gate_inputs(const RunArgs& args, const RunGateArgs& gate_args,
+                                                   const Environment& env, GateArgs& gate) {
+  if (gate_args.baseline.empty()) return {};
+  check_gate_outputs(gate);
+  auto [baseline, baseline_label] = read_baseline(gate_args, args, env);
+  const auto differences = fingerprint_differences(baseline.at("pairbench").at("environment"), env.to_json());
+  if (!differences.empty() && !gate.options.force) {
+    std::string fields;
+    for (const auto& d : differences) fields += (fields.empty() ? "" : "; ") + d;
+    throw UsageError("--baseline: " + baseline_label +
+                     " is from another machine or build (--force to compare anyway): " + fields);
+  }
+  if (!args.history.empty() &&
+      (args.history.find("://") != std::string::npos || std::filesystem::exists(args.history))) {
+    const auto db = open_history_db(args.history, "--db", /*must_exist=*/true);
+    add_run_variance(gate.options, *db, env.fingerprint.value("machine_key", ""));
+  }
+  return {std::move(baseline), std::move(baseline_label)};
+}
+
+// The gate of this run against its baseline: the fixed test, with the sampled benchmarks' time
+// rows decided by the always-valid intervals (valid however often it looked). Its exit status.
+int gate_this_run(const nlohmann::json& baseline, const std::string& baseline_label, const nlohmann::json& doc,
+                  const std::string& written, const GateArgs& gate, const RunGateArgs& gate_args,
+                  const std::optional<Sampled>& sampled, std::chrono::steady_clock::time_point start) {
+  GateReport report;
+  try {
+    report = compare_runs(baseline, doc, gate.options, baseline_label, written == "-" ? "this run" : written);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (sampled) {
+    apply_unpaired(report, *sampled);
+    hold_run_shift(report);                        // the sampling's verdicts are between two runs too
+    attach_function_diffs(report, baseline, doc);  // for the verdicts the sampling changed
+    std::cout << "\nsampled until decided against " << baseline_label
+              << " (always-valid intervals, Holm over the gate; docs/gate.md) within " << gate_args.budget_s
+              << " s, at most " << gate_args.max_repetitions << " processes per benchmark: " << sampled->rounds
+              << (sampled->rounds == 1 ? " round, " : " rounds, ") << sampled->added_processes << " more processes, "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
+  } else if (const int held = hold_changes_ranks_cannot_show(report); held > 0) {
+    // The fixed gate decides as ab's does: no change on processes too few for their ranks
+    // (under ctest's load, 4 and 4 processes of one build run twice were once a regression).
+    say() << "pairbench: " << held << (held == 1 ? " change" : " changes")
+          << " held undecided: too few processes per side to decide a change (--repetitions, or --budget)\n";
+  }
+  std::cout << "\n";
+  return finish_gate(report, gate);
+}
+
 int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string& command_line) {
   const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
   RunOptions options = run_options(args, env.fingerprint.value("machine_key", ""));
@@ -140,27 +193,10 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
     apply_wall_budget(args, experiments, options);
     return print_plan(plan_run(experiments, options), options);
   }
-  // The gate's inputs, before any benchmark runs: the baseline, the outputs, and this machine's
-  // run-to-run noise from the history (read before this run is added to it).
-  nlohmann::json baseline;
-  std::string baseline_label;
   GateArgs gate = gate_args.gate;
-  if (!gate_args.baseline.empty()) {
-    check_gate_outputs(gate);
-    std::tie(baseline, baseline_label) = read_baseline(gate_args, args, env);
-    const auto differences = fingerprint_differences(baseline.at("pairbench").at("environment"), env.to_json());
-    if (!differences.empty() && !gate.options.force) {
-      std::string fields;
-      for (const auto& d : differences) fields += (fields.empty() ? "" : "; ") + d;
-      throw UsageError("--baseline: " + baseline_label +
-                       " is from another machine or build (--force to compare anyway): " + fields);
-    }
-    if (!args.history.empty() &&
-        (args.history.find("://") != std::string::npos || std::filesystem::exists(args.history))) {
-      const auto db = open_history_db(args.history, "--db", /*must_exist=*/true);
-      add_run_variance(gate.options, *db, env.fingerprint.value("machine_key", ""));
-    }
-  }
+  const std::pair<nlohmann::json, std::string> inputs = gate_inputs(args, gate_args, env, gate);
+  const nlohmann::json& baseline = inputs.first;
+  const std::string& baseline_label = inputs.second;
   const std::string out =
       args.out.empty() ? "results/run-" + utc_stamp("%Y%m%dT%H%M%SZ") + "-" + args.profile + ".json" : args.out;
   try {
@@ -225,34 +261,9 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
   std::cout << "\nwrote " << (written == "-" ? "the run file to stdout" : written) << " (" << doc["benchmarks"].size()
             << " samples, " << outcome.wall_s << " s)\n";
   if (outcome.plan.budgeted) std::cout << budget_line(outcome.plan, outcome.wall_s) << "\n";
-  // The gate against the baseline: the fixed test, with the sampled benchmarks' time rows decided
-  // by the always-valid intervals (valid however often it looked).
-  int gate_status = kExitOk;
-  if (!gate_args.baseline.empty()) {
-    GateReport report;
-    try {
-      report = compare_runs(baseline, doc, gate.options, baseline_label, written == "-" ? "this run" : written);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-    if (sampled) {
-      apply_unpaired(report, *sampled);
-      hold_run_shift(report);                        // the sampling's verdicts are between two runs too
-      attach_function_diffs(report, baseline, doc);  // for the verdicts the sampling changed
-      std::cout << "\nsampled until decided against " << baseline_label
-                << " (always-valid intervals, Holm over the gate; docs/gate.md) within " << gate_args.budget_s
-                << " s, at most " << gate_args.max_repetitions << " processes per benchmark: " << sampled->rounds
-                << (sampled->rounds == 1 ? " round, " : " rounds, ") << sampled->added_processes << " more processes, "
-                << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
-    } else if (const int held = hold_changes_ranks_cannot_show(report); held > 0) {
-      // The fixed gate decides as ab's does: no change on processes too few for their ranks
-      // (under ctest's load, 4 and 4 processes of one build run twice were once a regression).
-      say() << "pairbench: " << held << (held == 1 ? " change" : " changes")
-            << " held undecided: too few processes per side to decide a change (--repetitions, or --budget)\n";
-    }
-    std::cout << "\n";
-    gate_status = finish_gate(report, gate);
-  }
+  const int gate_status = gate_args.baseline.empty()
+                              ? kExitOk
+                              : gate_this_run(baseline, baseline_label, doc, written, gate, gate_args, sampled, start);
   if (history_failed) {
     say(Verbosity::quiet) << "pairbench: not recorded in history " << redact_db(args.history) << ": "
                           << pb["history_write"]["error"].get<std::string>() << "; kept the run file " << written
