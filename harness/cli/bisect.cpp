@@ -270,6 +270,13 @@ class Bisection {
   nlohmann::json comparison_json(const std::optional<Comparison>& c) const;
   int finish(const std::string& outcome, int first_bad, int exit_status, const std::string& line,
              const std::optional<Comparison>& change = std::nullopt, int last_good = -1);
+  // An ab's budget: what is left, less what is kept for the re-check unless this is it.
+  double ab_budget(bool recheck) const { return std::min(args_.ab_budget_s, remaining() - (recheck ? 0 : reserve_)); }
+  // The bisection's three steps (run): the two ends, where the bisection may already end (its
+  // exit status); the halving, which narrows [lo, hi]; the re-check of hi against lo.
+  std::optional<int> check_ends(int n);
+  void halve(int& lo, int& hi);
+  int recheck(int lo, int hi);
 
   BisectArgs args_;
   std::string repo_, work_, regex_;
@@ -280,7 +287,8 @@ class Bisection {
   Clock::time_point start_;
   bool configured_ = false;
   int comparisons_ = 0;
-  int lo_ = 0;  // the last commit known good so far
+  int lo_ = 0;          // the last commit known good so far
+  double reserve_ = 0;  // seconds of the budget kept for the re-check
 };
 
 void Bisection::prepare_worktree() {
@@ -667,10 +675,18 @@ int Bisection::run() {
               areas_text.empty() ? "what --build-command builds" : areas_text.c_str(), work_.c_str());
   std::fflush(stdout);
   prepare_worktree();
-  const double reserve = std::min(args_.ab_budget_s, 0.15 * args_.budget_s);  // kept for the re-check
-  auto ab_budget = [&](bool recheck) { return std::min(args_.ab_budget_s, remaining() - (recheck ? 0 : reserve)); };
+  reserve_ = std::min(args_.ab_budget_s, 0.15 * args_.budget_s);
 
-  // 1. The two ends: both must build and run, and bad must be a decided regression against good.
+  if (const std::optional<int> ended = check_ends(n)) return *ended;
+  // 2. Halving: lo is the last good commit, hi the first bad one.
+  int lo = 0, hi = n;
+  halve(lo, hi);
+  return recheck(lo, hi);
+}
+
+// 1. The two ends: both must build and run, and bad must be a decided regression against good.
+// Their exit status where the bisection ends here.
+std::optional<int> Bisection::check_ends(int n) {
   Step check{"check", n, 0, n};
   for (const int end : {0, n}) {
     double s = 0;
@@ -720,8 +736,10 @@ int Bisection::run() {
     regex_ += ")$";
   }
 
-  // 2. Halving: lo is the last good commit, hi the first bad one.
-  int lo = 0, hi = n;
+  return std::nullopt;
+}
+
+void Bisection::halve(int& lo, int& hi) {
   while (true) {
     std::vector<int> candidates;
     for (int i = lo + 1; i < hi; ++i) {
@@ -774,6 +792,11 @@ int Bisection::run() {
     if (commits_[m].state == "bad") hi = m;
     if (commits_[m].state == "good") lo_ = lo = m;
   }
+}
+
+// 3. The re-check: hi against its parent (where commits between were skipped: against lo), fresh;
+// the bisection's end and its exit status.
+int Bisection::recheck(int lo, int hi) {
   std::vector<int> between;  // untested or skipped commits left between lo and hi
   for (int i = lo + 1; i < hi; ++i) between.push_back(i);
   const bool budget_spent =
@@ -788,37 +811,36 @@ int Bisection::run() {
                   std::nullopt, lo);
   }
 
-  // 3. The re-check: hi against its parent (where commits between were skipped: against lo), fresh.
-  Step recheck{"recheck", hi, lo, hi};
+  Step step{"recheck", hi, lo, hi};
   if (ab_budget(true) < kMinComparisonS) {
     return finish("budget_spent", -1, kExitUndecided,
                   "first_bad: none: no budget left for the re-check; " + range_text(), std::nullopt, lo);
   }
-  recheck.first = compare(lo, hi, ab_budget(true), "recheck", /*count_instructions=*/true);
-  recheck.seconds = recheck.first->seconds;
-  recheck.verdict = verdict_text(*recheck.first);
-  steps_.push_back(recheck);
-  print_step(recheck);
-  if (recheck.first->verdict != "regression") {
+  step.first = compare(lo, hi, ab_budget(true), "recheck", /*count_instructions=*/true);
+  step.seconds = step.first->seconds;
+  step.verdict = verdict_text(*step.first);
+  steps_.push_back(step);
+  print_step(step);
+  if (step.first->verdict != "regression") {
     return finish("inconclusive", -1, kExitUndecided,
                   "first_bad: none: inconclusive: the re-check of " + commits_[hi].short_sha() + " against " +
-                      commits_[lo].short_sha() + " was " + verdict_text(*recheck.first) + " (" +
-                      change_text(*recheck.first) + "), not a decided regression",
-                  recheck.first, lo);
+                      commits_[lo].short_sha() + " was " + verdict_text(*step.first) + " (" + change_text(*step.first) +
+                      "), not a decided regression",
+                  step.first, lo);
   }
   if (!between.empty()) {
     std::string skipped;
     for (const int i : between) skipped += " " + commits_[i].short_sha() + " (" + commits_[i].why + ")";
     return finish("ambiguous", -1, kExitUndecided,
                   "first_bad: none: ambiguous because of skipped commits: " + range_text() + " (" +
-                      change_text(*recheck.first) + "); skipped:" + skipped,
-                  recheck.first, lo);
+                      change_text(*step.first) + "); skipped:" + skipped,
+                  step.first, lo);
   }
-  print_functions(*recheck.first);
+  print_functions(*step.first);
   return finish("named", hi, kExitOk,
-                "first_bad: " + commits_[hi].sha + " " + commits_[hi].subject + ": " + change_text(*recheck.first) +
+                "first_bad: " + commits_[hi].sha + " " + commits_[hi].subject + ": " + change_text(*step.first) +
                     " against its parent, re-checked",
-                recheck.first, lo);
+                step.first, lo);
 }
 
 int cmd_bisect(const BisectArgs& args) {
