@@ -228,8 +228,8 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, c
     }
     singles.push_back(j);
     singles.push_back(*it->second);
-    // Two processes on one GPU time its time-slicing between their contexts, not the code (9-29x
-    // their calibrated time per iteration on an H200, docs/gate.md).
+    // Two processes on one GPU time its time-slicing between their contexts, not the code
+    // (measured: results/reference/gate-notebook.md, "Duet pairing").
     sequential.push_back({j.benchmark->name, threads,
                           cuda ? std::string("both sides would share the CUDA device")
                           : forced != one_side_at_a_time.end()
@@ -261,12 +261,10 @@ bool check_drawn(std::uint64_t seed, const std::string& benchmark, int repetitio
 // With two sides (`ab`), two rounds make one block and a benchmark's processes of both rounds run
 // back to back: its duet pair twice, cores swapped (a crossover), or its sides one at a time in
 // the order A B B A (first side drawn at random). The machine's speed drifts in modes that last
-// from tens of milliseconds to minutes, each core its own (on a 2-vCPU Zen 3 VM one process of a
-// 262144-element axpb ran 1.6x faster than the next in a quarter of processes, and two duet sides
-// of one binary differed by 26 % (SD of the log ratio) where two processes back to back on one core
-// differed by 5 %); a block's two pairs see the same modes with the sides exchanged, so their mean
-// cancels them, and the sampling decides on block means (harness/sampling/paired.cpp add_round). `pool`: the CPUs duet
-// pairs are placed on.
+// from tens of milliseconds to minutes, each core its own (measured: results/reference/
+// gate-notebook.md, "Duet pairing"); a block's two pairs see the same modes with the sides
+// exchanged, so their mean cancels them, and the sampling decides on block means
+// (harness/sampling/paired.cpp add_round). `pool`: the CPUs duet pairs are placed on.
 std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, const std::vector<Side>& sides,
                                           const RunOptions& options, const Calibrated& cal,
                                           const std::vector<int>& pool, RunOutcome& outcome, std::mt19937_64& rng) {
