@@ -221,19 +221,12 @@ void recheck_regime(AbResult& r, const std::vector<Side>& sides, const std::vect
   if (interrupt_signal()) return;  // cut short: the duet processes stay, and the check names them
   replace_processes(r, alone, again);
 }
-// What the planned look is projected to take (duet pairs run both sides at once; otherwise the
-// sides' processes take turns), said before it starts.
-void announce_planned_look(const std::vector<Side>& sides, const RunOptions& options, double budget_s, bool duet) {
-  double walls[2] = {0, 0};
-  int unknown = 0;
-  std::size_t processes = 0;
-  for (std::size_t k = 0; k < sides.size() && k < 2; ++k) {
-    const RunPlan plan = plan_run(sides[k].experiments, options);
-    walls[k] = plan.projected_wall_s;
-    unknown = std::max(unknown, plan.unknown);
-    processes += plan.processes;
-  }
-  say_planned_look("ab", processes, duet ? std::max(walls[0], walls[1]) : walls[0] + walls[1], unknown, budget_s);
+// What the planned look is projected to take (exec's plan_run: a duet pair's sides at once, the
+// others' one after the other; the regime probe's pairs first), said before it starts.
+void announce_planned_look(const std::vector<Side>& sides, const RunOptions& options, double budget_s, bool probe) {
+  const RunPlan plan = plan_run(sides, options, probe);
+  say_planned_look("ab", plan.processes, plan.projected_wall_s, plan.unknown, static_cast<int>(plan.benchmarks.size()),
+                   budget_s);
 }
 
 int cmd_ab(const AbArgs& args, const std::string& command_line) {
@@ -278,7 +271,7 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
     envs.push_back(environment_of(dir));
   }
   const auto start = std::chrono::steady_clock::now();
-  if (args.budget_s > 0) announce_planned_look(sides, options, args.budget_s, args.pairing == "duet");
+  if (args.budget_s > 0) announce_planned_look(sides, options, args.budget_s, args.pairing == "duet" && args.probe);
   RunOptions counted = options;
   if (args.pairing == "duet" && args.probe)
     counted.one_side_at_a_time = duet_regime_probe(sides, envs, options, command_line);

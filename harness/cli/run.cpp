@@ -214,7 +214,8 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
   const auto start = std::chrono::steady_clock::now();
   if (!gate_args.baseline.empty() && gate_args.budget_s > 0) {
     const RunPlan planned = plan_run(experiments, options);
-    say_planned_look("run", planned.processes, planned.projected_wall_s, planned.unknown, gate_args.budget_s);
+    say_planned_look("run", planned.processes, planned.projected_wall_s, planned.unknown,
+                     static_cast<int>(planned.benchmarks.size()), gate_args.budget_s);
   }
   RunOutcome outcome = run_experiments(experiments, options);
   const bool partial = outcome.interrupted_by != 0;

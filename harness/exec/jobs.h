@@ -113,8 +113,11 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
 // the budgets, the rounds of timed units and the instruction units after them; what a run's
 // processes taught the cache.
 std::vector<Job> runnable_jobs(const std::vector<Side>& sides, RunOutcome& outcome);
+// `at_once`: benchmarks whose duet pairs run both sides at once (their wall counted once).
 RunPlan plan_processes(const std::vector<Job>& runnable, const RunOptions& options, const CalibrationCache& cache,
-                       const std::map<std::string, std::int64_t>& iterations, const std::string& counter);
+                       const std::map<std::string, std::int64_t>& iterations, const std::string& counter,
+                       const std::set<std::string>& at_once = {});
+std::string sides_apart_reason(const Job& a, const Job& b, const RunOptions& options, std::size_t pool_cpus);
 void learn_walls(CalibrationCache& cache, const std::vector<Sample>& samples, const std::vector<Side>& sides,
                  const std::string& counter);
 std::vector<std::vector<Job>> timed_units(const std::vector<Job>& runnable, const std::vector<Side>& sides,

@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
+#include <set>
 
 #include "harness/exec/layout.h"
 #include "harness/exec/say.h"
 #include "harness/stats/stats.h"
+#include "kernels/common/cpus.h"
 
 namespace pairbench::harness {
 namespace detail {
@@ -41,6 +44,22 @@ std::vector<Job> runnable_jobs(const std::vector<Side>& sides, RunOutcome& outco
 // Cores per side of a duet pair: the larger of the two sides' declared threads (an old build's
 // listing declares none: 1).
 int pair_threads(const Job& a, const Job& b) { return std::max({1, a.benchmark->threads, b.benchmark->threads}); }
+
+// Why a benchmark's two sides cannot run at once as a duet pair on `pool_cpus` cores ("" where they
+// can): two processes on one GPU time its time-slicing between their contexts, not the code
+// (measured: results/reference/gate-notebook.md, "Duet pairing"); the regime probe's or the
+// caller's one_side_at_a_time; more threads per side than half the pool.
+std::string sides_apart_reason(const Job& a, const Job& b, const RunOptions& options, std::size_t pool_cpus) {
+  if (a.benchmark->cuda || b.benchmark->cuda) return "both sides would share the CUDA device";
+  const auto forced = options.one_side_at_a_time.find(a.benchmark->name);
+  if (forced != options.one_side_at_a_time.end()) return forced->second;
+  const int threads = pair_threads(a, b);
+  if (2 * static_cast<std::size_t>(threads) > pool_cpus) {
+    return std::to_string(threads) + " threads per side need " + std::to_string(2 * threads) +
+           " cores for both sides at once; " + std::to_string(pool_cpus) + " usable";
+  }
+  return "";
+}
 
 // Whether a benchmark gets instruction-counting processes under `counter`: where its experiment
 // declares counts meaningful, unless (callgrind) one iteration is too slow to simulate.
@@ -107,7 +126,8 @@ void cover_costly_counting(RunPlan& plan, const std::vector<Job>& runnable, cons
 // time processes run (absent: not known, so neither is its wall). Each benchmark once, whatever
 // the sides; its processes on every side.
 RunPlan plan_processes(const std::vector<Job>& runnable, const RunOptions& options, const CalibrationCache& cache,
-                       const std::map<std::string, std::int64_t>& iterations, const std::string& counter) {
+                       const std::map<std::string, std::int64_t>& iterations, const std::string& counter,
+                       const std::set<std::string>& at_once) {
   RunPlan plan;
   plan.budgeted = options.process_budget_s > 0 || options.instruction_budget_s > 0;
   plan.process_budget_s = options.process_budget_s;
@@ -159,7 +179,10 @@ RunPlan plan_processes(const std::vector<Job>& runnable, const RunOptions& optio
   for (const BenchmarkPlan& b : plan.benchmarks) {
     const int n = sides[b.benchmark];
     plan.processes += static_cast<std::size_t>(n * (b.processes + b.instruction_processes));
-    plan.projected_wall_s += n * (b.processes * b.process_wall_s + b.instruction_processes * b.instruction_wall_s);
+    // A duet pair's sides run at once: one side's time processes in wall time; the others take turns.
+    const int n_wall = at_once.count(b.benchmark) ? 1 : n;
+    plan.projected_wall_s +=
+        n_wall * b.processes * b.process_wall_s + n * b.instruction_processes * b.instruction_wall_s;
     if (!(b.process_wall_s > 0) || (b.instruction_processes > 0 && !(b.instruction_wall_s > 0))) ++plan.unknown;
     if (b.cut()) ++plan.cut;
   }
@@ -186,8 +209,12 @@ void learn_walls(CalibrationCache& cache, const std::vector<Sample>& samples, co
       }
     }
   }
+  // The overhead's mean, not its median: a shared process's start lands on whichever benchmark runs
+  // first in it, and a budget needs the expected total (what the processes will take together).
   for (const auto& [name, values] : overhead) {
-    cache.record_time_walls(name, stats::median(values), stats::median(loop[name]));
+    cache.record_time_walls(name,
+                            std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size()),
+                            stats::median(loop[name]));
   }
   for (const auto& [name, values] : run_per_iteration) cache.record_run_per_iteration(name, stats::median(values));
   if (counter.empty()) return;
@@ -202,7 +229,6 @@ void learn_walls(CalibrationCache& cache, const std::vector<Sample>& samples, co
 std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, const std::vector<Side>& sides,
                                              const RunOptions& options, bool duet, std::size_t pool_cpus,
                                              std::vector<SequentialInDuet>& sequential) {
-  const std::map<std::string, std::string>& one_side_at_a_time = options.one_side_at_a_time;
   if (!duet) return single_units(runnable, sides, options);
   std::vector<std::vector<Job>> round_units;
   std::vector<Job> singles;
@@ -219,23 +245,14 @@ std::vector<std::vector<Job>> round_units_of(const std::vector<Job>& runnable, c
       continue;
     }
     paired.insert(j.benchmark->name);
-    const int threads = pair_threads(j, *it->second);
-    const bool cuda = j.benchmark->cuda || it->second->benchmark->cuda;
-    const auto forced = one_side_at_a_time.find(j.benchmark->name);
-    if (!cuda && forced == one_side_at_a_time.end() && 2 * static_cast<std::size_t>(threads) <= pool_cpus) {
+    const std::string apart = sides_apart_reason(j, *it->second, options, pool_cpus);
+    if (apart.empty()) {
       round_units.push_back({j, *it->second});
       continue;
     }
     singles.push_back(j);
     singles.push_back(*it->second);
-    // Two processes on one GPU time its time-slicing between their contexts, not the code
-    // (measured: results/reference/gate-notebook.md, "Duet pairing").
-    sequential.push_back({j.benchmark->name, threads,
-                          cuda ? std::string("both sides would share the CUDA device")
-                          : forced != one_side_at_a_time.end()
-                              ? forced->second
-                              : std::to_string(threads) + " threads per side need " + std::to_string(2 * threads) +
-                                    " cores for both sides at once; " + std::to_string(pool_cpus) + " usable"});
+    sequential.push_back({j.benchmark->name, pair_threads(j, *it->second), apart});
   }
   for (const Job& j : runnable) {
     if (j.side == 1 && !paired.count(j.benchmark->name)) singles.push_back(j);
@@ -409,9 +426,12 @@ const BenchmarkPlan* RunPlan::find(const std::string& benchmark) const {
 }
 
 RunPlan plan_run(const std::vector<ExperimentEntry>& experiments, const RunOptions& options) {
+  return plan_run(std::vector<Side>{Side{"", experiments, {}, {}, {}}}, options);
+}
+
+RunPlan plan_run(const std::vector<Side>& sides, const RunOptions& options, bool probe) {
   RunOutcome unused;
-  const std::vector<Side> sides = {Side{"", experiments, {}, {}, {}}};  // the jobs point into it
-  const std::vector<detail::Job> runnable = detail::runnable_jobs(sides, unused);
+  const std::vector<detail::Job> runnable = detail::runnable_jobs(sides, unused);  // they point into `sides`
   const CalibrationCache cache(options.calibration_path);
   if (!cache.load_problem().empty()) say(Verbosity::quiet) << "pairbench: warning: " << cache.load_problem() << "\n";
   // As run_sides sizes them, without calibrating: a benchmark not in the cache has no count yet.
@@ -429,7 +449,30 @@ RunPlan plan_run(const std::vector<ExperimentEntry>& experiments, const RunOptio
       options.instruction_processes > 0 &&
       std::any_of(runnable.begin(), runnable.end(), [](const detail::Job& j) { return j.benchmark->instructions; });
   const std::string counter = any_instructions ? choose_instruction_counter(options.instruction_counter).name : "";
-  return detail::plan_processes(runnable, options, cache, iterations, counter);
+  // The benchmarks whose two sides a duet runs at once (run_sides' pairing, round_units_of's rule).
+  std::set<std::string> at_once;
+  const std::vector<int> cpus = options.duet_cpu_pool.empty() ? kernels::usable_cpu_list() : options.duet_cpu_pool;
+  if (options.pairing == "duet" && sides.size() == 2 && cpus.size() >= 2) {
+    std::map<std::string, const detail::Job*> other;
+    for (const detail::Job& j : runnable) {
+      if (j.side == 1) other.emplace(j.benchmark->name, &j);
+    }
+    for (const detail::Job& j : runnable) {
+      const auto it = other.find(j.benchmark->name);
+      if (j.side == 0 && it != other.end() &&
+          detail::sides_apart_reason(j, *it->second, options, cpus.size()).empty()) {
+        at_once.insert(j.benchmark->name);
+      }
+    }
+  }
+  RunPlan plan = detail::plan_processes(runnable, options, cache, iterations, counter, at_once);
+  // ab's regime probe: one uncounted duet pair of each benchmark a duet pairs, before the rest.
+  if (probe) {
+    for (const BenchmarkPlan& b : plan.benchmarks) {
+      if (at_once.count(b.benchmark)) plan.projected_wall_s += b.process_wall_s;
+    }
+  }
+  return plan;
 }
 
 }  // namespace pairbench::harness

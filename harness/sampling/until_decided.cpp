@@ -16,20 +16,28 @@ int sample_until_decided(Rounds& rounds, double budget_s, std::chrono::steady_cl
   return round;
 }
 
-void say_planned_look(const std::string& command, std::size_t processes, double projected_s, int to_calibrate,
-                      double budget_s) {
-  const std::string calibration = to_calibrate > 0
-                                      ? ", after calibrating " + std::to_string(to_calibrate) + " benchmark" +
-                                            (to_calibrate == 1 ? "" : "s") + " not yet in this machine's cache"
-                                      : "";
+void say_planned_look(const std::string& command, std::size_t processes, double projected_s, int unknown,
+                      int benchmarks, double budget_s) {
+  if (benchmarks > 0 && unknown >= benchmarks) {
+    sayf(Verbosity::normal,
+         "%s: the planned look (%zu processes): what it takes is not known yet, none of its %d benchmarks has run "
+         "here (each is calibrated first, within the %.0f s budget)\n",
+         command.c_str(), processes, benchmarks, budget_s);
+    return;
+  }
+  const std::string more = unknown > 0
+                               ? ", and more: " + std::to_string(unknown) + " of its " + std::to_string(benchmarks) +
+                                     " benchmarks have not run here yet (calibrated first; not counted)"
+                               : "";
+  const int decimals = projected_s < 10 ? 1 : 0;
   if (projected_s > budget_s) {
     sayf(Verbosity::quiet,
-         "%s: warning: the planned look (%zu processes) is projected to take %.0f s%s, past the %.0f s budget: it runs "
-         "whole and no round follows it (a larger --budget, fewer --experiments or --repetitions)\n",
-         command.c_str(), processes, projected_s, calibration.c_str(), budget_s);
+         "%s: warning: the planned look (%zu processes) is projected to take %.*f s%s, past the %.0f s budget: it "
+         "runs whole and no round follows it (a larger --budget, fewer --experiments or --repetitions)\n",
+         command.c_str(), processes, decimals, projected_s, more.c_str(), budget_s);
   } else {
-    sayf(Verbosity::normal, "%s: the planned look (%zu processes) is projected to take %.0f s%s of the %.0f s budget\n",
-         command.c_str(), processes, projected_s, calibration.c_str(), budget_s);
+    sayf(Verbosity::normal, "%s: the planned look (%zu processes) is projected to take %.*f s of the %.0f s budget%s\n",
+         command.c_str(), processes, decimals, projected_s, budget_s, more.c_str());
   }
 }
 

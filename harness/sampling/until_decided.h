@@ -32,10 +32,10 @@ class Rounds {
 int sample_until_decided(Rounds& rounds, double budget_s, std::chrono::steady_clock::time_point start);
 
 // Said before the planned processes start, since the budget counts them and their calibration:
-// what they are projected to take here (`projected_s` from this machine's calibration cache,
-// `to_calibrate` benchmarks not in it yet), at the normal level, or as a warning where that alone
-// overruns `budget_s`. `command` names the caller ("ab", "run").
-void say_planned_look(const std::string& command, std::size_t processes, double projected_s, int to_calibrate,
-                      double budget_s);
+// what they are projected to take here (`projected_s`, from this machine's calibration cache), where
+// `unknown` of its `benchmarks` have not run here yet and are not counted in it, at the normal level,
+// or as a warning where that alone overruns `budget_s`. `command` names the caller ("ab", "run").
+void say_planned_look(const std::string& command, std::size_t processes, double projected_s, int unknown,
+                      int benchmarks, double budget_s);
 
 }  // namespace pairbench::harness

@@ -30,7 +30,9 @@
 //                                            by the plan: a side effect of the launch order
 //                    "change": 0,           planted time change, relative (0.1: 10 % slower)
 //                    "work": 100, "work_change": 0,   dependent steps per iteration, planted change
-//                    "crash": false}},      the process aborts when it reaches this case (SIGABRT)
+//                    "crash": false,        the process aborts when it reaches this case (SIGABRT)
+//                    "threads": 1}},        the threads it declares (Experiment::threads): a duet runs a
+//                                            case that does not fit twice on the CPUs one side at a time
 //    "start_s": 0}                          a process's start-up cost, slept once before its first
 //                                            case (a CUDA context, a dataset), outside timing
 // A copy named <executable>.layout<k> (sim_build's `layouts`) reads <executable>'s declaration and
@@ -103,6 +105,7 @@ struct Case {
   std::int64_t work = 100;
   double work_change = 0;
   bool crash = false;
+  int threads = 1;
   std::uint64_t seed = 1;
 };
 
@@ -133,6 +136,7 @@ Case declared(const std::string& self, const std::string& name) {
   c.work = k.value("work", c.work);
   c.work_change = k.value("work_change", c.work_change);
   c.crash = k.value("crash", c.crash);
+  c.threads = k.value("threads", c.threads);
   if (!(c.ns > 0) || !(c.launched_first_x > 0) || c.process_sd < 0 || c.inprocess_sd < 0 || c.work < 0) {
     throw std::runtime_error(self + ".sim: cases." + name + ": ns > 0, launched_first_x > 0, SDs >= 0, work >= 0");
   }
@@ -215,6 +219,8 @@ PAIRBENCH_EXPERIMENT(sim_declared) {
       .timing = Timing::kWallClock,
       .metric = {.name = "ns_per_op", .unit = "ns", .better = Better::kLower},
       .instructions = [](const Arm&, const Point&) { return true; },
+      .threads = [](const Arm&,
+                    const Point& p) { return declared(build_and_variant(self_path()).first, p.get("case")).threads; },
   };
 }
 

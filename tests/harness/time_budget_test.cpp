@@ -14,6 +14,7 @@
 
 #include "harness/cli/run_record.h"
 #include "harness/exec/calibration.h"
+#include "harness/exec/jobs.h"
 #include "harness/exec/process.h"
 
 namespace pairbench::harness {
@@ -141,6 +142,30 @@ TEST(TimeBudget, TheCacheKeepsTheLastRunsWalls) {
   EXPECT_EQ(old.load_problem(), "");
   EXPECT_NE(old.find("y"), nullptr);
   EXPECT_EQ(old.walls("y"), nullptr);
+}
+
+// A run's processes teach the cache each benchmark's mean overhead, not its median: a shared
+// process's start lands on whichever benchmark runs first in it (their order is drawn), and a
+// budget needs what the processes take together. Four samples of x, one of them first in its
+// process (0.95 s of start and set-up), three after another benchmark (0.05 s): 0.275 s, where the
+// median said 0.05 s, a fifth of it.
+TEST(TimeBudget, AProcessStartLandsInTheMeanOverheadOfWhicheverRanFirst) {
+  CalibrationCache cache;
+  std::vector<Sample> samples;
+  for (const double wall : {1.0, 0.1, 0.1, 0.1}) {
+    Sample s;
+    s.benchmark = "x";
+    s.verification = Verification::passed;
+    s.has_value = true;
+    s.process_wall_s = wall;
+    s.iterations = 10;
+    s.loop_wall_s = 0.05;
+    samples.push_back(s);
+  }
+  detail::learn_walls(cache, samples, {Side{}}, "");
+  ASSERT_NE(cache.walls("x"), nullptr);
+  EXPECT_DOUBLE_EQ(cache.walls("x")->overhead_s.back(), 0.275);
+  EXPECT_DOUBLE_EQ(cache.walls("x")->loop_s_per_iteration.back(), 0.005);
 }
 
 // The nightly profile on the known-work bench, with a cache that knows one benchmark's processes
