@@ -11,15 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "harness/exec/exit_status.h"
 #include "harness/exec/interrupt.h"
 
 namespace pairbench::harness {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitRegression = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitBenchmarkFailed = 3;
-inline constexpr int kExitUndecided = 4;  // the gate could not decide (--undecided fail)
 
 // Bad input or usage: printed as one line, exit status 2.
 struct UsageError : std::runtime_error {

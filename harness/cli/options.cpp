@@ -159,12 +159,6 @@ void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default, bool db_op
   cmd->add_option("--json", gate.json, "also write the comparison as JSON")->check(output);
 }
 
-std::string default_bench_dir() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? "." : self.parent_path().string();
-}
-
 std::vector<std::string> split_csv(const std::string& s) {
   std::vector<std::string> out;
   std::string item;
@@ -217,17 +211,6 @@ std::vector<ExperimentEntry> select_experiments(std::vector<ExperimentEntry> all
     }
   }
   return out;
-}
-
-std::vector<ExperimentEntry> keep_benchmarks_matching(std::vector<ExperimentEntry> experiments,
-                                                      const std::string& regex) {
-  if (regex.empty()) return experiments;
-  const std::regex re(regex, std::regex::ECMAScript);
-  for (auto& e : experiments) {
-    std::erase_if(e.benchmarks, [&](const BenchmarkEntry& b) { return !std::regex_search(b.name, re); });
-  }
-  std::erase_if(experiments, [](const ExperimentEntry& e) { return e.benchmarks.empty(); });
-  return experiments;
 }
 
 }  // namespace pairbench::harness

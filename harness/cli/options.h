@@ -48,15 +48,9 @@ void add_gate_options(CLI::App* cmd, GateArgs& gate, bool db_default = false, bo
 // --process-sharing experiment|none (run, ab): RunArgs::process_sharing.
 void add_process_sharing_option(CLI::App& cmd, std::string& process_sharing);
 
-// The directory of this pairbench executable, where the bench_* binaries are built beside it.
-std::string default_bench_dir();
 std::vector<std::string> split_csv(const std::string& s);
 // The experiments named (names or areas, comma-separated; "" = all) with only the arms named.
 std::vector<ExperimentEntry> select_experiments(std::vector<ExperimentEntry> all, const std::string& experiments,
                                                 const std::string& arms);
-// Only the benchmarks whose names `regex` finds (benchmark_regex's rule; "" keeps all); experiments
-// left without benchmarks are dropped.
-std::vector<ExperimentEntry> keep_benchmarks_matching(std::vector<ExperimentEntry> experiments,
-                                                      const std::string& regex);
 
 }  // namespace pairbench::harness

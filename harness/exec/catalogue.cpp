@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <initializer_list>
 #include <stdexcept>
 
@@ -354,6 +355,23 @@ std::string replace_marked_section(const std::string& document, const std::strin
   }
   const std::size_t body = document.find('\n', begins[0]) + 1;
   return document.substr(0, body) + section + document.substr(ends[0]);
+}
+
+std::string default_bench_dir() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "." : self.parent_path().string();
+}
+
+std::vector<ExperimentEntry> keep_benchmarks_matching(std::vector<ExperimentEntry> experiments,
+                                                      const std::string& regex) {
+  if (regex.empty()) return experiments;
+  const std::regex re(regex, std::regex::ECMAScript);
+  for (auto& e : experiments) {
+    std::erase_if(e.benchmarks, [&](const BenchmarkEntry& b) { return !std::regex_search(b.name, re); });
+  }
+  std::erase_if(experiments, [](const ExperimentEntry& e) { return e.benchmarks.empty(); });
+  return experiments;
 }
 
 }  // namespace pairbench::harness

@@ -136,6 +136,13 @@ std::vector<std::string> find_bench_binaries(const std::string& dir);
 // cmake/PairbenchHelpers.cmake builds them (PAIRBENCH_LAYOUT_VARIANTS).
 std::vector<std::string> layout_variants_of(const std::string& binary);
 
+// The directory of this pairbench executable, where the bench_* binaries are built beside it.
+std::string default_bench_dir();
+// Only the benchmarks whose names `regex` finds (ECMAScript, anywhere in the name, as Google
+// Benchmark's --benchmark_filter; "" keeps all); experiments left without benchmarks are dropped.
+std::vector<ExperimentEntry> keep_benchmarks_matching(std::vector<ExperimentEntry> experiments,
+                                                      const std::string& regex);
+
 // Asks each binary for its catalogue under `profile`; throws on a binary that fails to list.
 std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& binaries, const std::string& profile);
 
