@@ -46,7 +46,6 @@ std::string format(const char* fmt, double x) {
   return buf;
 }
 
-
 // ---- What to build ------------------------------------------------------------------------
 
 // The bench areas (bench_<area>) whose benchmarks `regex` matches, from the bench binaries beside
@@ -63,7 +62,6 @@ std::set<std::string> areas_matching(const std::string& regex, const std::string
   }
   return out;
 }
-
 
 // ---- The bisection's state -----------------------------------------------------------------
 
@@ -318,7 +316,8 @@ Comparison Bisection::compare(int baseline, int candidate, double budget_s, cons
   std::ofstream(c.dir + ".log") << r.output;
   c.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (r.status == ProcessResult::Status::kInterrupted || interrupt_signal()) throw RevisionInterrupted{};
-  if (r.status == ProcessResult::Status::kExited && (r.exit_code == 130 || r.exit_code == 143)) throw RevisionInterrupted{};
+  if (r.status == ProcessResult::Status::kExited && (r.exit_code == 130 || r.exit_code == 143))
+    throw RevisionInterrupted{};
   const std::string failed_base = first_failure(c.dir + "/baseline.json"),
                     failed_cand = first_failure(c.dir + "/candidate.json");
   if (!failed_cand.empty()) return c.verdict = "failed_candidate", c.why = failed_cand, c;
@@ -328,7 +327,7 @@ Comparison Bisection::compare(int baseline, int candidate, double budget_s, cons
     gate = read_gate_json(c.dir + "/gate.json");
   } catch (const std::exception& e) {
     throw RevisionFailed("pairbench ab " + r.describe() + " without a comparison (" + e.what() +
-                       "): " + quoted_for_message(last_line_of(r.output), 200) + " (log: " + c.dir + ".log)");
+                         "): " + quoted_for_message(last_line_of(r.output), 200) + " (log: " + c.dir + ".log)");
   }
   bool all_pass = true;
   const BenchmarkVerdict* worst = nullptr;
@@ -521,9 +520,9 @@ int Bisection::run() {
   areas_ = areas_matching(args_.benchmarks, args_.profile);
   if (areas_.empty() && args_.build_command.empty()) {
     throw RevisionInputError("--benchmarks: " + quoted_for_message(args_.benchmarks) +
-                     " matches no benchmark of the bench "
-                     "binaries beside this pairbench (" +
-                     default_bench_dir() + "; pairbench list)");
+                             " matches no benchmark of the bench "
+                             "binaries beside this pairbench (" +
+                             default_bench_dir() + "; pairbench list)");
   }
   std::string areas_text;
   for (const auto& a : areas_) areas_text += (areas_text.empty() ? "" : ", ") + ("bench_" + a);
@@ -552,7 +551,7 @@ std::optional<int> Bisection::check_ends(int n) {
     check.build_s += s;
     if (why.rfind("has no benchmark matching", 0) == 0) {
       throw RevisionInputError("--benchmarks: " + (end ? std::string("bad ") : std::string("good ")) +
-                       commits_[end].short_sha() + " " + why);
+                               commits_[end].short_sha() + " " + why);
     }
     if (!why.empty()) {
       check.skipped = true, check.verdict = "failed",
@@ -708,7 +707,8 @@ int run_bisection(const BisectOptions& args) {
   if (git_exe.empty()) throw RevisionInputError("bisect: git is not on PATH");
   const ProcessResult top = run_process({git_exe, "rev-parse", "--show-toplevel"}, {}, std::chrono::seconds(60));
   if (top.status != ProcessResult::Status::kExited || top.exit_code != 0) {
-    throw RevisionInputError("bisect: the current directory is not in a git repository (" + last_line_of(top.output) + ")");
+    throw RevisionInputError("bisect: the current directory is not in a git repository (" + last_line_of(top.output) +
+                             ")");
   }
   const std::string repo = trimmed(top.output);
   std::optional<Bisection> bisection;

@@ -26,7 +26,6 @@ std::string last_line_of(const std::string& output) {
   return nl == std::string::npos ? text : text.substr(nl + 1);
 }
 
-
 ProcessResult git(const std::string& repo, std::vector<std::string> args, double limit_s) {
   args.insert(args.begin(), {program("git"), "-C", repo});
   ProcessResult r = run_process(args, {{"GIT_OPTIONAL_LOCKS", "0"}, {"GIT_TERMINAL_PROMPT", "0"}},
@@ -51,7 +50,8 @@ std::string resolve(const std::string& repo, const std::string& rev, const std::
   if (rev.empty() || rev[0] == '-') throw RevisionInputError(option + ": not a revision: " + quoted_for_message(rev));
   const ProcessResult r = git(repo, {"rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"});
   if (r.status != ProcessResult::Status::kExited || r.exit_code != 0) {
-    throw RevisionInputError(option + ": unknown revision " + quoted_for_message(rev) + " in the git repository " + repo);
+    throw RevisionInputError(option + ": unknown revision " + quoted_for_message(rev) + " in the git repository " +
+                             repo);
   }
   return trimmed(r.output);
 }
@@ -63,8 +63,8 @@ std::vector<Commit> first_parent_range(const std::string& repo, const std::strin
   if (good == bad) throw RevisionInputError("--good and --bad are the same commit " + good);
   const ProcessResult anc = git(repo, {"merge-base", "--is-ancestor", good, bad});
   if (anc.status != ProcessResult::Status::kExited || anc.exit_code != 0) {
-    throw RevisionInputError("--good: " + good_text + " (" + good.substr(0, 10) + ") is not an ancestor of --bad " + bad_text +
-                     " (" + bad.substr(0, 10) + ")");
+    throw RevisionInputError("--good: " + good_text + " (" + good.substr(0, 10) + ") is not an ancestor of --bad " +
+                             bad_text + " (" + bad.substr(0, 10) + ")");
   }
   std::vector<Commit> out{{good, git_out(repo, {"log", "-1", "--format=%s", good})}};
   std::istringstream lines(git_out(repo, {"log", "--first-parent", "--reverse", "--format=%H %s", good + ".." + bad}));
@@ -74,8 +74,8 @@ std::vector<Commit> first_parent_range(const std::string& repo, const std::strin
   }
   if (out.size() < 2 || git_out(repo, {"rev-parse", out[1].sha + "^1"}) != good) {
     throw RevisionInputError("--good: " + good_text + " is an ancestor of --bad " + bad_text +
-                     " but not on its first-parent history (it came in through a merge): give a commit of the "
-                     "first-parent line, e.g. the merge's first parent");
+                             " but not on its first-parent history (it came in through a merge): give a commit of the "
+                             "first-parent line, e.g. the merge's first parent");
   }
   out.front().state = "good";
   return out;

@@ -1,5 +1,5 @@
 // `pairbench selftest --ab-aa N` (selftest_ab.h): the A/A evidence for `ab` at its defaults.
-#include "harness/cli/selftest_ab.h"
+#include "harness/selftest/ab_studies.h"
 #include "harness/exec/say.h"
 
 #include <algorithm>
@@ -11,7 +11,6 @@
 #include <map>
 #include <random>
 
-#include "harness/cli/command.h"
 #include "harness/exec/interrupt.h"
 #include "harness/exec/process.h"
 #include "harness/gate/read_json.h"
