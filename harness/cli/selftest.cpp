@@ -30,6 +30,7 @@
 #include "harness/exec/interrupt.h"
 #include "harness/exec/say.h"
 #include "harness/selftest/ab_studies.h"
+#include "harness/selftest/gate_draws.h"
 #include "harness/stats/stats.h"
 #include "harness/store/file_checks.h"
 #include "harness/store/history.h"
@@ -60,156 +61,6 @@ struct SelftestArgs {
   double ab_budget_s = -1;     // their --budget (< 0: ab's default)
   GateArgs gate;
 };
-
-// Process entries of one run file, by benchmark: the time instrument (`benchmarks`) and
-// instruction counts (`pairbench.instructions`).
-struct Pool {
-  std::map<std::string, std::vector<nlohmann::json>> time, instructions;
-};
-
-Pool pool_of(const nlohmann::json& doc) {
-  Pool p;
-  for (const auto& b : doc["benchmarks"]) p.time[b["name"]].push_back(b);
-  for (const auto& b : doc["pairbench"].value("instructions", nlohmann::json::array())) {
-    p.instructions[b["name"]].push_back(b);
-  }
-  return p;
-}
-
-// A run file holding n processes of each benchmark drawn without replacement from `doc`.
-nlohmann::json draw(const nlohmann::json& doc, const Pool& pool, int n, int instruction_n, std::mt19937_64& rng) {
-  nlohmann::json out = doc;
-  out["benchmarks"] = nlohmann::json::array();
-  out["pairbench"]["instructions"] = nlohmann::json::array();
-  out["pairbench"].erase("ab_run_id");
-  for (const auto* by : {&pool.time, &pool.instructions}) {
-    const int k = by == &pool.time ? n : instruction_n;
-    auto& target = by == &pool.time ? out["benchmarks"] : out["pairbench"]["instructions"];
-    for (const auto& [name, entries] : *by) {
-      std::vector<std::size_t> idx(entries.size());
-      std::iota(idx.begin(), idx.end(), 0);
-      std::shuffle(idx.begin(), idx.end(), rng);
-      for (int i = 0; i < std::min<int>(k, static_cast<int>(idx.size())); ++i) {
-        nlohmann::json e = entries[idx[static_cast<std::size_t>(i)]];
-        for (const char* key : {"duet_pair", "duet_lead", "duet_start_gate"}) e.erase(key);
-        target.push_back(std::move(e));
-      }
-    }
-  }
-  return out;
-}
-
-struct Tally {
-  int gates = 0, gates_with_regression = 0, gates_passed = 0;
-  long regressions = 0, decisions = 0, undecided = 0, unchanged = 0;
-  long compare_py_flags = 0;                             // compare.py's rule, same draws
-  std::map<std::string, std::pair<long, long>> by_band;  // noise band -> (caught, decisions)
-  std::map<std::string, long> regressions_by_benchmark;
-};
-
-std::string noise_band(double cv) {
-  if (cv <= 0.03) return "noise <= 3%";
-  if (cv <= 0.10) return "noise 3-10%";
-  return "noise > 10%";
-}
-
-double rate(long a, long b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0; }
-
-nlohmann::json tally_json(const Tally& t) {
-  nlohmann::json bands = nlohmann::json::object();
-  for (const auto& [band, cd] : t.by_band) {
-    bands[band] = {{"caught", cd.first}, {"decisions", cd.second}, {"rate", rate(cd.first, cd.second)}};
-  }
-  std::vector<std::pair<long, std::string>> worst;
-  for (const auto& [name, count] : t.regressions_by_benchmark) worst.emplace_back(count, name);
-  std::sort(worst.rbegin(), worst.rend());
-  nlohmann::json top = nlohmann::json::array();
-  for (std::size_t i = 0; i < std::min<std::size_t>(10, worst.size()); ++i) {
-    top.push_back({{"benchmark", worst[i].second}, {"regressions", worst[i].first}});
-  }
-  return {{"gates", t.gates},
-          {"gates_with_a_regression", t.gates_with_regression},
-          {"gate_regression_rate", rate(t.gates_with_regression, t.gates)},
-          {"gates_passed", t.gates_passed},
-          {"regression_verdicts", t.regressions},
-          {"benchmark_decisions", t.decisions},
-          {"regression_rate", rate(t.regressions, t.decisions)},
-          {"undecided_rate", rate(t.undecided, t.decisions)},
-          {"unchanged_rate", rate(t.unchanged, t.decisions)},
-          {"by_noise", bands},
-          {"most_regressions", top},
-          {"compare_py_flags", t.compare_py_flags},
-          {"compare_py_flag_rate", rate(t.compare_py_flags, t.decisions)}};
-}
-
-// Google Benchmark compare.py's rule on the same two run files: a two-sided U test on the
-// process values at p < 0.05, uncorrected, counted as a slowdown flag when the median moved the
-// worse way. Returns the number of benchmarks flagged.
-int compare_py_flags(const nlohmann::json& base, const nlohmann::json& cur) {
-  std::map<std::string, std::string> better;
-  for (const auto& e : cur["pairbench"]["experiments"]) better[e["name"]] = e["better"];
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> values;
-  std::map<std::string, std::string> experiment;
-  for (const auto* doc : {&base, &cur}) {
-    for (const auto& b : (*doc)["benchmarks"]) {
-      auto& pair = values[b["name"]];
-      (doc == &base ? pair.first : pair.second).push_back(process_value(b));
-      experiment[b["name"]] = b["experiment"];
-    }
-  }
-  int flags = 0;
-  for (const auto& [name, pair] : values) {
-    if (pair.first.size() < 2 || pair.second.size() < 2) continue;
-    const bool higher = better[experiment[name]] == "higher";
-    const bool worse = higher ? stats::median(pair.second) < stats::median(pair.first)
-                              : stats::median(pair.second) > stats::median(pair.first);
-    flags += worse && stats::mann_whitney_p_two_sided(pair.first, pair.second) < 0.05;
-  }
-  return flags;
-}
-
-// The gate as a whole, both instruments: a benchmark is caught when either instrument calls it a
-// regression; a gate failed when any benchmark was.
-void tally_combined(Tally& t, const GateReport& report) {
-  ++t.gates;
-  std::map<std::string, bool> caught;
-  for (const auto& v : report.rows) {
-    if (v.baseline_samples == 0 || v.current_samples == 0) continue;
-    caught[v.benchmark] = caught[v.benchmark] || v.verdict == Verdict::regression;
-  }
-  bool any = false;
-  for (const auto& [name, c] : caught) {
-    ++t.decisions;
-    t.regressions += c;
-    any = any || c;
-    if (c) ++t.regressions_by_benchmark[name];
-  }
-  t.gates_with_regression += any;
-  t.gates_passed += !any && !report.undecided();
-}
-
-void tally_gate(Tally& t, const GateReport& report, const std::string& instrument,
-                const std::map<std::string, double>& noise) {
-  ++t.gates;
-  bool regressed = false, all_decided = true;
-  for (const auto& v : report.rows) {
-    if (to_string(v.instrument) != instrument || v.baseline_samples == 0 || v.current_samples == 0) continue;
-    ++t.decisions;
-    const bool regression = v.verdict == Verdict::regression;
-    t.regressions += regression;
-    t.undecided += v.verdict == Verdict::undecided;
-    t.unchanged += v.verdict == Verdict::unchanged;
-    regressed = regressed || regression;
-    all_decided = all_decided && (v.verdict == Verdict::unchanged || v.verdict == Verdict::improvement);
-    if (regression) ++t.regressions_by_benchmark[v.benchmark];
-    const auto it = noise.find(v.benchmark);
-    auto& band = t.by_band[instrument == "time" ? noise_band(it == noise.end() ? 0 : it->second) : "instructions"];
-    band.first += regression;
-    ++band.second;
-  }
-  t.gates_with_regression += regressed;
-  t.gates_passed += !regressed && all_decided;
-}
 
 // `ab` of a build against itself, and against itself with 5 % planted work, in both pairings:
 // the noise of the comparison (median standard error of the log change), whole-gate A/A false
@@ -269,17 +120,13 @@ int pairing_study(const SelftestArgs& args, const std::vector<ExperimentEntry>& 
   return kExitOk;
 }
 
-constexpr int kPlantedLevels[] = {5, 10, 20};  // % of real work planted per timed region
-
-std::string run_path(const std::string& dir, const std::string& name) { return dir + "/" + name + ".json"; }
-
 // Runs A1..A<baseline_runs> of the same build, one after another as nights would be, then run Y:
 // A' and the build with 5, 10 and 20 % planted, interleaved. Time: work worth L % of each region's
 // time; instructions: L % of A1's count per iteration, as whole work loops of the known size.
 // Returns 0, or the exit status of an interrupted run (kept, marked partial).
 int measure_selftest_runs(const SelftestArgs& args, const std::vector<ExperimentEntry>& experiments,
                           const RunOptions& profile, const Environment& env, const std::string& dir) {
-  check_writable(run_path(dir, "A1"));
+  check_writable(selftest_run_path(dir, "A1"));
   RunOptions o = profile;
   o.progress_tty = false;
   o.repetitions = 2 * profile.repetitions;
@@ -292,7 +139,7 @@ int measure_selftest_runs(const SelftestArgs& args, const std::vector<Experiment
     const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
     const RunOutcome r = run_sides({Side{"A", experiments, {}, {}, {}}}, o);
     nlohmann::json doc = build_run_doc(experiments, r.samples, o, r, env, started, "selftest A" + std::to_string(k), 0);
-    write_json_atomically(run_path(dir, "A" + std::to_string(k)), doc);
+    write_json_atomically(selftest_run_path(dir, "A" + std::to_string(k)), doc);
     if (r.interrupted_by) return interrupted_exit_status();  // no analysis of part of a run
     if (k == 1) first = doc;
   }
@@ -319,200 +166,9 @@ int measure_selftest_runs(const SelftestArgs& args, const std::vector<Experiment
   for (std::size_t side = 0; side < sides.size(); ++side) {
     nlohmann::json doc =
         build_run_doc(experiments, y.samples, o, y, env, started, "selftest Y", static_cast<int>(side));
-    write_json_atomically(run_path(dir, side == 0 ? "Y-A'" : "Y-" + sides[side].name), doc);
+    write_json_atomically(selftest_run_path(dir, side == 0 ? "Y-A'" : "Y-" + sides[side].name), doc);
   }
   return y.interrupted_by ? interrupted_exit_status() : 0;
-}
-
-// The self-test's run files, read back (--from re-reads them): the same-build runs (A' last) and
-// the planted sides, with their processes by benchmark.
-struct SelftestRuns {
-  std::vector<nlohmann::json> a_runs;
-  std::vector<Pool> a_pools;
-  std::map<int, nlohmann::json> planted;
-};
-
-SelftestRuns read_selftest_runs(const std::string& dir) {
-  SelftestRuns s;
-  for (int k = 1;; ++k) {
-    if (!fs::exists(run_path(dir, "A" + std::to_string(k)))) break;
-    s.a_runs.push_back(read_run_file(run_path(dir, "A" + std::to_string(k))));
-  }
-  if (s.a_runs.size() < 2)
-    throw UsageError(dir + ": needs runs A1 and A2 (run pairbench selftest without --from first)");
-  s.a_runs.push_back(read_run_file(run_path(dir, "Y-A'")));  // A' is one more run of the same build
-  for (int level : kPlantedLevels) s.planted[level] = read_run_file(run_path(dir, "Y-planted" + std::to_string(level)));
-  for (const auto& d : s.a_runs) s.a_pools.push_back(pool_of(d));
-  return s;
-}
-
-// The gate's options three ways: with the history a nightly gate would have (every run of the
-// same build), for two sides of one run (their processes' noise only), and with no history.
-struct SelftestGates {
-  GateOptions gate, same_run, no_history;
-};
-
-SelftestGates selftest_gates(const GateOptions& asked, const SelftestRuns& runs) {
-  SelftestGates g{asked, {}, {}};
-  g.gate.force = true;
-  g.gate.undecided = UndecidedPolicy::pass;
-  std::map<std::string, std::vector<std::vector<double>>> per_run;
-  for (const Pool& p : runs.a_pools) {
-    for (const auto& [name, entries] : p.time) {
-      std::vector<double> v;
-      for (const auto& e : entries) v.push_back(process_value(e));
-      per_run[name].push_back(v);
-    }
-  }
-  for (const auto& [name, values] : per_run) add_history_noise(g.gate, name, values);
-  g.gate.run_variance_source = "the selftest's " + std::to_string(runs.a_runs.size()) + " runs of the same build";
-  g.same_run = g.gate;
-  g.same_run.run_variance.clear();
-  g.same_run.run_variance_runs.clear();
-  g.no_history = g.same_run;
-  g.no_history.process_variance_history.clear();
-  g.no_history.run_variance_source.clear();
-  return g;
-}
-
-// Each benchmark's process-to-process noise (robust SD of the log value, from A1): its band.
-std::map<std::string, double> process_noise(const Pool& pool) {
-  std::map<std::string, double> noise;
-  for (const auto& [name, entries] : pool.time) {
-    std::vector<double> v;
-    for (const auto& e : entries) v.push_back(std::log(process_value(e)));
-    noise[name] = v.size() > 1 ? stats::kMadToSigma * stats::mad(v) : 0;
-  }
-  return noise;
-}
-
-// instrument -> kind (aa, planted_<L>pct) -> tally, over gates drawn from the runs.
-struct SelftestTallies {
-  std::map<std::string, std::map<std::string, Tally>> by_instrument;
-  Tally aa_without_history;
-  // What the A/A gates' time rows were gated at (docs/gate.md, "Resolution"), every row of every
-  // gate, and whether each of the first ten gates passed outright (no regression, nothing undecided).
-  std::vector<double> aa_gated_at;
-  int first_ten_passed = 0, first_ten = 0;
-};
-
-SelftestTallies draw_gates(const SelftestArgs& args, const SelftestRuns& s, const SelftestGates& g,
-                           const std::map<std::string, double>& noise, int n, int ni) {
-  std::mt19937_64 rng(args.seed ? args.seed : 20261124);
-  SelftestTallies t;
-  auto& tallies = t.by_instrument;
-  const std::size_t runs = s.a_runs.size();
-  for (int d = 0; d < args.trials; ++d) {
-    // Two different runs of the same build, n processes of each.
-    const std::size_t i = rng() % runs, j = (i + 1 + rng() % (runs - 1)) % runs;
-    const auto base = draw(s.a_runs[i], s.a_pools[i], n, ni, rng), cur = draw(s.a_runs[j], s.a_pools[j], n, ni, rng);
-    const GateReport report = compare_runs(base, cur, g.gate, "A", "A'");
-    for (const char* instrument : {"time", "instructions"})
-      tally_gate(tallies[instrument]["aa"], report, instrument, noise);
-    tally_combined(tallies["whole gate"]["aa"], report);
-    for (const auto& v : report.rows) {
-      if (v.instrument == Instrument::time && v.gated_at > 0) t.aa_gated_at.push_back(v.gated_at);
-    }
-    if (t.first_ten < 10)
-      ++t.first_ten, t.first_ten_passed += report.count(Verdict::regression) == 0 && !report.undecided();
-    tally_gate(t.aa_without_history, compare_runs(base, cur, g.no_history, "A", "A'"), "time", noise);
-    tallies["time"]["aa"].compare_py_flags += compare_py_flags(base, cur);
-  }
-  for (int level : kPlantedLevels) {
-    const nlohmann::json& planted = s.planted.at(level);
-    const Pool pp = pool_of(planted);
-    const std::string kind = "planted_" + std::to_string(level) + "pct";
-    for (int d = 0; d < std::max(1, args.trials / 2); ++d) {
-      const std::size_t i = rng() % (runs - 1);  // a baseline run: any A run but A' (same run as the planted side)
-      const auto base = draw(s.a_runs[i], s.a_pools[i], n, ni, rng), cur = draw(planted, pp, n, ni, rng);
-      const GateReport report = compare_runs(base, cur, g.gate, "A", kind);
-      for (const char* instrument : {"time", "instructions"})
-        tally_gate(tallies[instrument][kind], report, instrument, noise);
-      tally_combined(tallies["whole gate"][kind], report);
-      tallies["time"][kind].compare_py_flags += compare_py_flags(base, cur);
-      // The same planted side against A' of its own run (what `pairbench ab` compares): no day
-      // between them, so no run-to-run noise; this is where time can decide small changes.
-      const auto same = draw(s.a_runs.back(), s.a_pools.back(), n, ni, rng);
-      tally_gate(tallies["time, same run"][kind], compare_runs(same, cur, g.same_run, "A'", kind), "time", noise);
-    }
-  }
-  return t;
-}
-
-// What was planted, as measured: per level, the median over benchmarks of the planted side's
-// median against A' (same run; time oriented so + = worse), and the same for instruction counts.
-nlohmann::json planted_as_measured(const SelftestRuns& s) {
-  std::map<std::string, std::string> better_of;
-  for (const auto& e : s.a_runs.back()["pairbench"]["experiments"]) better_of[e["name"]] = e["better"];
-  nlohmann::json realised = nlohmann::json::object();
-  for (int level : kPlantedLevels) {
-    const Pool pp = pool_of(s.planted.at(level));
-    for (const bool instructions : {false, true}) {
-      const auto& a_by = instructions ? s.a_pools.back().instructions : s.a_pools.back().time;
-      const auto& p_by = instructions ? pp.instructions : pp.time;
-      std::vector<double> changes;
-      for (const auto& [name, entries] : p_by) {
-        const auto it = a_by.find(name);
-        if (it == a_by.end() || entries.empty() || it->second.empty()) continue;
-        std::vector<double> a, p;
-        for (const auto& e : it->second)
-          a.push_back(instructions ? e["instructions_per_iteration"].get<double>() : process_value(e));
-        for (const auto& e : entries)
-          p.push_back(instructions ? e["instructions_per_iteration"].get<double>() : process_value(e));
-        double ratio = stats::median(p) / stats::median(a);
-        if (!instructions && better_of[entries[0]["experiment"]] == "higher") ratio = 1 / ratio;
-        changes.push_back(ratio - 1);
-      }
-      if (!changes.empty()) {
-        realised[instructions ? "instructions" : "time"]["planted " + std::to_string(level) + "%"] = {
-            {"median", stats::median(changes)},
-            {"q25", stats::quantile(changes, 0.25)},
-            {"q75", stats::quantile(changes, 0.75)}};
-      }
-    }
-  }
-  return realised;
-}
-
-double share_at_most(const std::vector<double>& v, double bound) {
-  return v.empty() ? 0.0
-                   : static_cast<double>(std::count_if(v.begin(), v.end(), [&](double x) { return x <= bound; })) /
-                         static_cast<double>(v.size());
-}
-
-double mean_wall(const std::vector<Pool>& pools, bool instructions) {
-  double sum = 0;
-  long count = 0;
-  for (const Pool& p : pools) {
-    for (const auto& [name, entries] : instructions ? p.instructions : p.time) {
-      for (const auto& e : entries) sum += e.value("process_wall_s", 0.0), ++count;
-    }
-  }
-  return count ? sum / static_cast<double>(count) : 0.0;
-}
-
-// Instruction counts: their spread within a run (the processes of one run) and from run to run
-// (the medians of the same-build runs), per benchmark, as a CV.
-nlohmann::json instruction_count_spread(const std::vector<Pool>& pools) {
-  std::vector<double> count_cv_within, count_cv_runs;
-  std::map<std::string, std::vector<double>> count_medians;
-  for (const Pool& p : pools) {
-    for (const auto& [name, entries] : p.instructions) {
-      std::vector<double> c;
-      for (const auto& e : entries) c.push_back(e["instructions_per_iteration"].get<double>());
-      if (c.size() >= 2) count_cv_within.push_back(stats::cv(c));
-      count_medians[name].push_back(stats::median(c));
-    }
-  }
-  for (const auto& [name, medians] : count_medians) {
-    if (medians.size() >= 2) count_cv_runs.push_back(stats::cv(medians));
-  }
-  return {
-      {"run_to_run_median", count_cv_runs.empty() ? 0.0 : stats::median(count_cv_runs)},
-      {"run_to_run_max", count_cv_runs.empty() ? 0.0 : *std::max_element(count_cv_runs.begin(), count_cv_runs.end())},
-      {"run_to_run_share_at_most_0_5pct", share_at_most(count_cv_runs, 0.005)},
-      {"within_run_median", count_cv_within.empty() ? 0.0 : stats::median(count_cv_within)},
-      {"benchmarks", count_cv_runs.size()}};
 }
 
 // `history` and a gate from the database over 1000 nightly runs x 300 benchmarks (SQLite);
@@ -531,81 +187,6 @@ nlohmann::json selftest_history_speed() {
   return speed;
 }
 
-// The terminal report of the self-test's result (`result` as written with --out).
-void print_selftest(const nlohmann::json& result, const SelftestTallies& t, const std::string& cpu_model) {
-  std::printf(
-      "\npairbench selftest: %s profile, %d processes per side (%d counting), %zu benchmarks, %zu runs of "
-      "the same build, on %s\n",
-      result["profile"].get<std::string>().c_str(), result["processes_per_side"].get<int>(),
-      result["instruction_processes_per_side"].get<int>(), result["benchmarks"].get<std::size_t>(),
-      result["runs"]["same_build_runs"].get<std::size_t>(), cpu_model.c_str());
-  std::printf(
-      "  time noise: process to process %.1f%% (median robust SD), run to run %.1f%% (median; 75th pct %.1f%%)\n",
-      100 * result["time_noise"]["process_to_process_median"].get<double>(),
-      100 * result["time_noise"]["run_to_run_median"].get<double>(),
-      100 * result["time_noise"]["run_to_run_q75"].get<double>());
-  for (const auto& [instrument, by_kind] : t.by_instrument) {
-    const Tally none;
-    const Tally& aa = by_kind.count("aa") ? by_kind.at("aa") : none;
-    if (aa.gates == 0) {
-      std::printf("  %s (A/A: see --pairing-study):\n", instrument.c_str());
-    } else {
-      std::printf("  %s: A/A gates with a false regression: %d of %d (%.1f%%, goal <= 1%%); passed outright %d\n",
-                  instrument.c_str(), aa.gates_with_regression, aa.gates,
-                  100 * rate(aa.gates_with_regression, aa.gates), aa.gates_passed);
-    }
-    if (instrument == "whole gate") {
-      std::printf("    the first %d A/A gates in a row: %d passed (exit 0 without --undecided pass)\n", t.first_ten,
-                  t.first_ten_passed);
-    }
-    if (instrument == "time" && !t.aa_gated_at.empty()) {
-      const auto& gated = result["results"]["time"]["aa_gated_at"];
-      std::printf(
-          "    gated at: the threshold %.0f%% of rows; the rest at their resolution, median of all rows "
-          "\u00b1%.1f%%, 90th pct \u00b1%.1f%%\n",
-          100 * gated["share_at_threshold"].get<double>(), 100 * gated["median"].get<double>(),
-          100 * gated["q90"].get<double>());
-    }
-    if (instrument == "time") {
-      std::printf("    without the run-to-run noise from history: %d of %d (%.1f%%)\n",
-                  t.aa_without_history.gates_with_regression, t.aa_without_history.gates,
-                  100 * rate(t.aa_without_history.gates_with_regression, t.aa_without_history.gates));
-    }
-    for (int level : kPlantedLevels) {
-      const std::string kind = "planted_" + std::to_string(level) + "pct";
-      if (!by_kind.count(kind)) continue;
-      const Tally& k = by_kind.at(kind);
-      std::printf("    planted %2d%%: caught %.1f%% of decisions", level, 100 * rate(k.regressions, k.decisions));
-      for (const auto& [band, cd] : k.by_band) {
-        if (instrument.rfind("time", 0) == 0) std::printf("; %s %.1f%%", band.c_str(), 100 * rate(cd.first, cd.second));
-      }
-      if (instrument == "whole gate") std::printf(" (of %ld benchmarks per gate)", k.gates ? k.decisions / k.gates : 0);
-      if (instrument == "time") std::printf("; compare.py %.1f%%", 100 * rate(k.compare_py_flags, k.decisions));
-      std::printf("\n");
-    }
-    if (instrument == "time") {
-      std::printf("    compare.py rule on A/A: %.2f false flags per gate\n", rate(aa.compare_py_flags, aa.gates));
-    }
-  }
-  for (const auto& [instrument, by_side] : result["planted_as_measured"].items()) {
-    std::printf("  planted, as measured (%s):", instrument.c_str());
-    for (const auto& [side, q] : by_side.items())
-      std::printf(" %s %+.1f%%;", side.c_str(), 100 * q["median"].get<double>());
-    std::printf("\n");
-  }
-  std::printf("  instruction counts: run-to-run CV median %.4f%%, max %.3f%%; %.0f%% of %zu benchmarks at <= 0.5%%\n",
-              100 * result["instruction_count_cv"]["run_to_run_median"].get<double>(),
-              100 * result["instruction_count_cv"]["run_to_run_max"].get<double>(),
-              100 * result["instruction_count_cv"]["run_to_run_share_at_most_0_5pct"].get<double>(),
-              result["instruction_count_cv"]["benchmarks"].get<std::size_t>());
-  std::printf("  seconds of processes per decision: time %.2f s, instructions %.2f s\n",
-              result["seconds_per_decision"]["time"].get<double>(),
-              result["seconds_per_decision"]["instructions"].get<double>());
-  const nlohmann::json& speed = result["history_and_gate_speed"];
-  std::printf("  history over %d runs x %d benchmarks: %.2f s; gate: %.3f s\n", speed["runs"].get<int>(),
-              speed["benchmarks"].get<int>(), speed["history_s"].get<double>(), speed["gate_s"].get<double>());
-}
-
 // --nights K: the gate as the nightly meets it, on whole runs rather than draws. K runs of the same
 // build at the profile's own plan (its processes, time budget and counting cover, as `run
 // --profile` does), then every pair of them gated as ci/nightly.sh gates a night: the earlier run
@@ -618,7 +199,7 @@ int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>
   const auto start = Clock::now();
   std::vector<nlohmann::json> runs;
   if (experiments) {
-    check_writable(run_path(dir, "night1"));
+    check_writable(selftest_run_path(dir, "night1"));
     RunOptions o = profile;
     o.progress_tty = false;
     for (int k = 1; k <= args.nights; ++k) {
@@ -629,12 +210,12 @@ int selftest_nights(const SelftestArgs& args, const std::vector<ExperimentEntry>
       const RunOutcome r = run_sides({Side{"A", *experiments, {}, {}, {}}}, o);
       nlohmann::json doc =
           build_run_doc(*experiments, r.samples, o, r, env, started, "selftest night " + std::to_string(k), 0);
-      write_json_atomically(run_path(dir, "night" + std::to_string(k)), doc);
+      write_json_atomically(selftest_run_path(dir, "night" + std::to_string(k)), doc);
       if (r.interrupted_by) return interrupted_exit_status();
     }
   }
-  for (int k = 1; fs::exists(run_path(dir, "night" + std::to_string(k))); ++k) {
-    runs.push_back(read_run_file(run_path(dir, "night" + std::to_string(k))));
+  for (int k = 1; fs::exists(selftest_run_path(dir, "night" + std::to_string(k))); ++k) {
+    runs.push_back(read_run_file(selftest_run_path(dir, "night" + std::to_string(k))));
   }
   if (runs.size() < 3) throw UsageError(dir + ": --nights needs at least 3 runs night1.. (run without --from first)");
   std::vector<Pool> pools;
@@ -816,7 +397,7 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   std::vector<double> noises, run_noises;
   for (const auto& [name, cv] : noise) noises.push_back(cv);
   for (const auto& [name, v] : gate.run_variance) run_noises.push_back(std::sqrt(v));
-  const SelftestTallies tallies = draw_gates(args, runs, gates, noise, n, ni);
+  const SelftestTallies tallies = draw_gates(args.trials, args.seed, runs, gates, noise, n, ni);
   const nlohmann::json speed = selftest_history_speed();
 
   nlohmann::json result;
@@ -932,7 +513,11 @@ Command command_selftest() {
         add_gate_options(&cmd, a->gate);
         return [a, bench_dir](const std::string&) {
           finish_up_on_interrupt();
-          return exit_status_after_interrupt(cmd_selftest(*a, *bench_dir));
+          try {
+            return exit_status_after_interrupt(cmd_selftest(*a, *bench_dir));
+          } catch (const SelftestInputError& e) {
+            throw UsageError(e.what());
+          }
         };
       }};
 }
