@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "harness/analysis/claims.h"
-#include "harness/analysis/summary.h"
+#include "harness/analysis/run_document.h"
 #include "harness/exec/catalogue.h"
 #include "harness/exec/environment.h"
 #include "harness/exec/runner.h"
 #include "harness/store/run_file.h"
 #include "harness/store/sample.h"
+#include "harness/sampling/ab_runs.h"
 
 namespace pairbench::harness {
 
@@ -71,65 +71,5 @@ WallFit fit_wall_budget(double process_budget_s, double instruction_budget_s, do
 
 // `machine_key` names the calibration cache when args.calibration is "auto".
 RunOptions run_options(const RunArgs& args, const std::string& machine_key = "");
-
-// A run file and the typed values its summary and claims were serialised from (once), which the
-// terminal prints.
-struct RunDocument {
-  nlohmann::json doc;
-  std::vector<ExperimentSummary> summary;
-  std::vector<ClaimJudgement> claims;
-};
-
-// A run file from the samples of one side of a run: the experiment summary and the claims judged
-// on it, laid out by run_document (store/run_file.h). With `calibration_limit` > 0 it also records
-// the side's time per iteration against its calibration (`sampling.against_calibration`).
-RunDocument build_run_document(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
-                               const RunOptions& options, const RunOutcome& outcome, const Environment& env,
-                               const std::string& started, const std::string& command, int side = 0,
-                               double calibration_limit = 0);
-// build_run_document's run file alone.
-nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, const std::vector<Sample>& samples,
-                             const RunOptions& options, const RunOutcome& outcome, const Environment& env,
-                             const std::string& started, const std::string& command, int side = 0,
-                             double calibration_limit = 0);
-
-// Issue 23's rule: no benchmark's time per iteration in `ab` more than this many times its time
-// alone (its calibration, which `run` uses). Above it, ab's regime, not the code, is measured.
-inline constexpr double kAbCalibrationLimit = 1.5;
-
-// One side's ratios against the calibration: the highest, and every one above `limit`, highest first.
-RunRecord::CalibrationCheck calibration_check(const RunOutcome& outcome, int side, double limit);
-
-// Both sides of an ab run as run files, marked as the two halves of one run (ab_run_id), and
-// what the run's regime was: the benchmarks run one side at a time, each side against its calibration.
-struct AbResult {
-  nlohmann::json baseline, candidate;
-  std::vector<SequentialInDuet> sequential_in_duet;
-  std::vector<RunRecord::CalibrationCheck> against_calibration;  // per side
-  std::vector<CalibrationRatio> ratios;  // every benchmark's, both sides: what the checks were made from
-};
-AbResult run_ab(const std::vector<Side>& sides, const std::vector<Environment>& envs, const RunOptions& options,
-                const std::string& command);
-
-// Appends a round's processes to the run file of its side: repetitions and duet pairs renumbered
-// after those already there, so that every process keeps its own place and its pair.
-void append_round(nlohmann::json& doc, const nlohmann::json& round);
-
-// The benchmarks the planned duet processes showed out of their regime (regime_outliers), measured
-// again one side at a time (`again`): their duet processes are dropped from both run files and
-// replaced by `again`'s, they join sampling.sequential_in_duet, and each side's check against
-// `run` (against_calibration, in the result and in the run file) is made again from the ratios,
-// theirs from `again`.
-void replace_processes(AbResult& r, const AbResult& again, const std::set<std::string>& names);
-
-// The benchmarks that ran their two sides at once and of which either side's processes ran above
-// the limit (and above their own runs' spread; calibration_check's `over`): the duet changed what
-// they measure.
-std::set<std::string> regime_outliers(const AbResult& r);
-
-// Adds `pairbench.claims` to a run file written before the harness judged claims (true when it
-// did): from its experiment summary read back (summary_from_json; errors name `source`), with the
-// checks this build's bench binaries in `bench_dir` declare where the file carries none.
-bool ensure_claims(nlohmann::json& doc, const std::string& source, const std::string& bench_dir);
 
 }  // namespace pairbench::harness

@@ -162,7 +162,8 @@ SelftestRuns read_selftest_runs(const std::string& dir) {
   if (s.a_runs.size() < 2)
     throw SelftestInputError(dir + ": needs runs A1 and A2 (run pairbench selftest without --from first)");
   s.a_runs.push_back(read_run_file(selftest_run_path(dir, "Y-A'")));  // A' is one more run of the same build
-  for (int level : kPlantedLevels) s.planted[level] = read_run_file(selftest_run_path(dir, "Y-planted" + std::to_string(level)));
+  for (int level : kPlantedLevels)
+    s.planted[level] = read_run_file(selftest_run_path(dir, "Y-planted" + std::to_string(level)));
   for (const auto& d : s.a_runs) s.a_pools.push_back(pool_of(d));
   return s;
 }
