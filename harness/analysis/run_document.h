@@ -38,7 +38,6 @@ nlohmann::json build_run_doc(const std::vector<ExperimentEntry>& experiments, co
                              const std::string& started, const std::string& command, int side = 0,
                              double calibration_limit = 0);
 
-
 // One side's ratios against the calibration: the highest, and every one above `limit`, highest first.
 RunRecord::CalibrationCheck calibration_check(const RunOutcome& outcome, int side, double limit);
 

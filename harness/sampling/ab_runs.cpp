@@ -141,7 +141,6 @@ void report_regime(const AbResult& r, const std::vector<Side>& sides) {
   }
 }
 
-
 // `sides` with only the benchmarks named.
 std::vector<Side> only(const std::vector<Side>& sides, const std::set<std::string>& benchmarks) {
   std::vector<Side> out = sides;
