@@ -152,23 +152,6 @@ void check_history_argument(const std::string& history, const std::string& what)
 // From the last 30 runs of machine `key` (those benchmarks with at least 3 runs), leaving out the run
 // being gated (`exclude_run_uid`): its own change would widen the noise it is judged against (a
 // planted 10 % in 4 runs of history doubled the run-to-run estimate and hid itself).
-void add_run_variance(GateOptions& options, History& db, const std::string& key, const std::string& exclude_run_uid) {
-  int runs = 0;
-  for (const auto& s : db.series(key, "", 31)) {
-    std::vector<std::vector<double>> values;
-    for (const auto& p : s.points) {
-      if (!exclude_run_uid.empty() && p.run && p.run->run_uid == exclude_run_uid) continue;
-      values.push_back(p.values);
-    }
-    if (values.size() > 30) values.erase(values.begin(), values.end() - 30);
-    runs = std::max(runs, static_cast<int>(values.size()));
-    add_history_noise(options, s.benchmark, values);
-  }
-  options.run_variance_source = db.name() + " (" + std::to_string(options.run_variance.size()) +
-                                " benchmarks with 3 or more of the last " + std::to_string(std::min(runs, 30)) +
-                                " runs)";
-}
-
 void check_gate_outputs(const GateArgs& args) {
   try {
     if (!args.markdown.empty()) require_regular_file_or_absent(args.markdown, "--markdown");

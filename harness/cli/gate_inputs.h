@@ -7,6 +7,7 @@
 
 #include "harness/cli/options.h"
 #include "harness/gate/gate.h"
+#include "harness/analysis/history_views.h"
 #include "harness/store/history.h"
 
 namespace pairbench::harness {
@@ -42,9 +43,6 @@ StoredBaseline stored_baseline(const std::string& key, const std::string& db, co
                                const std::string& current);
 // The history argument's path where it names one ("auto" and "none" do not).
 void check_history_argument(const std::string& history, const std::string& what);
-// Each benchmark's run-to-run and process noise on machine `key`, from its last 30 runs in `db`.
-void add_run_variance(GateOptions& options, History& db, const std::string& key,
-                      const std::string& exclude_run_uid = "");
 // Refuses (UsageError) --markdown/--junit/--json paths that are directories, FIFOs or devices,
 // before anything is read or measured.
 void check_gate_outputs(const GateArgs& args);

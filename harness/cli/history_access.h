@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/analysis/change_points.h"
+#include "harness/analysis/history_views.h"
 #include "harness/store/history.h"
 
 namespace pairbench::harness {
@@ -18,24 +18,6 @@ namespace pairbench::harness {
 // Opens the history `db` (a path or postgresql:// URL) named by option `what`; UsageError for
 // what is not a history, or (`must_exist`) an SQLite path with nothing there.
 std::unique_ptr<History> open_history_db(const std::string& db, const std::string& what, bool must_exist);
-
-// A run's identity for readers: its pairbench.run_id, or for rows stored before identities its row.
-std::string uid_or_row(const std::string& uid, std::int64_t row);
-
-// What `history` shows for one machine (or one of its benchmarks): per benchmark its per-run
-// medians and the change points found, which are stored. Empty where the machine has no history.
-struct Trend {
-  History::Series series;
-  std::vector<FoundChangePoint> change_points;
-};
-std::vector<Trend> history_trends(History& db, const std::string& machine, const std::string& benchmark, int last_runs);
-
-// The history export (format pairbench-history-export/1; contract in README), all that the
-// report draws of a history, from either back end: machines (with their baseline run),
-// per-machine series of medians and process values (the last `last_runs` runs, 0 = all), each
-// machine's latest claims, change points found over the exported series, and every regression
-// tracked (`pairbench regressions`, fixed ones too).
-nlohmann::json history_export(History& db, int last_runs);
 
 // Appends a run to the history database (once: a run already there by its pairbench.run_id is
 // not stored again), retrying with backoff while another writer holds the lock, for up to
@@ -49,11 +31,6 @@ double history_retry_s();
 // `history import RUN.json...` (history_import.cpp): stores run files in the history (each once,
 // however often imported); exit 2 for a bad or partial run file (nothing stored), 3 when a write failed.
 int cmd_history_import(const std::vector<std::string>& run_files, const std::string& db);
-// Fills `db` (holding no runs) with `runs` synthetic nightly runs of one machine, then times what
-// `history` and `gate` (from the database) do over it (history_speed.cpp). Returns {db, runs,
-// benchmarks, samples_per_run, fill_s, history_s, gate_s, ...}. `progress` every 1000 runs stored.
-nlohmann::json measure_history_speed(const std::string& db, int runs, int benchmarks, int samples,
-                                     const std::function<void(int)>& progress = {});
 // `history speed`: measure_history_speed on a new history (`db`, or a temporary SQLite file).
 int cmd_history_speed(const std::string& db, int runs, int benchmarks, int samples, const std::string& out);
 

@@ -162,7 +162,8 @@ int selftest_nights(const SelftestPlan& plan, const std::vector<ExperimentEntry>
   for (int k = 1; fs::exists(selftest_run_path(dir, "night" + std::to_string(k))); ++k) {
     runs.push_back(read_run_file(selftest_run_path(dir, "night" + std::to_string(k))));
   }
-  if (runs.size() < 3) throw SelftestInputError(dir + ": --nights needs at least 3 runs night1.. (run without --from first)");
+  if (runs.size() < 3)
+    throw SelftestInputError(dir + ": --nights needs at least 3 runs night1.. (run without --from first)");
   std::vector<Pool> pools;
   for (const auto& d : runs) pools.push_back(pool_of(d));
   std::printf(

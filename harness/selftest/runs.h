@@ -21,7 +21,7 @@ struct SelftestPlan {
   int instruction_processes = 2;       // per benchmark in those runs, at least 2
   int nights = 0;                      // --nights: this many runs
   std::uint64_t seed = 0;
-  GateOptions gate;                    // the gate's options as asked
+  GateOptions gate;  // the gate's options as asked
 };
 
 // `ab` of a build against itself, and against itself with 5 % planted work, in both pairings:
