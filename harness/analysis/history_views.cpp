@@ -182,7 +182,7 @@ nlohmann::json measure_history_speed(const std::string& db_arg, int runs, int be
     name = db.name();
     if (const auto held = db.run_count(); held > 0) {
       throw HistoryInputError("--db: " + name + " holds " + std::to_string(held) +
-                       " runs; history speed fills an empty history (a new SQLite path, or an empty database)");
+                              " runs; history speed fills an empty history (a new SQLite path, or an empty database)");
     }
     for (int r = 0; r < runs; ++r) {
       fill_run(doc, r, runs, benchmarks, samples);

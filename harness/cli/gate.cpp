@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "harness/analysis/commit_gate.h"
 #include "harness/cli/command.h"
 #include "harness/cli/gate_inputs.h"
 #include "harness/cli/history_access.h"
@@ -62,74 +63,11 @@ int cmd_gate_commit(const std::string& git_sha, const std::string& results_dir, 
   if (db_name.empty())
     throw UsageError("--commit: needs a history (--db DB or PAIRBENCH_DB) holding the runs and baselines");
   const auto db = open_history_db(db_name, "--db", /*must_exist=*/true);
-  std::map<std::string, History::RunInfo> of_commit;
-  for (auto& r : db->latest_runs_of_commit(git_sha)) of_commit[r.machine_key] = r;
-  if (of_commit.empty()) {
+  if (db->latest_runs_of_commit(git_sha).empty()) {
     throw UsageError("--commit: no run of " + git_sha + " on any machine in " + db->name());
   }
-  struct Row {
-    std::string machine, kind, run, outcome, detail;
-    int regressions = 0, undecided = 0, unchanged = 0, improvements = 0, other = 0;
-    int exit = 0;
-  };
-  std::vector<Row> rows;
-  std::vector<GateReport> reports;
-  for (const auto& m : db->machines()) {
-    Row row{m.machine_key, m.machine_kind.empty() ? "-" : m.machine_kind, "-", "", ""};
-    const auto run = of_commit.find(m.machine_key);
-    if (run == of_commit.end()) {
-      row.outcome = "no run";
-      row.detail = "no run of " + git_sha + " on this machine (last run: " + m.last_run.git_sha.substr(0, 12) + ")";
-      rows.push_back(row);
-      continue;
-    }
-    row.run = run->second.run_uid;
-    const std::int64_t base_id = db->baseline_run(m.machine_key);
-    if (!base_id) {
-      row.outcome = "no baseline";
-      row.detail = "store one with `pairbench baseline update --db`";
-      row.exit = kExitUndecided;
-      rows.push_back(row);
-      continue;
-    }
-    try {
-      const auto base = db->run_document(base_id), cur = db->run_document(run->second.id);
-      if (!base || !cur) {
-        throw std::runtime_error(std::string(!base ? "the baseline" : "the run") +
-                                 " was stored without its run file (before schema 2): import it again");
-      }
-      GateOptions options = args.options;
-      add_run_variance(options, *db, m.machine_key, row.run);
-      const GateReport report = compare_runs(*base, *cur, options, "baseline of " + m.machine_key, row.run);
-      row.regressions = report.count(Verdict::regression) + report.count(Verdict::broken);
-      row.undecided = report.count(Verdict::undecided);
-      row.unchanged = report.count(Verdict::unchanged);
-      row.improvements = report.count(Verdict::improvement);
-      row.other = report.count(Verdict::missing) + report.count(Verdict::new_);
-      row.outcome = to_string(report.outcome());
-      row.exit = report.exit_status();
-      // The table says what the exit status says: under --undecided pass an undecided machine passed.
-      if (row.outcome == "undecided" && row.exit == kExitOk) {
-        row.outcome = "pass";
-        row.detail = row.run + ": " + std::to_string(row.undecided) + " undecided, passed by --undecided pass";
-      }
-      reports.push_back(report);
-    } catch (const std::exception& e) {
-      row.outcome = "error";
-      row.detail = e.what();
-      row.exit = kExitBenchmarkFailed;
-    }
-    rows.push_back(row);
-  }
-  // The worst outcome decides: a regression anywhere, then a machine that could not be gated,
-  // then one undecided.
-  int status = kExitOk;
-  for (const int worst : {kExitRegression, kExitBenchmarkFailed, kExitUndecided}) {
-    if (std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.exit == worst; })) {
-      status = worst;
-      break;
-    }
-  }
+  const std::vector<CommitGateRow> rows = gate_commit(*db, git_sha, args.options);
+  const int status = commit_gate_status(rows);
   std::cout << "gate of commit " << git_sha << " on every machine in " << db->name() << "\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %-28s %-12s %5s %5s %5s %5s %5s  %s\n", "machine", "kind", "outcome", "regr",
