@@ -132,6 +132,108 @@ int measure_selftest_runs(const SelftestPlan& plan, const std::vector<Experiment
   return y.interrupted_by ? interrupted_exit_status() : 0;
 }
 
+namespace {
+
+// The runs night1.. of the same build at the profile's own plan, written to `dir`; 0, or the exit
+// status of an interrupted run (kept, marked partial).
+int make_nights(const SelftestPlan& plan, const std::vector<ExperimentEntry>& experiments, const RunOptions& profile,
+                const Environment& env, const std::string& dir) {
+  check_writable(selftest_run_path(dir, "night1"));
+  RunOptions o = profile;
+  o.progress_tty = false;
+  for (int k = 1; k <= plan.nights; ++k) {
+    say() << "selftest: night " << k << " of " << plan.nights << " (" << plan.profile << " profile, " << o.repetitions
+          << " processes per benchmark within its budget)\n";
+    o.seed = plan.seed + static_cast<std::uint64_t>(k);  // a fresh order each night
+    const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
+    const RunOutcome r = run_sides({Side{"A", experiments, {}, {}, {}}}, o);
+    nlohmann::json doc =
+        build_run_doc(experiments, r.samples, o, r, env, started, "selftest night " + std::to_string(k), 0);
+    write_json_atomically(selftest_run_path(dir, "night" + std::to_string(k)), doc);
+    if (r.interrupted_by) return interrupted_exit_status();
+  }
+  return 0;
+}
+
+// The gate night j would have: the runs before it and after it are the same build, but a real night
+// has only those before; all of them but j keeps K-1 runs of run-to-run noise.
+GateOptions night_gate(const SelftestPlan& plan, const std::vector<Pool>& pools, std::size_t j) {
+  GateOptions g = plan.gate;
+  g.force = true;
+  std::map<std::string, std::vector<std::vector<double>>> per_run;
+  for (std::size_t k = 0; k < pools.size(); ++k) {
+    if (k == j) continue;
+    for (const auto& [name, entries] : pools[k].time) {
+      std::vector<double> v;
+      for (const auto& e : entries) v.push_back(process_value(e));
+      per_run[name].push_back(v);
+    }
+  }
+  for (const auto& [name, values] : per_run) add_history_noise(g, name, values);
+  g.run_variance_source = "the selftest's other " + std::to_string(pools.size() - 1) + " runs of the same build";
+  return g;
+}
+
+// What the nightly gates of every pair counted, over all of them.
+struct NightTotals {
+  int passed = 0, with_regression = 0, total = 0;
+  long regressions = 0, undecided = 0, rows = 0;
+};
+
+// One pair's gate (night i+1 as the baseline of night j+1): its table row printed, its entry of
+// the result's `gates`, its counts added to `t`.
+nlohmann::json night_pair(const std::vector<nlohmann::json>& runs, std::size_t i, std::size_t j, const GateOptions& g,
+                          NightTotals& t) {
+  const std::string base = "night" + std::to_string(i + 1), cur = "night" + std::to_string(j + 1);
+  const GateReport report = compare_runs(runs[i], runs[j], g, base, cur);
+  const int status = report.exit_status();
+  std::vector<double> gated_at;
+  int at_threshold = 0;
+  for (const auto& v : report.rows) {
+    if (v.instrument != Instrument::time || !(v.gated_at > 0)) continue;
+    gated_at.push_back(v.gated_at);
+    at_threshold += v.gated_at <= v.threshold * (1 + 1e-12);
+  }
+  const int reg = report.count(Verdict::regression), und = report.count(Verdict::undecided);
+  // Suspects: what ci/nightly.sh would measure again in its same-runner `ab` (docs/gate.md).
+  const int suspects = static_cast<int>(std::count_if(report.rows.begin(), report.rows.end(), [](const auto& v) {
+    return is_suspect(v) && v.verdict != Verdict::regression && v.verdict != Verdict::undecided;
+  }));
+  ++t.total;
+  t.passed += status == kExitOk;
+  t.with_regression += reg > 0;
+  t.regressions += reg, t.undecided += und, t.rows += static_cast<long>(report.rows.size());
+  std::vector<std::string> names;
+  for (const auto& v : report.rows) {
+    if (v.verdict == Verdict::regression || v.verdict == Verdict::undecided) {
+      names.push_back(v.benchmark + " (" + to_string(v.instrument) + ", " + to_string(v.verdict) + ")");
+    }
+  }
+  const double median = gated_at.empty() ? 0 : stats::median(gated_at);
+  const double largest = gated_at.empty() ? 0 : *std::max_element(gated_at.begin(), gated_at.end());
+  std::printf("  %-9s %-9s %5d %11d %9d %10d %8d %8d %6zu  %d of %zu / \u00b1%.1f%% / \u00b1%.1f%%\n", base.c_str(),
+              cur.c_str(), status, reg, und, report.count(Verdict::unchanged), report.count(Verdict::missing), suspects,
+              report.rows.size(), at_threshold, gated_at.size(), 100 * median, 100 * largest);
+  for (const auto& n : names) std::printf("      %s\n", n.c_str());
+  return {{"baseline", base},
+          {"current", cur},
+          {"exit_status", status},
+          {"regressions", reg},
+          {"undecided", und},
+          {"unchanged", report.count(Verdict::unchanged)},
+          {"improvements", report.count(Verdict::improvement)},
+          {"missing", report.count(Verdict::missing)},
+          {"suspects", suspects},
+          {"rows", report.rows.size()},
+          {"time_rows_gated_at_threshold", at_threshold},
+          {"time_rows", gated_at.size()},
+          {"gated_at_median", median},
+          {"gated_at_largest", largest},
+          {"not_passed", names}};
+}
+
+}  // namespace
+
 // --nights K: the gate as the nightly meets it, on whole runs rather than draws. K runs of the same
 // build at the profile's own plan (its processes, time budget and counting cover, as `run
 // --profile` does), then every pair of them gated as ci/nightly.sh gates a night: the earlier run
@@ -142,23 +244,10 @@ int measure_selftest_runs(const SelftestPlan& plan, const std::vector<Experiment
 int selftest_nights(const SelftestPlan& plan, const std::vector<ExperimentEntry>* experiments,
                     const RunOptions& profile, const Environment& env, const std::string& dir) {
   const auto start = Clock::now();
-  std::vector<nlohmann::json> runs;
   if (experiments) {
-    check_writable(selftest_run_path(dir, "night1"));
-    RunOptions o = profile;
-    o.progress_tty = false;
-    for (int k = 1; k <= plan.nights; ++k) {
-      say() << "selftest: night " << k << " of " << plan.nights << " (" << plan.profile << " profile, " << o.repetitions
-            << " processes per benchmark within its budget)\n";
-      o.seed = plan.seed + static_cast<std::uint64_t>(k);  // a fresh order each night
-      const std::string started = utc_stamp("%Y-%m-%dT%H:%M:%SZ");
-      const RunOutcome r = run_sides({Side{"A", *experiments, {}, {}, {}}}, o);
-      nlohmann::json doc =
-          build_run_doc(*experiments, r.samples, o, r, env, started, "selftest night " + std::to_string(k), 0);
-      write_json_atomically(selftest_run_path(dir, "night" + std::to_string(k)), doc);
-      if (r.interrupted_by) return interrupted_exit_status();
-    }
+    if (const int status = make_nights(plan, *experiments, profile, env, dir)) return status;
   }
+  std::vector<nlohmann::json> runs;
   for (int k = 1; fs::exists(selftest_run_path(dir, "night" + std::to_string(k))); ++k) {
     runs.push_back(read_run_file(selftest_run_path(dir, "night" + std::to_string(k))));
   }
@@ -174,78 +263,15 @@ int selftest_nights(const SelftestPlan& plan, const std::vector<ExperimentEntry>
               "undecided", "unchanged", "missing", "suspects", "rows",
               "time rows gated at: threshold / median / largest");
   nlohmann::json gates = nlohmann::json::array();
-  int passed = 0, with_regression = 0, total = 0;
-  long regressions = 0, undecided = 0, rows = 0;
+  NightTotals t;
   for (std::size_t j = 1; j < runs.size(); ++j) {
-    // The history a night j would have: the runs before it and after it are the same build, but a
-    // real night has only those before; all of them but j keeps K-1 runs of run-to-run noise.
-    GateOptions g = plan.gate;
-    g.force = true;
-    std::map<std::string, std::vector<std::vector<double>>> per_run;
-    for (std::size_t k = 0; k < runs.size(); ++k) {
-      if (k == j) continue;
-      for (const auto& [name, entries] : pools[k].time) {
-        std::vector<double> v;
-        for (const auto& e : entries) v.push_back(process_value(e));
-        per_run[name].push_back(v);
-      }
-    }
-    for (const auto& [name, values] : per_run) add_history_noise(g, name, values);
-    g.run_variance_source = "the selftest's other " + std::to_string(runs.size() - 1) + " runs of the same build";
-    for (std::size_t i = 0; i < j; ++i) {
-      const GateReport report =
-          compare_runs(runs[i], runs[j], g, "night" + std::to_string(i + 1), "night" + std::to_string(j + 1));
-      const int status = report.exit_status();
-      std::vector<double> gated_at;
-      int at_threshold = 0;
-      for (const auto& v : report.rows) {
-        if (v.instrument != Instrument::time || !(v.gated_at > 0)) continue;
-        gated_at.push_back(v.gated_at);
-        at_threshold += v.gated_at <= v.threshold * (1 + 1e-12);
-      }
-      const int reg = report.count(Verdict::regression), und = report.count(Verdict::undecided);
-      // Suspects: what ci/nightly.sh would measure again in its same-runner `ab` (docs/gate.md).
-      const int suspects = static_cast<int>(std::count_if(report.rows.begin(), report.rows.end(), [](const auto& v) {
-        return is_suspect(v) && v.verdict != Verdict::regression && v.verdict != Verdict::undecided;
-      }));
-      ++total;
-      passed += status == kExitOk;
-      with_regression += reg > 0;
-      regressions += reg, undecided += und, rows += static_cast<long>(report.rows.size());
-      std::vector<std::string> names;
-      for (const auto& v : report.rows) {
-        if (v.verdict == Verdict::regression || v.verdict == Verdict::undecided) {
-          names.push_back(v.benchmark + " (" + to_string(v.instrument) + ", " + to_string(v.verdict) + ")");
-        }
-      }
-      const double median = gated_at.empty() ? 0 : stats::median(gated_at);
-      const double largest = gated_at.empty() ? 0 : *std::max_element(gated_at.begin(), gated_at.end());
-      std::printf("  %-9s %-9s %5d %11d %9d %10d %8d %8d %6zu  %d of %zu / \u00b1%.1f%% / \u00b1%.1f%%\n",
-                  ("night" + std::to_string(i + 1)).c_str(), ("night" + std::to_string(j + 1)).c_str(), status, reg,
-                  und, report.count(Verdict::unchanged), report.count(Verdict::missing), suspects, report.rows.size(),
-                  at_threshold, gated_at.size(), 100 * median, 100 * largest);
-      for (const auto& n : names) std::printf("      %s\n", n.c_str());
-      gates.push_back({{"baseline", "night" + std::to_string(i + 1)},
-                       {"current", "night" + std::to_string(j + 1)},
-                       {"exit_status", status},
-                       {"regressions", reg},
-                       {"undecided", und},
-                       {"unchanged", report.count(Verdict::unchanged)},
-                       {"improvements", report.count(Verdict::improvement)},
-                       {"missing", report.count(Verdict::missing)},
-                       {"suspects", suspects},
-                       {"rows", report.rows.size()},
-                       {"time_rows_gated_at_threshold", at_threshold},
-                       {"time_rows", gated_at.size()},
-                       {"gated_at_median", median},
-                       {"gated_at_largest", largest},
-                       {"not_passed", names}});
-    }
+    const GateOptions g = night_gate(plan, pools, j);
+    for (std::size_t i = 0; i < j; ++i) gates.push_back(night_pair(runs, i, j, g, t));
   }
   std::printf(
       "  %d of %d nightly-shaped A/A gates passed (exit 0 without --undecided pass); %d with a false regression "
       "(%ld regression and %ld undecided verdicts over %ld rows)\n",
-      passed, total, with_regression, regressions, undecided, rows);
+      t.passed, t.total, t.with_regression, t.regressions, t.undecided, t.rows);
   std::set<std::string> benchmarks;
   for (const auto& p : pools) {
     for (const auto& [name, e] : p.time) benchmarks.insert(name);
@@ -260,12 +286,12 @@ int selftest_nights(const SelftestPlan& plan, const std::vector<ExperimentEntry>
   result["benchmarks"] = benchmarks.size();
   result["processes_per_benchmark"] = profile.repetitions;
   result["gates"] = gates;
-  result["summary"] = {{"gates", total},
-                       {"passed", passed},
-                       {"with_a_false_regression", with_regression},
-                       {"regression_verdicts", regressions},
-                       {"undecided_verdicts", undecided},
-                       {"rows", rows}};
+  result["summary"] = {{"gates", t.total},
+                       {"passed", t.passed},
+                       {"with_a_false_regression", t.with_regression},
+                       {"regression_verdicts", t.regressions},
+                       {"undecided_verdicts", t.undecided},
+                       {"rows", t.rows}};
   result["wall_s"] = std::chrono::duration<double>(Clock::now() - start).count();
   result["note"] =
       "Every pair of the runs gated as ci/nightly.sh gates a night (the earlier as baseline, run-to-run noise "
@@ -274,7 +300,7 @@ int selftest_nights(const SelftestPlan& plan, const std::vector<ExperimentEntry>
     write_json_atomically(plan.out, result);
     std::printf("wrote %s (run files in %s)\n", plan.out.c_str(), dir.c_str());
   }
-  return passed == total ? kExitOk : 1;
+  return t.passed == t.total ? kExitOk : 1;
 }
 
 }  // namespace pairbench::harness
