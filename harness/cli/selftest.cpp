@@ -85,25 +85,32 @@ nlohmann::json selftest_history_speed() {
   return speed;
 }
 
+// --ab-deep's benchmarks: those selected that can run here, at most --per-experiment of each
+// experiment (drawn with --seed), in the catalogue's order.
+std::vector<std::string> deep_benchmarks(const SelftestArgs& args, const std::string& bench_dir) {
+  std::vector<std::string> names;
+  std::mt19937_64 rng(args.seed);
+  for (const auto& e :
+       keep_benchmarks_matching(select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
+                                                   args.experiments, args.arms),
+                                args.benchmarks)) {
+    std::vector<std::string> here;
+    for (const auto& b : e.benchmarks) {
+      if (b.available) here.push_back(b.name);
+    }
+    if (here.empty()) continue;
+    if (args.per_experiment > 0 && here.size() > static_cast<std::size_t>(args.per_experiment)) {
+      std::shuffle(here.begin(), here.end(), rng);
+      here.resize(static_cast<std::size_t>(args.per_experiment));
+    }
+    names.insert(names.end(), here.begin(), here.end());
+  }
+  return names;
+}
+
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   if (args.ab_deep > 0) {
-    std::vector<std::string> names;
-    std::mt19937_64 rng(args.seed);
-    for (const auto& e :
-         keep_benchmarks_matching(select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
-                                                     args.experiments, args.arms),
-                                  args.benchmarks)) {
-      std::vector<std::string> here;
-      for (const auto& b : e.benchmarks) {
-        if (b.available) here.push_back(b.name);
-      }
-      if (here.empty()) continue;
-      if (args.per_experiment > 0 && here.size() > static_cast<std::size_t>(args.per_experiment)) {
-        std::shuffle(here.begin(), here.end(), rng);
-        here.resize(static_cast<std::size_t>(args.per_experiment));
-      }
-      names.insert(names.end(), here.begin(), here.end());
-    }
+    const std::vector<std::string> names = deep_benchmarks(args, bench_dir);
     if (names.empty()) throw UsageError("--ab-deep: no benchmark that can run here is selected");
     return selftest_ab_deep({args.ab_deep, names, args.profile, args.ab_budget_s, bench_dir,
                              args.runs_dir.empty() ? "results/selftest-ab-deep" : args.runs_dir, args.out, args.seed});
@@ -146,58 +153,11 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   // --- Analysis, from the run files (--from re-reads them) ------------------------------------
   const SelftestRuns runs = read_selftest_runs(dir);
   const SelftestGates gates = selftest_gates(args.gate.options, runs);
-  const GateOptions& gate = gates.gate;
   const std::map<std::string, double> noise = process_noise(runs.a_pools[0]);
-  std::vector<double> noises, run_noises;
-  for (const auto& [name, cv] : noise) noises.push_back(cv);
-  for (const auto& [name, v] : gate.run_variance) run_noises.push_back(std::sqrt(v));
   const SelftestTallies tallies = draw_gates(args.trials, args.seed, runs, gates, noise, n, ni);
-  const nlohmann::json speed = selftest_history_speed();
-
-  nlohmann::json result;
-  result["machine"] = {{"cpu_model", env.fingerprint.value("cpu_model", "")},
-                       {"cpu_count", env.fingerprint.value("cpu_count", 0)},
-                       {"machine_key", env.fingerprint.value("machine_key", "")}};
-  result["runs"] = {
-      {"directory", dir}, {"same_build_runs", runs.a_runs.size()}, {"planted_levels_pct", kPlantedLevels}};
-  result["profile"] = args.profile;
-  result["processes_per_side"] = n;
-  result["instruction_processes_per_side"] = ni;
-  result["benchmarks"] = noise.size();
-  result["draws"] = {{"aa", args.trials}, {"planted", std::max(1, args.trials / 2)}};
-  result["gate"] = {{"threshold", gate.threshold},
-                    {"instructions_threshold", gate.instructions_threshold},
-                    {"alpha", gate.alpha},
-                    {"correction", to_string(gate.correction)},
-                    {"moderation", to_string(gate.moderation)},
-                    {"run_variance_source", gate.run_variance_source}};
-  result["instruction_counter"] = runs.a_runs[0]["pairbench"]["sampling"].value("instruction_counter", "none");
-  result["time_noise"] = {{"process_to_process_median", noises.empty() ? 0.0 : stats::median(noises)},
-                          {"run_to_run_median", run_noises.empty() ? 0.0 : stats::median(run_noises)},
-                          {"run_to_run_q75", run_noises.empty() ? 0.0 : stats::quantile(run_noises, 0.75)}};
-  for (const auto& [instrument, by_kind] : tallies.by_instrument) {
-    for (const auto& [kind, t] : by_kind) result["results"][instrument][kind] = tally_json(t);
-  }
-  result["results"]["time"]["aa_without_run_to_run_noise"] = tally_json(tallies.aa_without_history);
-  if (!tallies.aa_gated_at.empty()) {
-    const auto& g = tallies.aa_gated_at;
-    result["results"]["time"]["aa_gated_at"] = {{"rows", g.size()},
-                                                {"share_at_threshold", share_at_most(g, gate.threshold * (1 + 1e-12))},
-                                                {"median", stats::median(g)},
-                                                {"q90", stats::quantile(g, 0.9)}};
-  }
-  result["results"]["whole gate"]["first_ten_aa"] = {{"gates", tallies.first_ten},
-                                                     {"passed", tallies.first_ten_passed}};
-  result["planted_as_measured"] = planted_as_measured(runs);
-  result["instruction_count_cv"] = instruction_count_spread(runs.a_pools);
-  result["seconds_per_decision"] = {{"time", 2 * n * mean_wall(runs.a_pools, false)},
-                                    {"instructions", 2 * ni * mean_wall(runs.a_pools, true)}};
-  result["history_and_gate_speed"] = speed;
+  nlohmann::json result = draws_result(runs, gates, tallies, noise, {env, dir, args.profile, n, ni, args.trials});
+  result["history_and_gate_speed"] = selftest_history_speed();
   result["analysis_wall_s"] = std::chrono::duration<double>(Clock::now() - start).count();
-  result["note"] =
-      "Gates are drawn from real processes: for A/A, n processes of one run and n of another run of the same "
-      "build (runs A1.. and Y's A'); for detection, a baseline run against Y's planted side. Draws share "
-      "processes, so the rates are resampling estimates from these runs.";
   print_selftest(result, tallies, env.fingerprint.value("cpu_model", ""));
   if (!args.out.empty()) {
     write_json_atomically(args.out, result);

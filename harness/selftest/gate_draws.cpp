@@ -321,6 +321,58 @@ nlohmann::json instruction_count_spread(const std::vector<Pool>& pools) {
       {"benchmarks", count_cv_runs.size()}};
 }
 
+nlohmann::json draws_result(const SelftestRuns& runs, const SelftestGates& gates, const SelftestTallies& tallies,
+                            const std::map<std::string, double>& noise, const DrawsContext& c) {
+  const GateOptions& gate = gates.gate;
+  std::vector<double> noises, run_noises;
+  for (const auto& [name, cv] : noise) noises.push_back(cv);
+  for (const auto& [name, v] : gate.run_variance) run_noises.push_back(std::sqrt(v));
+
+  nlohmann::json result;
+  result["machine"] = {{"cpu_model", c.env.fingerprint.value("cpu_model", "")},
+                       {"cpu_count", c.env.fingerprint.value("cpu_count", 0)},
+                       {"machine_key", c.env.fingerprint.value("machine_key", "")}};
+  result["runs"] = {
+      {"directory", c.dir}, {"same_build_runs", runs.a_runs.size()}, {"planted_levels_pct", kPlantedLevels}};
+  result["profile"] = c.profile;
+  result["processes_per_side"] = c.n;
+  result["instruction_processes_per_side"] = c.ni;
+  result["benchmarks"] = noise.size();
+  result["draws"] = {{"aa", c.trials}, {"planted", std::max(1, c.trials / 2)}};
+  result["gate"] = {{"threshold", gate.threshold},
+                    {"instructions_threshold", gate.instructions_threshold},
+                    {"alpha", gate.alpha},
+                    {"correction", to_string(gate.correction)},
+                    {"moderation", to_string(gate.moderation)},
+                    {"run_variance_source", gate.run_variance_source}};
+  result["instruction_counter"] = runs.a_runs[0]["pairbench"]["sampling"].value("instruction_counter", "none");
+  result["time_noise"] = {{"process_to_process_median", noises.empty() ? 0.0 : stats::median(noises)},
+                          {"run_to_run_median", run_noises.empty() ? 0.0 : stats::median(run_noises)},
+                          {"run_to_run_q75", run_noises.empty() ? 0.0 : stats::quantile(run_noises, 0.75)}};
+  for (const auto& [instrument, by_kind] : tallies.by_instrument) {
+    for (const auto& [kind, t] : by_kind) result["results"][instrument][kind] = tally_json(t);
+  }
+  result["results"]["time"]["aa_without_run_to_run_noise"] = tally_json(tallies.aa_without_history);
+  if (!tallies.aa_gated_at.empty()) {
+    const auto& g = tallies.aa_gated_at;
+    result["results"]["time"]["aa_gated_at"] = {{"rows", g.size()},
+                                                {"share_at_threshold", share_at_most(g, gate.threshold * (1 + 1e-12))},
+                                                {"median", stats::median(g)},
+                                                {"q90", stats::quantile(g, 0.9)}};
+  }
+  result["results"]["whole gate"]["first_ten_aa"] = {{"gates", tallies.first_ten},
+                                                     {"passed", tallies.first_ten_passed}};
+  result["planted_as_measured"] = planted_as_measured(runs);
+  result["instruction_count_cv"] = instruction_count_spread(runs.a_pools);
+  result["seconds_per_decision"] = {{"time", 2 * c.n * mean_wall(runs.a_pools, false)},
+                                    {"instructions", 2 * c.ni * mean_wall(runs.a_pools, true)}};
+  result["note"] =
+      "Gates are drawn from real processes: for A/A, n processes of one run and n of another run of the same "
+      "build (runs A1.. and Y's A'); for detection, a baseline run against Y's planted side. Draws share "
+      "processes, so the rates are resampling estimates from these runs.";
+  return result;
+}
+
 void print_selftest(const nlohmann::json& result, const SelftestTallies& t, const std::string& cpu_model) {
   std::printf(
       "\npairbench selftest: %s profile, %d processes per side (%d counting), %zu benchmarks, %zu runs of "

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/exec/environment.h"
 #include "harness/gate/gate.h"
 
 namespace pairbench::harness {
@@ -113,6 +114,19 @@ double mean_wall(const std::vector<Pool>& pools, bool instructions);
 // Instruction counts: their spread within a run (the processes of one run) and from run to run
 // (the medians of the same-build runs), per benchmark, as a CV.
 nlohmann::json instruction_count_spread(const std::vector<Pool>& pools);
+
+// What the drawn-gate study is of: the machine, where its runs are, the profile, the processes
+// per side drawn (time, counting) and the A/A draws.
+struct DrawsContext {
+  const Environment& env;
+  std::string dir, profile;
+  int n = 0, ni = 0, trials = 0;
+};
+// The study's result as --out writes it (print_selftest prints it): the machine, the runs, the
+// gate's options, the noise, each kind's tally, what was planted as measured, the instruction
+// counts' spread and the seconds of processes per decision.
+nlohmann::json draws_result(const SelftestRuns& runs, const SelftestGates& gates, const SelftestTallies& tallies,
+                            const std::map<std::string, double>& noise, const DrawsContext& c);
 
 // The terminal report of the self-test's result (`result` as written with --out).
 // The terminal report of the self-test's result (`result` as written with --out).
