@@ -289,121 +289,146 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
 
 }  // namespace
 
+namespace {
+
+// run's options, in the order its --help lists them: what to run,
+void add_selection_options(CLI::App& cmd, RunArgs& a) {
+  cmd.add_option("--profile", a.profile)->check(CLI::IsMember(kProfiles));
+  cmd.add_option("--experiments", a.experiments, "comma-separated experiment names or areas")
+      ->check(name_list("experiment names or areas"));
+  cmd.add_option("--arms", a.arms, "comma-separated arm names to keep")->check(name_list("arm names"));
+}
+
+// how many processes and for how long, with which counter and cache,
+void add_sampling_options(CLI::App& cmd, RunArgs& a) {
+  cmd.add_option("--repetitions", a.repetitions, "processes per benchmark")->check(CLI::Range(1, 1000));
+  cmd.add_option("--min-time", a.min_time_s, "measured seconds per process (split into --batches)")
+      ->check(finite_in(0.0001, 600.0));
+  cmd.add_option("--batches", a.batches, "in-process samples per process")->check(CLI::Range(1, 1000));
+  cmd.add_option("--process-budget", a.process_budget_s,
+                 "seconds of time processes per benchmark: a benchmark whose processes took longer here gets "
+                 "fewer, floor(budget / its process wall), at least 4 (default: nightly " +
+                     std::to_string(static_cast<int>(kNightlyProcessBudgetS)) +
+                     ", others none; none where --repetitions is given; 0 = none)")
+      ->check(finite_in(0, 86400.0));
+  cmd.add_option("--instruction-budget", a.instruction_budget_s,
+                 "the same for instruction-counting processes, at least 2 (default: nightly " +
+                     std::to_string(static_cast<int>(kNightlyInstructionBudgetS)) +
+                     ", others none; none where --instruction-processes is given; 0 = none)")
+      ->check(finite_in(0, 86400.0));
+  cmd.add_option("--wall-budget", a.wall_budget_s,
+                 "seconds of the whole run's processes, projected from this machine's cache: where the "
+                 "per-benchmark budgets project more, the instruction budget is lowered first, then the "
+                 "process budget, never below every benchmark's minimum processes (default: nightly " +
+                     std::to_string(static_cast<int>(kNightlyWallBudgetS)) + ", others none; 0 = none)")
+      ->check(finite_in(0, 86400.0));
+  cmd.add_flag("--plan", a.plan_only,
+               "print the processes the run would plan and their projected wall from this machine's "
+               "calibration cache; run nothing");
+  cmd.add_option("--instruction-processes", a.instruction_processes,
+                 "instruction-counting processes per benchmark that declares them meaningful (0 = none)")
+      ->check(CLI::Range(0, 100));
+  cmd.add_option("--instructions", a.instruction_counter,
+                 "instruction counter: perf, callgrind or none (default: detect)")
+      ->check(CLI::IsMember({"perf", "callgrind", "none"}));
+  cmd.add_option("--calibration", a.calibration,
+                 "iteration-count cache (default: results/calibration/<machine_key>.json; none = this run only)")
+      ->check(CLI::Validator(
+          [](std::string& path) {
+            return path == "auto" || path == "none" ? "" : regular_file_or_absent_problem(path);
+          },
+          "FILE|auto|none"));
+  cmd.add_flag("--recalibrate", a.recalibrate, "calibrate every benchmark again and rewrite the cache");
+  add_process_sharing_option(cmd, a.process_sharing);
+  cmd.add_option("--timeout", a.timeout_s, "seconds before a bench process is killed")->check(finite_in(1.0, 86400.0));
+  cmd.add_option("--seed", a.seed, "seed of the randomised order (default: from the clock)")->check(unsigned_64());
+}
+
+// where the run goes,
+void add_output_options(CLI::App& cmd, RunArgs& a, bool& no_history) {
+  cmd.add_option("--out", a.out, "run file (default results/run-<UTC time>-<profile>.json)")
+      ->check(path_is(regular_file_or_absent_problem, "FILE"));
+  cmd.add_option("--db,--history", a.history, kDbHelp + "results/history.sqlite) to append the run to")
+      ->envname(kDbEnv)
+      ->check(history_path());
+  cmd.add_flag("--no-history", no_history, "do not append to the history database");
+  cmd.add_option("--bench-dir", a.bench_dir, "directory of the bench_* binaries")
+      ->check(path_is(directory_problem, "DIR"));
+}
+
+// and the gate after it (--baseline).
+void add_baseline_options(CLI::App& cmd, RunGateArgs& g) {
+  cmd.add_option("--baseline", g.baseline,
+                 "after the run, gate it against this baseline run file, or `history`: this machine's stored "
+                 "baseline as `gate` finds it (the history named by --db/PAIRBENCH_DB, else "
+                 "results/baselines/<machine_key>.json); prints the gate's table and exits as gate does")
+      ->check(
+          CLI::Validator([](std::string& v) { return v == "history" ? "" : regular_file_problem(v); }, "FILE|history"));
+  cmd.add_option("--budget", g.budget_s,
+                 "with --baseline: seconds of wall time for the whole run; after the planned processes, rounds "
+                 "of more processes for the time benchmarks still undecided against the baseline, cheapest "
+                 "first, decided by always-valid intervals (0, the default: the planned processes only, the "
+                 "fixed gate)")
+      ->check(finite_in(0, 86400.0));
+  cmd.add_option("--max-repetitions", g.max_repetitions,
+                 "with --budget: the cap of processes per benchmark (default 30)")
+      ->check(CLI::Range(2, 1000));
+  cmd.add_flag("--force", g.gate.options.force, "with --baseline: compare against a run from another machine or build");
+  add_gate_options(&cmd, g.gate, /*db_default=*/false, /*db_option=*/false);
+}
+
+// The checks of the parsed command line that CLI11 cannot make, then the run.
+int run_command(const CLI::App& cmd, RunArgs& a, RunGateArgs& g, bool no_history, const std::string& command_line) {
+  // The gate's options mean nothing without a baseline: refused, not ignored.
+  if (g.baseline.empty()) {
+    for (const char* name :
+         {"--budget", "--max-repetitions", "--force", "--threshold", "--instructions-threshold", "--alpha",
+          "--undecided", "--correction", "--moderation", "--markdown", "--junit", "--json"}) {
+      if (cmd.count(name)) {
+        throw UsageError(std::string(name) + ": needs --baseline FILE|history (the run to gate against)");
+      }
+    }
+  }
+  if (cmd.count("--max-repetitions") && !(g.budget_s > 0)) {
+    throw UsageError("--max-repetitions: needs --budget SECONDS > 0 (the cap of the sampling)");
+  }
+  g.db_named = cmd.count("--db") > 0 || std::getenv(kDbEnv) != nullptr;
+  if (no_history) a.history.clear();
+  // The default history too, before any benchmark runs: a run must not end by writing into
+  // another program's database, or by blocking on a FIFO.
+  if (!a.history.empty()) {
+    try {
+      History::check_path(a.history);
+    } catch (const NotAHistory& e) {
+      throw UsageError(std::string("--db: ") + e.what());
+    }
+  }
+  finish_up_on_interrupt();
+  return cmd_run(a, g, command_line);
+}
+
+}  // namespace
+
 Command command_run() {
-  return {
-      "run", "run experiments, write a run file, append to history, print the summary",
-      "0 every benchmark ran, was verified and stored (and with --baseline: the gate passed); 1 (--baseline) a "
-      "regression; 2 bad input; 3 some benchmark process crashed, hung, failed or computed a wrong answer (every "
-      "other result is still written), or the run file or the history row could not go where asked (the message "
-      "says where it went); 4 (--baseline) some benchmark undecided (--undecided fail); 130/143 interrupted by "
-      "SIGINT/SIGTERM (what was measured is kept, marked partial)",
-      "a bench binary's output, a calibration cache or a run file (run)", [](CLI::App& cmd) -> CommandAction {
-        auto a = std::make_shared<RunArgs>();
-        auto g = std::make_shared<RunGateArgs>();
-        auto no_history = std::make_shared<bool>(false);
-        a->bench_dir = default_bench_dir();
-        cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
-        cmd.add_option("--experiments", a->experiments, "comma-separated experiment names or areas")
-            ->check(name_list("experiment names or areas"));
-        cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
-        cmd.add_option("--repetitions", a->repetitions, "processes per benchmark")->check(CLI::Range(1, 1000));
-        cmd.add_option("--min-time", a->min_time_s, "measured seconds per process (split into --batches)")
-            ->check(finite_in(0.0001, 600.0));
-        cmd.add_option("--batches", a->batches, "in-process samples per process")->check(CLI::Range(1, 1000));
-        cmd.add_option("--process-budget", a->process_budget_s,
-                       "seconds of time processes per benchmark: a benchmark whose processes took longer here gets "
-                       "fewer, floor(budget / its process wall), at least 4 (default: nightly " +
-                           std::to_string(static_cast<int>(kNightlyProcessBudgetS)) +
-                           ", others none; none where --repetitions is given; 0 = none)")
-            ->check(finite_in(0, 86400.0));
-        cmd.add_option("--instruction-budget", a->instruction_budget_s,
-                       "the same for instruction-counting processes, at least 2 (default: nightly " +
-                           std::to_string(static_cast<int>(kNightlyInstructionBudgetS)) +
-                           ", others none; none where --instruction-processes is given; 0 = none)")
-            ->check(finite_in(0, 86400.0));
-        cmd.add_option("--wall-budget", a->wall_budget_s,
-                       "seconds of the whole run's processes, projected from this machine's cache: where the "
-                       "per-benchmark budgets project more, the instruction budget is lowered first, then the "
-                       "process budget, never below every benchmark's minimum processes (default: nightly " +
-                           std::to_string(static_cast<int>(kNightlyWallBudgetS)) + ", others none; 0 = none)")
-            ->check(finite_in(0, 86400.0));
-        cmd.add_flag("--plan", a->plan_only,
-                     "print the processes the run would plan and their projected wall from this machine's "
-                     "calibration cache; run nothing");
-        cmd.add_option("--instruction-processes", a->instruction_processes,
-                       "instruction-counting processes per benchmark that declares them meaningful (0 = none)")
-            ->check(CLI::Range(0, 100));
-        cmd.add_option("--instructions", a->instruction_counter,
-                       "instruction counter: perf, callgrind or none (default: detect)")
-            ->check(CLI::IsMember({"perf", "callgrind", "none"}));
-        cmd.add_option("--calibration", a->calibration,
-                       "iteration-count cache (default: results/calibration/<machine_key>.json; none = this run only)")
-            ->check(CLI::Validator(
-                [](std::string& path) {
-                  return path == "auto" || path == "none" ? "" : regular_file_or_absent_problem(path);
-                },
-                "FILE|auto|none"));
-        cmd.add_flag("--recalibrate", a->recalibrate, "calibrate every benchmark again and rewrite the cache");
-        add_process_sharing_option(cmd, a->process_sharing);
-        cmd.add_option("--timeout", a->timeout_s, "seconds before a bench process is killed")
-            ->check(finite_in(1.0, 86400.0));
-        cmd.add_option("--seed", a->seed, "seed of the randomised order (default: from the clock)")
-            ->check(unsigned_64());
-        cmd.add_option("--out", a->out, "run file (default results/run-<UTC time>-<profile>.json)")
-            ->check(path_is(regular_file_or_absent_problem, "FILE"));
-        cmd.add_option("--db,--history", a->history, kDbHelp + "results/history.sqlite) to append the run to")
-            ->envname(kDbEnv)
-            ->check(history_path());
-        cmd.add_flag("--no-history", *no_history, "do not append to the history database");
-        cmd.add_option("--bench-dir", a->bench_dir, "directory of the bench_* binaries")
-            ->check(path_is(directory_problem, "DIR"));
-        cmd.add_option("--baseline", g->baseline,
-                       "after the run, gate it against this baseline run file, or `history`: this machine's stored "
-                       "baseline as `gate` finds it (the history named by --db/PAIRBENCH_DB, else "
-                       "results/baselines/<machine_key>.json); prints the gate's table and exits as gate does")
-            ->check(CLI::Validator([](std::string& v) { return v == "history" ? "" : regular_file_problem(v); },
-                                   "FILE|history"));
-        cmd.add_option("--budget", g->budget_s,
-                       "with --baseline: seconds of wall time for the whole run; after the planned processes, rounds "
-                       "of more processes for the time benchmarks still undecided against the baseline, cheapest "
-                       "first, decided by always-valid intervals (0, the default: the planned processes only, the "
-                       "fixed gate)")
-            ->check(finite_in(0, 86400.0));
-        cmd.add_option("--max-repetitions", g->max_repetitions,
-                       "with --budget: the cap of processes per benchmark (default 30)")
-            ->check(CLI::Range(2, 1000));
-        cmd.add_flag("--force", g->gate.options.force,
-                     "with --baseline: compare against a run from another machine or build");
-        add_gate_options(&cmd, g->gate, /*db_default=*/false, /*db_option=*/false);
-        return [a, g, no_history, &cmd](const std::string& command_line) {
-          // The gate's options mean nothing without a baseline: refused, not ignored.
-          if (g->baseline.empty()) {
-            for (const char* name :
-                 {"--budget", "--max-repetitions", "--force", "--threshold", "--instructions-threshold", "--alpha",
-                  "--undecided", "--correction", "--moderation", "--markdown", "--junit", "--json"}) {
-              if (cmd.count(name)) {
-                throw UsageError(std::string(name) + ": needs --baseline FILE|history (the run to gate against)");
-              }
-            }
-          }
-          if (cmd.count("--max-repetitions") && !(g->budget_s > 0)) {
-            throw UsageError("--max-repetitions: needs --budget SECONDS > 0 (the cap of the sampling)");
-          }
-          g->db_named = cmd.count("--db") > 0 || std::getenv(kDbEnv) != nullptr;
-          if (*no_history) a->history.clear();
-          // The default history too, before any benchmark runs: a run must not end by writing into
-          // another program's database, or by blocking on a FIFO.
-          if (!a->history.empty()) {
-            try {
-              History::check_path(a->history);
-            } catch (const NotAHistory& e) {
-              throw UsageError(std::string("--db: ") + e.what());
-            }
-          }
-          finish_up_on_interrupt();
-          return cmd_run(*a, *g, command_line);
-        };
-      }};
+  return {"run", "run experiments, write a run file, append to history, print the summary",
+          "0 every benchmark ran, was verified and stored (and with --baseline: the gate passed); 1 (--baseline) a "
+          "regression; 2 bad input; 3 some benchmark process crashed, hung, failed or computed a wrong answer (every "
+          "other result is still written), or the run file or the history row could not go where asked (the message "
+          "says where it went); 4 (--baseline) some benchmark undecided (--undecided fail); 130/143 interrupted by "
+          "SIGINT/SIGTERM (what was measured is kept, marked partial)",
+          "a bench binary's output, a calibration cache or a run file (run)", [](CLI::App& cmd) -> CommandAction {
+            auto a = std::make_shared<RunArgs>();
+            auto g = std::make_shared<RunGateArgs>();
+            auto no_history = std::make_shared<bool>(false);
+            a->bench_dir = default_bench_dir();
+            add_selection_options(cmd, *a);
+            add_sampling_options(cmd, *a);
+            add_output_options(cmd, *a, *no_history);
+            add_baseline_options(cmd, *g);
+            return [a, g, no_history, &cmd](const std::string& command_line) {
+              return run_command(cmd, *a, *g, *no_history, command_line);
+            };
+          }};
 }
 
 }  // namespace pairbench::harness
