@@ -184,15 +184,59 @@ int gate_this_run(const nlohmann::json& baseline, const std::string& baseline_la
   return finish_gate(report, gate);
 }
 
+// `run --plan`: the plan from this machine's cache, nothing run.
+int print_plan_only(const RunArgs& args, RunOptions& options) {
+  const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
+                                              args.experiments, args.arms);
+  apply_wall_budget(args, experiments, options);
+  return print_plan(plan_run(experiments, options), options);
+}
+
+// The run file, written before the history is tried (that may take minutes): the samples are safe
+// first. A "pending" history write that is never updated means pairbench died in between. Returns
+// where it went (run_file.h, write_run_file).
+std::string write_before_history(const RunArgs& args, nlohmann::json& doc, const std::string& out, bool partial) {
+  if (!args.history.empty()) {
+    const std::string db = redact_db(args.history);
+    doc["pairbench"]["history_write"] =
+        partial ? nlohmann::json{{"db", db},
+                                 {"status", "skipped"},
+                                 {"reason", "a partial (interrupted) run is not recorded in the history"}}
+                : nlohmann::json{{"db", db}, {"status", "pending"}};
+  }
+  return write_run_file(out, doc, /*to_stdout=*/partial || args.history.empty());
+}
+
+// What a whole run says after its gate, and its exit status: the history write that failed (the
+// run file names it), an interruption after every process, the processes that failed.
+int run_exit_status(const RunArgs& args, const RunOutcome& outcome, const nlohmann::json& pb,
+                    const std::string& written, const std::string& out, bool history_failed, int gate_status) {
+  if (history_failed) {
+    say(Verbosity::quiet) << "pairbench: not recorded in history " << redact_db(args.history) << ": "
+                          << pb["history_write"]["error"].get<std::string>() << "; kept the run file " << written
+                          << ", which names the failed write; store it later with: pairbench history import " << written
+                          << " --db " << redact_db(args.history) << "\n";
+  }
+  if (interrupt_signal()) {
+    say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(interrupt_signal())
+                          << " after every process had finished: the run file " << written << " is complete\n";
+    return interrupted_exit_status();
+  }
+  if (outcome.failed_processes > 0) {
+    say(Verbosity::quiet)
+        << "pairbench: " << outcome.failed_processes
+        << " benchmark process(es) failed, crashed, hung or were incorrect; see 'verification' above\n";
+  }
+  // A regression first; then not where asked (the message above said where), or not in the
+  // history: nothing is lost, but whoever reads the exit status must look; then undecided.
+  if (gate_status == kExitRegression) return gate_status;
+  return outcome.failed_processes > 0 || written != out || history_failed ? kExitBenchmarkFailed : gate_status;
+}
+
 int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string& command_line) {
   const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
   RunOptions options = run_options(args, env.fingerprint.value("machine_key", ""));
-  if (args.plan_only) {
-    const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
-                                                args.experiments, args.arms);
-    apply_wall_budget(args, experiments, options);
-    return print_plan(plan_run(experiments, options), options);
-  }
+  if (args.plan_only) return print_plan_only(args, options);
   GateArgs gate = gate_args.gate;
   const std::pair<nlohmann::json, std::string> inputs = gate_inputs(args, gate_args, env, gate);
   const nlohmann::json& baseline = inputs.first;
@@ -232,17 +276,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
   nlohmann::json& doc = built.doc;
   auto& pb = doc["pairbench"];
   if (sampled) pb["sampling"]["until_decided"] = until_decided_json(plan, *sampled, baseline_label);
-  // Written before the history is tried (that may take minutes): the samples are safe first. A
-  // "pending" history write that is never updated means pairbench died in between.
-  if (!args.history.empty()) {
-    const std::string db = redact_db(args.history);
-    pb["history_write"] = partial
-                              ? nlohmann::json{{"db", db},
-                                               {"status", "skipped"},
-                                               {"reason", "a partial (interrupted) run is not recorded in the history"}}
-                              : nlohmann::json{{"db", db}, {"status", "pending"}};
-  }
-  std::string written = write_run_file(out, doc, /*to_stdout=*/partial || args.history.empty());
+  std::string written = write_before_history(args, doc, out, partial);
   if (partial) {
     say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(outcome.interrupted_by) << " after "
                           << outcome.completed_processes << " of " << outcome.planned_processes << " processes: kept "
@@ -265,26 +299,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
   const int gate_status = gate_args.baseline.empty()
                               ? kExitOk
                               : gate_this_run(baseline, baseline_label, doc, written, gate, gate_args, sampled, start);
-  if (history_failed) {
-    say(Verbosity::quiet) << "pairbench: not recorded in history " << redact_db(args.history) << ": "
-                          << pb["history_write"]["error"].get<std::string>() << "; kept the run file " << written
-                          << ", which names the failed write; store it later with: pairbench history import " << written
-                          << " --db " << redact_db(args.history) << "\n";
-  }
-  if (interrupt_signal()) {
-    say(Verbosity::quiet) << "pairbench: interrupted by " << signal_name(interrupt_signal())
-                          << " after every process had finished: the run file " << written << " is complete\n";
-    return interrupted_exit_status();
-  }
-  if (outcome.failed_processes > 0) {
-    say(Verbosity::quiet)
-        << "pairbench: " << outcome.failed_processes
-        << " benchmark process(es) failed, crashed, hung or were incorrect; see 'verification' above\n";
-  }
-  // A regression first; then not where asked (the message above said where), or not in the
-  // history: nothing is lost, but whoever reads the exit status must look; then undecided.
-  if (gate_status == kExitRegression) return gate_status;
-  return outcome.failed_processes > 0 || written != out || history_failed ? kExitBenchmarkFailed : gate_status;
+  return run_exit_status(args, outcome, pb, written, out, history_failed, gate_status);
 }
 
 }  // namespace
