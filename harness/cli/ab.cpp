@@ -91,7 +91,9 @@ void announce_planned_look(const std::vector<Side>& sides, const RunOptions& opt
                    budget_s);
 }
 
-int cmd_ab(const AbArgs& args, const std::string& command_line) {
+// ab's run options: the profile's, the layout asked; every benchmark the same count on both sides,
+// then sampled until decided: no time budget.
+RunOptions ab_run_options(const AbArgs& args) {
   RunArgs run_args;
   run_args.profile = args.profile;
   run_args.repetitions = args.repetitions;
@@ -105,10 +107,14 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   RunOptions options =
       run_options(run_args, capture_environment(PAIRBENCH_SOURCE_DIR).fingerprint.value("machine_key", ""));
   options.layout = args.layout;
-  // Every benchmark the same count on both sides, then sampled until decided: no time budget.
   options.process_budget_s = options.instruction_budget_s = 0;
+  return options;
+}
+
+// --out-dir (default results/ab-<UTC time>), checked with every other output before either build
+// runs a benchmark.
+std::string checked_out_dir(const AbArgs& args) {
   const std::string out_dir = args.out_dir.empty() ? "results/ab-" + utc_stamp("%Y%m%dT%H%M%SZ") : args.out_dir;
-  // Every output is checked before either build runs a benchmark.
   check_gate_outputs(args.gate);
   try {
     require_directory_or_absent(out_dir, "--out-dir");
@@ -118,9 +124,11 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
+  return out_dir;
+}
 
-  std::vector<Side> sides;
-  std::vector<Environment> envs;
+// Both builds' selected benchmarks and fingerprints, baseline first.
+void load_sides(const AbArgs& args, std::vector<Side>& sides, std::vector<Environment>& envs) {
   for (const auto& [name, build] : {std::pair{"baseline", args.baseline_build}, {"candidate", args.candidate_build}}) {
     const std::string dir = bench_dir_of(build);
     std::vector<ExperimentEntry> selected = keep_benchmarks_matching(
@@ -132,6 +140,14 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
     sides.push_back({name, std::move(selected), {}, {}, {}});
     envs.push_back(environment_of(dir));
   }
+}
+
+int cmd_ab(const AbArgs& args, const std::string& command_line) {
+  RunOptions options = ab_run_options(args);
+  const std::string out_dir = checked_out_dir(args);
+  std::vector<Side> sides;
+  std::vector<Environment> envs;
+  load_sides(args, sides, envs);
   const auto start = std::chrono::steady_clock::now();
   if (args.budget_s > 0) announce_planned_look(sides, options, args.budget_s, args.pairing == "duet" && args.probe);
   RunOptions counted = options;
