@@ -26,56 +26,39 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-int cmd_list(const std::string& bench_dir, const std::string& profile, const std::string& format,
-             const std::string& update_file, const std::string& check_file) {
-  if ((!update_file.empty() || !check_file.empty()) && format != "markdown") {
-    throw UsageError(std::string(update_file.empty() ? "--check" : "--update") + ": expected --format markdown");
-  }
-  if (format == "commands-markdown") {  // docs/commands.md: the command table's help, no bench binary needed
-    std::cout << command_reference_markdown(all_commands());
+// --format markdown: docs/experiments.md's experiment table, printed, or refreshed in (--update) or
+// checked against (--check, exit 1 when stale) the file between its markers.
+int list_markdown(const std::vector<ExperimentEntry>& experiments, const std::string& profile,
+                  const std::string& update_file, const std::string& check_file) {
+  const std::string table = catalogue_to_markdown(experiments, profile);
+  const std::string& file = update_file.empty() ? check_file : update_file;
+  if (file.empty()) {
+    std::cout << table;
     return kExitOk;
   }
-  if (format == "claims-json") {  // the catalogue as plots/report.py reads it (--claims): no bench binary needed
-    std::cout << builtin_claims_document().dump(2) << "\n";
-    return kExitOk;
+  const std::string current = read_text(file);
+  std::string refreshed;
+  try {
+    refreshed = replace_marked_section(current, table, file);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
   }
-  const auto experiments = load_catalogue(find_bench_binaries(bench_dir), profile);
-  if (format == "markdown") {
-    const std::string table = catalogue_to_markdown(experiments, profile);
-    const std::string& file = update_file.empty() ? check_file : update_file;
-    if (file.empty()) {
-      std::cout << table;
-      return kExitOk;
-    }
-    const std::string current = read_text(file);
-    std::string refreshed;
-    try {
-      refreshed = replace_marked_section(current, table, file);
-    } catch (const std::runtime_error& e) {
-      throw UsageError(e.what());
-    }
-    const std::string command = "pairbench list --format markdown" +
-                                (profile == "quick" ? std::string() : " --profile " + profile) + " --update " + file;
-    if (!check_file.empty()) {
-      if (refreshed == current) return kExitOk;
-      say(Verbosity::quiet) << "pairbench: " << file
-                            << ": the experiment table is stale (the bench binaries list other "
-                            << "experiments, arms or grids); refresh it with: " << command << "\n";
-      return kExitRegression;
-    }
-    if (refreshed != current) write_text_atomically(file, refreshed);
-    std::cout << file << ": experiment table " << (refreshed == current ? "already current" : "refreshed") << " ("
-              << experiments.size() << " experiments)\n";
-    return kExitOk;
+  const std::string command = "pairbench list --format markdown" +
+                              (profile == "quick" ? std::string() : " --profile " + profile) + " --update " + file;
+  if (!check_file.empty()) {
+    if (refreshed == current) return kExitOk;
+    say(Verbosity::quiet) << "pairbench: " << file << ": the experiment table is stale (the bench binaries list other "
+                          << "experiments, arms or grids); refresh it with: " << command << "\n";
+    return kExitRegression;
   }
-  if (format == "json") {
-    std::cout << catalogue_to_json(experiments).dump(2) << "\n";
-    return kExitOk;
-  }
-  if (format == "claims-markdown") {  // docs/claims.md
-    std::cout << claims_markdown(builtin_claims_document(), experiments);
-    return kExitOk;
-  }
+  if (refreshed != current) write_text_atomically(file, refreshed);
+  std::cout << file << ": experiment table " << (refreshed == current ? "already current" : "refreshed") << " ("
+            << experiments.size() << " experiments)\n";
+  return kExitOk;
+}
+
+// --format table: each experiment, its arms and grid, and why what cannot run here cannot.
+void print_table(const std::vector<ExperimentEntry>& experiments, const std::string& profile) {
   for (const auto& e : experiments) {
     std::cout << e.name << (e.claim.empty() ? "" : " (" + e.claim + ")") << ": " << e.question << "\n";
     std::cout << "  metric " << e.metric << " [" << e.unit << "], " << e.better << " is better; timing " << e.timing
@@ -107,6 +90,32 @@ int cmd_list(const std::string& bench_dir, const std::string& profile, const std
     std::cout << "  benchmarks: " << e.benchmarks.size() << ", runnable here: " << runnable << "\n";
     for (const auto& r : reasons) std::cout << "    not here: " << r << "\n";
   }
+}
+
+int cmd_list(const std::string& bench_dir, const std::string& profile, const std::string& format,
+             const std::string& update_file, const std::string& check_file) {
+  if ((!update_file.empty() || !check_file.empty()) && format != "markdown") {
+    throw UsageError(std::string(update_file.empty() ? "--check" : "--update") + ": expected --format markdown");
+  }
+  if (format == "commands-markdown") {  // docs/commands.md: the command table's help, no bench binary needed
+    std::cout << command_reference_markdown(all_commands());
+    return kExitOk;
+  }
+  if (format == "claims-json") {  // the catalogue as plots/report.py reads it (--claims): no bench binary needed
+    std::cout << builtin_claims_document().dump(2) << "\n";
+    return kExitOk;
+  }
+  const auto experiments = load_catalogue(find_bench_binaries(bench_dir), profile);
+  if (format == "markdown") return list_markdown(experiments, profile, update_file, check_file);
+  if (format == "json") {
+    std::cout << catalogue_to_json(experiments).dump(2) << "\n";
+    return kExitOk;
+  }
+  if (format == "claims-markdown") {  // docs/claims.md
+    std::cout << claims_markdown(builtin_claims_document(), experiments);
+    return kExitOk;
+  }
+  print_table(experiments, profile);
   return kExitOk;
 }
 
