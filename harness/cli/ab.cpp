@@ -201,70 +201,83 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
 
 }  // namespace
 
+namespace {
+
+// ab's options, in the order its --help lists them: the two builds, what to run of them and with
+// which counts,
+void add_builds_options(CLI::App& cmd, AbArgs& a) {
+  cmd.add_option("--baseline-build", a.baseline_build, "build directory of the baseline (e.g. main)")->required();
+  cmd.add_option("--candidate-build", a.candidate_build, "build directory of the candidate")->required();
+  cmd.add_option("--experiments", a.experiments, "comma-separated experiment names or areas")
+      ->check(name_list("experiment names or areas"));
+  cmd.add_option("--arms", a.arms, "comma-separated arm names to keep")->check(name_list("arm names"));
+  cmd.add_option("--benchmarks", a.benchmarks,
+                 "only the benchmarks whose names this regular expression finds (ECMAScript, anywhere "
+                 "in the name, as --benchmark_filter)")
+      ->check(benchmark_regex());
+  cmd.add_option("--profile", a.profile)->check(CLI::IsMember(kProfiles));
+  cmd.add_option("--repetitions", a.repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
+  cmd.add_option("--min-time", a.min_time_s)->check(finite_in(0.001, 600.0));
+  cmd.add_option("--timeout", a.timeout_s)->check(finite_in(1.0, 86400.0));
+  cmd.add_option("--seed", a.seed)->check(unsigned_64());
+  cmd.add_option("--instruction-processes", a.instruction_processes,
+                 "instruction-counting processes per benchmark and side that declares them meaningful "
+                 "(default: the profile's; 0 = none); under callgrind each records its top functions, "
+                 "and the gate's regressions show which added instructions")
+      ->check(CLI::Range(0, 100));
+  cmd.add_option("--instructions", a.instruction_counter,
+                 "instruction counter: perf, callgrind or none (default: detect)")
+      ->check(CLI::IsMember({"perf", "callgrind", "none"}));
+}
+
+// and how: pairing, layout, process sharing, the budget of the sampling, the probe, the outputs.
+void add_sampling_options(CLI::App& cmd, AbArgs& a) {
+  cmd.add_option("--pairing", a.pairing,
+                 "duet: both sides' processes at once, each pinned to its own cores (one per thread it "
+                 "declares), cores swapped each round; a benchmark whose two sides do not fit runs them one "
+                 "at a time; sequential: one process at a time")
+      ->check(CLI::IsMember({"duet", "sequential"}));
+  cmd.add_option("--layout", a.layout,
+                 "random: every process of both sides draws its own code and data placement from the seed "
+                 "(a relinked layout variant of its bench binary, environment padding, buffer page "
+                 "offsets; recorded in its row), so that layout is noise, not a constant of one build; "
+                 "none: the plain binaries as built")
+      ->check(CLI::IsMember({"random", "none"}));
+  add_process_sharing_option(cmd, a.process_sharing);
+  cmd.add_option("--budget", a.budget_s,
+                 "seconds of wall time for the whole ab: after the planned processes, rounds of more "
+                 "processes for the benchmarks still undecided, cheapest first, decided by always-valid "
+                 "intervals (0: the planned processes only)")
+      ->check(finite_in(0, 86400.0));
+  cmd.add_option("--max-repetitions", a.max_repetitions, "the cap of processes per benchmark and side")
+      ->check(CLI::Range(2, 1000));
+  cmd.add_flag(
+      "!--no-probe", a.probe,
+      "duet: skip the regime probe (one uncounted pair of every benchmark a duet would pair first; a benchmark "
+      "either side of which runs above 1.5x its time per iteration in run (learnt from runs here; "
+      "else its calibrated time) beside the other then runs its sides one at a time) and its second "
+      "look (a benchmark whose planned duet processes ran above that is measured again one side "
+      "at a time)");
+  cmd.add_option("--out-dir", a.out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
+      ->check(path_is(directory_or_absent_problem, "DIR"));
+}
+
+}  // namespace
+
 Command command_ab() {
-  return {
-      "ab", "run two builds interleaved process by process and compare them",
-      "0 no regression; 1 a regression; 2 bad input; 3 a build's benchmark process failed; 4 some benchmark "
-      "undecided (--undecided fail); 130/143 interrupted by SIGINT/SIGTERM (what was measured is kept)",
-      "a bench binary's output, a calibration cache or a run file (ab)", [](CLI::App& cmd) -> CommandAction {
-        auto a = std::make_shared<AbArgs>();
-        cmd.add_option("--baseline-build", a->baseline_build, "build directory of the baseline (e.g. main)")
-            ->required();
-        cmd.add_option("--candidate-build", a->candidate_build, "build directory of the candidate")->required();
-        cmd.add_option("--experiments", a->experiments, "comma-separated experiment names or areas")
-            ->check(name_list("experiment names or areas"));
-        cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
-        cmd.add_option("--benchmarks", a->benchmarks,
-                       "only the benchmarks whose names this regular expression finds (ECMAScript, anywhere "
-                       "in the name, as --benchmark_filter)")
-            ->check(benchmark_regex());
-        cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
-        cmd.add_option("--repetitions", a->repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
-        cmd.add_option("--min-time", a->min_time_s)->check(finite_in(0.001, 600.0));
-        cmd.add_option("--timeout", a->timeout_s)->check(finite_in(1.0, 86400.0));
-        cmd.add_option("--seed", a->seed)->check(unsigned_64());
-        cmd.add_option("--instruction-processes", a->instruction_processes,
-                       "instruction-counting processes per benchmark and side that declares them meaningful "
-                       "(default: the profile's; 0 = none); under callgrind each records its top functions, "
-                       "and the gate's regressions show which added instructions")
-            ->check(CLI::Range(0, 100));
-        cmd.add_option("--instructions", a->instruction_counter,
-                       "instruction counter: perf, callgrind or none (default: detect)")
-            ->check(CLI::IsMember({"perf", "callgrind", "none"}));
-        cmd.add_option("--pairing", a->pairing,
-                       "duet: both sides' processes at once, each pinned to its own cores (one per thread it "
-                       "declares), cores swapped each round; a benchmark whose two sides do not fit runs them one "
-                       "at a time; sequential: one process at a time")
-            ->check(CLI::IsMember({"duet", "sequential"}));
-        cmd.add_option("--layout", a->layout,
-                       "random: every process of both sides draws its own code and data placement from the seed "
-                       "(a relinked layout variant of its bench binary, environment padding, buffer page "
-                       "offsets; recorded in its row), so that layout is noise, not a constant of one build; "
-                       "none: the plain binaries as built")
-            ->check(CLI::IsMember({"random", "none"}));
-        add_process_sharing_option(cmd, a->process_sharing);
-        cmd.add_option("--budget", a->budget_s,
-                       "seconds of wall time for the whole ab: after the planned processes, rounds of more "
-                       "processes for the benchmarks still undecided, cheapest first, decided by always-valid "
-                       "intervals (0: the planned processes only)")
-            ->check(finite_in(0, 86400.0));
-        cmd.add_option("--max-repetitions", a->max_repetitions, "the cap of processes per benchmark and side")
-            ->check(CLI::Range(2, 1000));
-        cmd.add_flag(
-            "!--no-probe", a->probe,
-            "duet: skip the regime probe (one uncounted pair of every benchmark a duet would pair first; a benchmark "
-            "either side of which runs above 1.5x its time per iteration in run (learnt from runs here; "
-            "else its calibrated time) beside the other then runs its sides one at a time) and its second "
-            "look (a benchmark whose planned duet processes ran above that is measured again one side "
-            "at a time)");
-        cmd.add_option("--out-dir", a->out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
-            ->check(path_is(directory_or_absent_problem, "DIR"));
-        add_gate_options(&cmd, a->gate);
-        return [a](const std::string& command_line) {
-          finish_up_on_interrupt();
-          return exit_status_after_interrupt(cmd_ab(*a, command_line));
-        };
-      }};
+  return {"ab", "run two builds interleaved process by process and compare them",
+          "0 no regression; 1 a regression; 2 bad input; 3 a build's benchmark process failed; 4 some benchmark "
+          "undecided (--undecided fail); 130/143 interrupted by SIGINT/SIGTERM (what was measured is kept)",
+          "a bench binary's output, a calibration cache or a run file (ab)", [](CLI::App& cmd) -> CommandAction {
+            auto a = std::make_shared<AbArgs>();
+            add_builds_options(cmd, *a);
+            add_sampling_options(cmd, *a);
+            add_gate_options(&cmd, a->gate);
+            return [a](const std::string& command_line) {
+              finish_up_on_interrupt();
+              return exit_status_after_interrupt(cmd_ab(*a, command_line));
+            };
+          }};
 }
 
 }  // namespace pairbench::harness

@@ -132,73 +132,84 @@ int cmd_history_export(const std::string& db_arg, int last_runs, const std::stri
 
 }  // namespace
 
+namespace {
+
+struct HistoryArgs {
+  std::string benchmark, db = kDefaultHistory, machine, format = "table";
+  int last = 0;
+  bool machines = false;
+  std::vector<std::string> import_files;
+  std::string import_db = kDefaultHistory, export_db = kDefaultHistory;  // PAIRBENCH_DB fills each
+  std::string export_out;
+  int export_last = 0;
+  std::string speed_db, speed_out;  // no PAIRBENCH_DB default: speed fills the database it is given
+  int speed_runs = 10000, speed_benchmarks = 300, speed_samples = 5;
+};
+
+struct HistorySubcommands {
+  CLI::App *import, *exporting, *speed;
+};
+
+// history's subcommands (import, export, speed) and their options.
+HistorySubcommands add_history_subcommands(CLI::App& cmd, HistoryArgs& a) {
+  const auto output = path_is(regular_file_or_absent_problem, "FILE");
+  auto* import = cmd.add_subcommand(
+      "import", "store run files in the history database (each run once; e.g. after a failed history write)");
+  import->add_option("run_files", a.import_files, "run files")->required();
+  import->add_option("--db,--history", a.import_db, kDbHelp + "results/history.sqlite)")
+      ->envname(kDbEnv)
+      ->check(history_path());
+  auto* exporting = cmd.add_subcommand(
+      "export", "write every machine's series, latest claims and change points as JSON (pairbench-history-export/1)");
+  exporting->add_option("--db,--history", a.export_db, kDbHelp + "results/history.sqlite)")
+      ->envname(kDbEnv)
+      ->check(history_path());
+  exporting->add_option("--last", a.export_last, "only each machine's last N runs")->check(CLI::Range(1, 1000000));
+  exporting->add_option("--out", a.export_out, "the JSON file to write")->required()->check(output);
+  auto* speed = cmd.add_subcommand(
+      "speed", "time `history` and `gate` over a new history filled with synthetic runs (default 10,000 x 300)");
+  speed
+      ->add_option("--db", a.speed_db,
+                   "a new SQLite path or an empty PostgreSQL database (default: a temporary SQLite file)")
+      ->check(history_path());
+  speed->add_option("--runs", a.speed_runs)->check(CLI::Range(2, 1000000));
+  speed->add_option("--benchmarks", a.speed_benchmarks)->check(CLI::Range(1, 100000));
+  speed->add_option("--samples", a.speed_samples, "samples (processes) per benchmark and run")
+      ->check(CLI::Range(1, 1000));
+  speed->add_option("--out", a.speed_out, "also write the figures as JSON")->check(output);
+  return {import, exporting, speed};
+}
+
+}  // namespace
+
 Command command_history() {
-  return {
-      "history", "trend and change points per benchmark",
-      "0 shown (imported, exported, measured); 2 bad input (import: nothing stored); 3 a history write failed or "
-      "its lock stayed held; 130/143 import interrupted by SIGINT/SIGTERM (what was stored stays)",
-      "the history database or the run files imported", [](CLI::App& cmd) -> CommandAction {
-        struct Args {
-          std::string benchmark, db = kDefaultHistory, machine, format = "table";
-          int last = 0;
-          bool machines = false;
-          std::vector<std::string> import_files;
-          std::string import_db = kDefaultHistory, export_db = kDefaultHistory;  // PAIRBENCH_DB fills each
-          std::string export_out;
-          int export_last = 0;
-          std::string speed_db, speed_out;  // no PAIRBENCH_DB default: speed fills the database it is given
-          int speed_runs = 10000, speed_benchmarks = 300, speed_samples = 5;
-        };
-        auto a = std::make_shared<Args>();
-        cmd.add_option("benchmark", a->benchmark, "one benchmark (default: all)");
-        cmd.add_option("--db,--history", a->db, kDbHelp + "results/history.sqlite)")
-            ->envname(kDbEnv)
-            ->check(history_path());
-        cmd.add_flag("--machines", a->machines, "list every machine key with its kind, runs and last run");
-        cmd.add_option("--machine", a->machine, "machine key (default: this machine's)");
-        cmd.add_option("--last", a->last, "only the last N runs")->check(CLI::Range(1, 1000000));
-        cmd.add_option("--format", a->format)->check(CLI::IsMember({"table", "json"}));
-        const auto output = path_is(regular_file_or_absent_problem, "FILE");
-
-        auto* import = cmd.add_subcommand(
-            "import", "store run files in the history database (each run once; e.g. after a failed history write)");
-        import->add_option("run_files", a->import_files, "run files")->required();
-        import->add_option("--db,--history", a->import_db, kDbHelp + "results/history.sqlite)")
-            ->envname(kDbEnv)
-            ->check(history_path());
-        auto* exporting = cmd.add_subcommand(
-            "export",
-            "write every machine's series, latest claims and change points as JSON (pairbench-history-export/1)");
-        exporting->add_option("--db,--history", a->export_db, kDbHelp + "results/history.sqlite)")
-            ->envname(kDbEnv)
-            ->check(history_path());
-        exporting->add_option("--last", a->export_last, "only each machine's last N runs")
-            ->check(CLI::Range(1, 1000000));
-        exporting->add_option("--out", a->export_out, "the JSON file to write")->required()->check(output);
-        auto* speed = cmd.add_subcommand(
-            "speed", "time `history` and `gate` over a new history filled with synthetic runs (default 10,000 x 300)");
-        speed
-            ->add_option("--db", a->speed_db,
-                         "a new SQLite path or an empty PostgreSQL database (default: a temporary SQLite file)")
-            ->check(history_path());
-        speed->add_option("--runs", a->speed_runs)->check(CLI::Range(2, 1000000));
-        speed->add_option("--benchmarks", a->speed_benchmarks)->check(CLI::Range(1, 100000));
-        speed->add_option("--samples", a->speed_samples, "samples (processes) per benchmark and run")
-            ->check(CLI::Range(1, 1000));
-        speed->add_option("--out", a->speed_out, "also write the figures as JSON")->check(output);
-
-        return [a, import, exporting, speed](const std::string&) {
-          if (*import) {
-            finish_up_on_interrupt();  // it waits on the history's lock
-            return cmd_history_import(a->import_files, a->import_db);
-          }
-          if (*speed)
-            return cmd_history_speed(a->speed_db, a->speed_runs, a->speed_benchmarks, a->speed_samples, a->speed_out);
-          if (*exporting) return cmd_history_export(a->export_db, a->export_last, a->export_out);
-          if (a->machines) return cmd_history_machines(a->db, a->format);
-          return cmd_history(a->benchmark, a->db, a->machine, a->last, a->format);
-        };
-      }};
+  return {"history", "trend and change points per benchmark",
+          "0 shown (imported, exported, measured); 2 bad input (import: nothing stored); 3 a history write failed or "
+          "its lock stayed held; 130/143 import interrupted by SIGINT/SIGTERM (what was stored stays)",
+          "the history database or the run files imported", [](CLI::App& cmd) -> CommandAction {
+            auto a = std::make_shared<HistoryArgs>();
+            cmd.add_option("benchmark", a->benchmark, "one benchmark (default: all)");
+            cmd.add_option("--db,--history", a->db, kDbHelp + "results/history.sqlite)")
+                ->envname(kDbEnv)
+                ->check(history_path());
+            cmd.add_flag("--machines", a->machines, "list every machine key with its kind, runs and last run");
+            cmd.add_option("--machine", a->machine, "machine key (default: this machine's)");
+            cmd.add_option("--last", a->last, "only the last N runs")->check(CLI::Range(1, 1000000));
+            cmd.add_option("--format", a->format)->check(CLI::IsMember({"table", "json"}));
+            const auto [import, exporting, speed] = add_history_subcommands(cmd, *a);
+            return [a, import, exporting, speed](const std::string&) {
+              if (*import) {
+                finish_up_on_interrupt();  // it waits on the history's lock
+                return cmd_history_import(a->import_files, a->import_db);
+              }
+              if (*speed)
+                return cmd_history_speed(a->speed_db, a->speed_runs, a->speed_benchmarks, a->speed_samples,
+                                         a->speed_out);
+              if (*exporting) return cmd_history_export(a->export_db, a->export_last, a->export_out);
+              if (a->machines) return cmd_history_machines(a->db, a->format);
+              return cmd_history(a->benchmark, a->db, a->machine, a->last, a->format);
+            };
+          }};
 }
 
 }  // namespace pairbench::harness

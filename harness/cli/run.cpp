@@ -184,6 +184,27 @@ int gate_this_run(const nlohmann::json& baseline, const std::string& baseline_la
   return finish_gate(report, gate);
 }
 
+// --out, or results/run-<UTC time>-<profile>.json; refused before anything runs where it cannot be written.
+std::string checked_run_file(const RunArgs& args) {
+  const std::string out =
+      args.out.empty() ? "results/run-" + utc_stamp("%Y%m%dT%H%M%SZ") + "-" + args.profile + ".json" : args.out;
+  try {
+    check_writable(out);
+  } catch (const std::exception& ex) {
+    throw UsageError(std::string("--out: ") + ex.what());
+  }
+  return out;
+}
+
+// The run's summary and claims, where its file went, and its time budget's line.
+void print_run(const RunDocument& built, const std::string& written, const RunOutcome& outcome) {
+  print_summary(std::cout, built.summary);
+  print_claims(std::cout, built.claims);
+  std::cout << "\nwrote " << (written == "-" ? "the run file to stdout" : written) << " ("
+            << built.doc["benchmarks"].size() << " samples, " << outcome.wall_s << " s)\n";
+  if (outcome.plan.budgeted) std::cout << budget_line(outcome.plan, outcome.wall_s) << "\n";
+}
+
 // `run --plan`: the plan from this machine's cache, nothing run.
 int print_plan_only(const RunArgs& args, RunOptions& options) {
   const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
@@ -241,13 +262,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
   const std::pair<nlohmann::json, std::string> inputs = gate_inputs(args, gate_args, env, gate);
   const nlohmann::json& baseline = inputs.first;
   const std::string& baseline_label = inputs.second;
-  const std::string out =
-      args.out.empty() ? "results/run-" + utc_stamp("%Y%m%dT%H%M%SZ") + "-" + args.profile + ".json" : args.out;
-  try {
-    check_writable(out);
-  } catch (const std::exception& ex) {
-    throw UsageError(std::string("--out: ") + ex.what());
-  }
+  const std::string out = checked_run_file(args);
   if (!args.history.empty()) history_retry_s();  // a bad PAIRBENCH_HISTORY_RETRY_S fails now, not after the run
   const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
                                               args.experiments, args.arms);
@@ -291,11 +306,7 @@ int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string
     history_failed = pb["history_write"]["status"] == "failed";
     written = write_run_file(written.empty() ? out : written, doc, /*to_stdout=*/true);
   }
-  print_summary(std::cout, built.summary);
-  print_claims(std::cout, built.claims);
-  std::cout << "\nwrote " << (written == "-" ? "the run file to stdout" : written) << " (" << doc["benchmarks"].size()
-            << " samples, " << outcome.wall_s << " s)\n";
-  if (outcome.plan.budgeted) std::cout << budget_line(outcome.plan, outcome.wall_s) << "\n";
+  print_run(built, written, outcome);
   const int gate_status = gate_args.baseline.empty()
                               ? kExitOk
                               : gate_this_run(baseline, baseline_label, doc, written, gate, gate_args, sampled, start);

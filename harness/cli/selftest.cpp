@@ -168,6 +168,58 @@ int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
 
 }  // namespace
 
+namespace {
+
+// selftest's options, in the order its --help lists them: what to run and how often,
+void add_run_options(CLI::App& cmd, SelftestArgs& a) {
+  cmd.add_option("--experiments", a.experiments,
+                 "comma-separated experiment names or areas (default: every comparison experiment)")
+      ->check(name_list("experiment names or areas"));
+  cmd.add_option("--arms", a.arms, "comma-separated arm names to keep")->check(name_list("arm names"));
+  cmd.add_option("--profile", a.profile)->check(CLI::IsMember(kProfiles));
+  cmd.add_option("--trials", a.trials, "A/A gates drawn (planted: half as many per level)")
+      ->check(CLI::Range(1, 100000));
+  cmd.add_option("--repetitions", a.repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
+  cmd.add_option("--instruction-processes", a.instruction_processes,
+                 "instruction-counting processes per benchmark and side")
+      ->check(CLI::Range(2, 100));
+  cmd.add_option("--min-time", a.min_time_s)->check(finite_in(0.0001, 600.0));
+  cmd.add_option("--seed", a.seed, "seed of the gate draws")->check(unsigned_64());
+  cmd.add_option("--runs", a.baseline_runs, "runs of the same build before the planted run")->check(CLI::Range(2, 50));
+  cmd.add_option("--runs-dir", a.runs_dir, "where the run files go (default results/selftest)")
+      ->check(path_is(directory_or_absent_problem, "DIR"));
+  cmd.add_flag("--from", a.from_runs, "analyse the run files already in --runs-dir; run nothing");
+}
+
+// and which study instead of the drawn gates (--pairing-study, --ab-aa, --ab-deep, --nights).
+void add_study_options(CLI::App& cmd, SelftestArgs& a) {
+  cmd.add_flag("--pairing-study", a.pairing_study,
+               "measure ab's duet pairing against sequential interleaving (noise, A/A, a planted 5 %)");
+  cmd.add_option("--ab-aa", a.ab_aa,
+                 "run ab of this build against itself N times at its defaults (--experiments, --profile "
+                 "and --ab-budget as given) and count every decided change (exit 1 if any)")
+      ->check(CLI::Range(1, 1000));
+  cmd.add_option("--ab-deep", a.ab_deep,
+                 "run ab of this build against itself with each selected benchmark alone, N times each, "
+                 "over the same directory, a copy in another directory and the copy as baseline in turn, "
+                 "each sampled as deep as --ab-budget and the cap allow; every decided change is listed "
+                 "(exit 1 if any)")
+      ->check(CLI::Range(1, 1000));
+  cmd.add_option("--benchmarks", a.benchmarks, "--ab-deep: only benchmarks whose names match this regex");
+  cmd.add_option("--per-experiment", a.per_experiment,
+                 "--ab-deep: at most K benchmarks of each selected experiment, drawn with --seed (default: all)")
+      ->check(CLI::Range(1, 10000));
+  cmd.add_option("--nights", a.nights,
+                 "run the selected experiments N times at the profile's own plan (budgets included) and gate "
+                 "every pair as the nightly gates a night; exit 1 unless every gate exits 0 (--from: re-gate "
+                 "the runs in --runs-dir, default results/selftest-nights)")
+      ->check(CLI::Range(3, 50));
+  cmd.add_option("--ab-budget", a.ab_budget_s, "--budget of each ab of --ab-aa or --ab-deep (default: ab's)")
+      ->check(finite_in(0, 86400.0));
+}
+
+}  // namespace
+
 Command command_selftest() {
   return {
       "selftest", "measure the gate's false-alarm and detection rates on this machine",
@@ -179,47 +231,8 @@ Command command_selftest() {
       "a bench binary's output, a calibration cache or a run file (selftest)", [](CLI::App& cmd) -> CommandAction {
         auto a = std::make_shared<SelftestArgs>();
         auto bench_dir = std::make_shared<std::string>(default_bench_dir());
-        cmd.add_option("--experiments", a->experiments,
-                       "comma-separated experiment names or areas (default: every comparison experiment)")
-            ->check(name_list("experiment names or areas"));
-        cmd.add_option("--arms", a->arms, "comma-separated arm names to keep")->check(name_list("arm names"));
-        cmd.add_option("--profile", a->profile)->check(CLI::IsMember(kProfiles));
-        cmd.add_option("--trials", a->trials, "A/A gates drawn (planted: half as many per level)")
-            ->check(CLI::Range(1, 100000));
-        cmd.add_option("--repetitions", a->repetitions, "processes per benchmark and side")->check(CLI::Range(2, 1000));
-        cmd.add_option("--instruction-processes", a->instruction_processes,
-                       "instruction-counting processes per benchmark and side")
-            ->check(CLI::Range(2, 100));
-        cmd.add_option("--min-time", a->min_time_s)->check(finite_in(0.0001, 600.0));
-        cmd.add_option("--seed", a->seed, "seed of the gate draws")->check(unsigned_64());
-        cmd.add_option("--runs", a->baseline_runs, "runs of the same build before the planted run")
-            ->check(CLI::Range(2, 50));
-        cmd.add_option("--runs-dir", a->runs_dir, "where the run files go (default results/selftest)")
-            ->check(path_is(directory_or_absent_problem, "DIR"));
-        cmd.add_flag("--from", a->from_runs, "analyse the run files already in --runs-dir; run nothing");
-        cmd.add_flag("--pairing-study", a->pairing_study,
-                     "measure ab's duet pairing against sequential interleaving (noise, A/A, a planted 5 %)");
-        cmd.add_option("--ab-aa", a->ab_aa,
-                       "run ab of this build against itself N times at its defaults (--experiments, --profile "
-                       "and --ab-budget as given) and count every decided change (exit 1 if any)")
-            ->check(CLI::Range(1, 1000));
-        cmd.add_option("--ab-deep", a->ab_deep,
-                       "run ab of this build against itself with each selected benchmark alone, N times each, "
-                       "over the same directory, a copy in another directory and the copy as baseline in turn, "
-                       "each sampled as deep as --ab-budget and the cap allow; every decided change is listed "
-                       "(exit 1 if any)")
-            ->check(CLI::Range(1, 1000));
-        cmd.add_option("--benchmarks", a->benchmarks, "--ab-deep: only benchmarks whose names match this regex");
-        cmd.add_option("--per-experiment", a->per_experiment,
-                       "--ab-deep: at most K benchmarks of each selected experiment, drawn with --seed (default: all)")
-            ->check(CLI::Range(1, 10000));
-        cmd.add_option("--nights", a->nights,
-                       "run the selected experiments N times at the profile's own plan (budgets included) and gate "
-                       "every pair as the nightly gates a night; exit 1 unless every gate exits 0 (--from: re-gate "
-                       "the runs in --runs-dir, default results/selftest-nights)")
-            ->check(CLI::Range(3, 50));
-        cmd.add_option("--ab-budget", a->ab_budget_s, "--budget of each ab of --ab-aa or --ab-deep (default: ab's)")
-            ->check(finite_in(0, 86400.0));
+        add_run_options(cmd, *a);
+        add_study_options(cmd, *a);
         cmd.add_option("--out", a->out, "write the result as JSON")
             ->check(path_is(regular_file_or_absent_problem, "FILE"));
         cmd.add_option("--bench-dir", *bench_dir, "directory of the bench_* binaries")
