@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "harness/exec/interrupt.h"
@@ -22,6 +23,36 @@ namespace fs = std::filesystem;
 namespace {
 // A JSON number, or null where not finite (an interval's open end).
 nlohmann::json finite_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
+}  // namespace
+
+namespace {
+
+// One child `pairbench ARGV` (an ab whose gate JSON goes to OUT_DIR/gate.json): its gate read back,
+// none where it was interrupted or where it or its JSON failed (said as "pairbench: WHO: WHICH ..."),
+// and its wall time.
+struct ChildAb {
+  std::optional<GateJson> gate;
+  double wall_s = 0;
+  bool interrupted = false;
+};
+ChildAb run_child_ab(const std::vector<std::string>& argv, const std::string& out_dir, const std::string& who,
+                     const std::string& which) {
+  const ProcessResult r = run_process(argv, {}, std::chrono::hours(2));
+  ChildAb out{std::nullopt, r.wall_s, r.status == ProcessResult::Status::kInterrupted};
+  if (out.interrupted) return out;
+  if (r.status != ProcessResult::Status::kExited || (r.exit_code != 0 && r.exit_code != 1)) {
+    sayf(Verbosity::quiet, "pairbench: %s: %s %s:\n%s\n", who.c_str(), which.c_str(), r.describe().c_str(),
+         r.output.c_str());
+    return out;
+  }
+  try {
+    out.gate = read_gate_json(out_dir + "/gate.json");
+  } catch (const std::exception& e) {
+    sayf(Verbosity::quiet, "pairbench: %s: %s\n", who.c_str(), e.what());
+  }
+  return out;
+}
+
 }  // namespace
 
 int selftest_ab_aa(const AbAaArgs& args) {
@@ -57,19 +88,10 @@ int selftest_ab_aa(const AbAaArgs& args) {
                                      std::to_string(1000 + k)};
     if (!args.experiments.empty()) argv.insert(argv.end(), {"--experiments", args.experiments});
     if (args.budget_s >= 0) argv.insert(argv.end(), {"--budget", std::to_string(args.budget_s)});
-    const ProcessResult r = run_process(argv, {}, std::chrono::hours(2));
-    if (r.status == ProcessResult::Status::kInterrupted) break;
-    if (r.status != ProcessResult::Status::kExited || (r.exit_code != 0 && r.exit_code != 1)) {
-      sayf(Verbosity::quiet, "pairbench: selftest --ab-aa: ab %d %s:\n%s\n", k, r.describe().c_str(), r.output.c_str());
-      return 3;
-    }
-    GateJson gate;
-    try {
-      gate = read_gate_json(out_dir + "/gate.json");
-    } catch (const std::exception& e) {
-      sayf(Verbosity::quiet, "pairbench: selftest --ab-aa: %s\n", e.what());
-      return 3;
-    }
+    const ChildAb r = run_child_ab(argv, out_dir, "selftest --ab-aa", "ab " + std::to_string(k));
+    if (r.interrupted) break;
+    if (!r.gate) return 3;
+    const GateJson& gate = *r.gate;
     std::map<std::string, int> count;
     nlohmann::json changes = nlohmann::json::array();
     for (const BenchmarkVerdict& b : gate.rows) {
@@ -208,20 +230,10 @@ int selftest_ab_deep(const AbDeepArgs& args) {
                                      "--seed",
                                      std::to_string(args.seed * 100003 + i * 101 + static_cast<std::size_t>(k))};
     if (args.budget_s >= 0) argv.insert(argv.end(), {"--budget", std::to_string(args.budget_s)});
-    const ProcessResult r = run_process(argv, {}, std::chrono::hours(2));
-    if (r.status == ProcessResult::Status::kInterrupted) break;
-    if (r.status != ProcessResult::Status::kExited || (r.exit_code != 0 && r.exit_code != 1)) {
-      sayf(Verbosity::quiet, "pairbench: selftest --ab-deep: ab of %s (%s) %s:\n%s\n", name.c_str(), a.name,
-           r.describe().c_str(), r.output.c_str());
-      return 3;
-    }
-    GateJson gate;
-    try {
-      gate = read_gate_json(out_dir + "/gate.json");
-    } catch (const std::exception& e) {
-      sayf(Verbosity::quiet, "pairbench: selftest --ab-deep: %s\n", e.what());
-      return 3;
-    }
+    const ChildAb r = run_child_ab(argv, out_dir, "selftest --ab-deep", "ab of " + name + " (" + a.name + ")");
+    if (r.interrupted) break;
+    if (!r.gate) return 3;
+    const GateJson& gate = *r.gate;
     for (const BenchmarkVerdict& v : gate.rows) {
       if (v.instrument != Instrument::time) continue;
       const std::string verdict = to_string(v.verdict);

@@ -208,10 +208,9 @@ TEST(AbSampling, ThePlannedLooksCostIsSaidBeforeItStartsAndABudgetItOverrunsIsAW
 // CUDA context, a dataset); case a's duet pairs run both sides at once; b, c and d declare more
 // threads than two sides fit on the CPUs, so they run one side at a time, in one shared process
 // per side whose start lands on whichever of them runs first (their order is drawn). The first ab
-// teaches this machine's cache what the processes take; the second's projection is compared with
-// what its own processes took (a duet pair's two sides counted once, the rest side after side).
-// Counting the larger side for every benchmark with each benchmark's median set-up (the old
-// projection) said two thirds of it (4 s of 6.2 s).
+// teaches this machine's cache what its processes took; the second's projection, made from that
+// cache alone, is compared with what those same processes took (a duet pair's two sides counted
+// once, the rest side after side), so that the machine's load in between cannot move the answer.
 TEST(AbSampling, ThePlannedLooksProjectionIsWhatItsProcessesTake) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "skipped: duet pairing needs two CPUs";
   TempDir dir;
@@ -260,7 +259,7 @@ TEST(AbSampling, ThePlannedLooksProjectionIsWhatItsProcessesTake) {
   double took = 0;
   std::map<int, double> pairs;
   for (const std::string side : {"baseline", "candidate"}) {
-    const nlohmann::json doc = read(dir.path + "/second/" + side + ".json");
+    const nlohmann::json doc = read(dir.path + "/first/" + side + ".json");
     for (const auto& b : doc["benchmarks"]) {
       const double wall = b.value("process_wall_s", 0.0);
       if (b.contains("duet_pair")) {
@@ -271,9 +270,9 @@ TEST(AbSampling, ThePlannedLooksProjectionIsWhatItsProcessesTake) {
       }
     }
   }
-  EXPECT_EQ(pairs.size(), 4u) << second.output;  // case a: 4 pairs; b, c and d one side at a time
+  EXPECT_EQ(pairs.size(), 4u) << first.output;  // case a: 4 pairs; b, c and d one side at a time
   for (const auto& [id, wall] : pairs) took += wall;
-  EXPECT_GT(took, 0.5 * 12) << second.output;  // 4 pairs and 8 shared processes, each 0.5 s at least
+  EXPECT_GT(took, 0.5 * 12) << first.output;  // 4 pairs and 8 shared processes, each 0.5 s at least
   EXPECT_GT(projected, 0.8 * took) << "took " << took << " s\n" << second.output;
   EXPECT_LT(projected, 1.25 * took) << "took " << took << " s\n" << second.output;
 }
