@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -68,6 +69,13 @@ struct Record {
   // record's writing (verification after timing, clean-up, the reporter).
   Clock::time_point benchmark_begin = Clock::now(), first_begin{}, last_record{};
   std::optional<Clock::time_point> verified_at;  // note_verified, before the first region
+  // The loop's first iterations (at most kEarlyIterations): their wall from the first region's start
+  // to the last one's record, and this thread's CPU time over the same span. A thread taken off its
+  // CPU (a preemption, a stolen vCPU, a sleep) shows as CPU time short of the wall: what a
+  // calibration of a few iterations cannot otherwise tell from its work (harness calibration.h).
+  double first_begin_cpu_s = 0;
+  std::int64_t early_iterations = 0;
+  double early_wall_s = 0, early_cpu_s = 0;
   // Instruction counting.
   bool instrumenting = false;  // callgrind instrumentation switched on
   bool collecting = false;     // inside a counted region
@@ -82,6 +90,14 @@ struct Record {
 Record& record() {
   static Record r;
   return r;
+}
+
+constexpr std::int64_t kEarlyIterations = 64;
+
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 int open_instruction_counter(std::string* error) {
@@ -176,6 +192,8 @@ void reset_timed_regions(std::int64_t max_iterations) {
   r.recorded = 0;
   r.measured_s = 0;
   r.started = false;
+  r.early_iterations = 0;
+  r.early_wall_s = r.early_cpu_s = 0;
   r.benchmark_begin = Clock::now();
   r.verified_at.reset();
   r.regions_begun = 0;
@@ -203,6 +221,7 @@ void region_begin() {
   pass_start_gate();  // after every set-up of this process, before its first clock
   if (!r.started) {
     r.started = true;
+    r.first_begin_cpu_s = thread_cpu_s();
     r.first_begin = Clock::now();
   }
   if (r.collecting) return;  // nested or unbalanced: count the outer region only
@@ -254,6 +273,11 @@ void record_iteration(benchmark::State& state, double seconds) {
   r.measured_s += seconds;
   ++r.recorded;
   r.last_record = Clock::now();
+  if (r.recorded <= kEarlyIterations) {
+    r.early_iterations = r.recorded;
+    r.early_wall_s = std::chrono::duration<double>(r.last_record - r.first_begin).count();
+    r.early_cpu_s = thread_cpu_s() - r.first_begin_cpu_s;
+  }
   // Verification after the loop need not crawl through callgrind's instrumentation.
   if (r.instrumenting && r.recorded >= r.max_iterations && !r.collecting) {
     CALLGRIND_STOP_INSTRUMENTATION;
@@ -272,6 +296,9 @@ bool write_timed_region_record(const std::string& path, double finished_s) {
       {"setup_s", std::chrono::duration<double>((r.started ? r.first_begin : now) - r.benchmark_begin).count()},
       {"after_s", r.started ? std::chrono::duration<double>(now - r.last_record).count() : 0.0},
       {"verify_s", r.verified_at ? std::chrono::duration<double>(*r.verified_at - r.benchmark_begin).count() : 0.0},
+      {"early_iterations", r.early_iterations},
+      {"early_wall_s", r.early_wall_s},
+      {"early_cpu_s", r.early_cpu_s},
       {"batch_iterations", r.batch_iterations},
       {"batch_seconds", r.batch_seconds}};
   if (r.counter != InstructionCounter::kNone) out["counted_regions"] = r.regions_counted;

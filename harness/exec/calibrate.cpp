@@ -44,13 +44,19 @@ double calibration_per_iteration(const Sample& s) {
   return n > 0 && measured > 0 ? measured / n : 0;
 }
 
-// Whether a calibration ramp may have been fooled by a stall: it ended on fewer iterations than
-// the plan's batches, or its batches disagree by orders of magnitude. A process that crashed,
-// hung or timed nothing is not run again (it would do the same, at the cost of its timeout).
+// Whether a calibration ramp may have been fooled by a stall: its batches disagree by orders of
+// magnitude, or it ended on fewer iterations than the plan's batches (so no batch can show a
+// stall) while its thread was off its CPU for part of them (ramp_may_hide_stall). A process that
+// crashed, hung or timed nothing is not run again (it would do the same, at the cost of its timeout).
 bool worth_another_ramp(const Sample& s, int batches) {
   if (!(calibration_per_iteration(s) > 0)) return false;
-  if (s.gbench["pairbench_record"].value("iterations_recorded", 0.0) < std::max(2, batches)) return true;
-  return !calibration_problem(s).empty();
+  if (!calibration_problem(s).empty()) return true;
+  const auto& rec = s.gbench["pairbench_record"];
+  const double recorded = rec.value("iterations_recorded", 0.0);
+  if (recorded >= std::max(2, batches)) return false;
+  // The CPU time covers the ramp's iterations only where it tracked them all.
+  if (rec.value("early_iterations", 0.0) < recorded) return true;
+  return ramp_may_hide_stall(rec.value("early_wall_s", 0.0), rec.value("early_cpu_s", 0.0));
 }
 
 // Whether calibration `a` is to be kept over `b`: usable where `b` is not, else the faster.
@@ -70,9 +76,11 @@ bool better_calibration(const Sample& a, const Sample& b) {
 // single_units), else one per process. A ramp can be fooled by a stall (a preemption on a loaded
 // machine): one that stopped after fewer iterations than the plan has batches has no batches to
 // show it, and one 150 ms stall of its first iteration reads as 150 ms per iteration, every later
-// process then running one iteration; one whose batches show it is refused. Stalls only add time,
-// so such a ramp runs again (twice at most, together with the others that need it) and the
-// fastest unrefused one is kept. Per benchmark, the ramp kept (nothing: interrupted); the
+// process then running one iteration; one whose batches show it is refused. Such a ramp whose
+// thread was off its CPU for part of its iterations, or was refused, runs again (twice at most,
+// together with the others that need it; stalls only add time) and the fastest unrefused one is
+// kept. A ramp of a few slow iterations whose thread ran throughout is its work, not a stall:
+// running it again would only pay its set-up again. Per benchmark, the ramp kept (nothing: interrupted); the
 // benchmarks a retried ramp found wrong go to `found_wrong`.
 std::map<std::string, std::optional<Sample>> ramp_until_usable(Context& ctx, const std::vector<Job>& ramps,
                                                                std::set<std::string>& found_wrong) {

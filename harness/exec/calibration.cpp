@@ -70,6 +70,11 @@ bool calibration_drifted(const Calibration& c, double observed) {
   return ratio > 3 || ratio < 1.0 / 3;
 }
 
+bool ramp_may_hide_stall(double early_wall_s, double early_cpu_s) {
+  if (!(early_wall_s > 0) || !(early_cpu_s > 0)) return true;
+  return early_cpu_s < kOnCpuShare * early_wall_s;
+}
+
 bool wildly_off(double a, double b) {
   if (!(a > 0) || !(b > 0)) return false;
   return a / b > kWildlyOffRatio || b / a > kWildlyOffRatio;

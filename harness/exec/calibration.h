@@ -42,6 +42,15 @@ inline constexpr double kMaxSimulatedIterationS = 0.05;
 // its count is kept (only --recalibrate renews it). `observed`: this run's median seconds per iteration.
 bool calibration_drifted(const Calibration& c, double observed_s_per_iteration);
 
+// Whether a calibration ramp that recorded too few iterations for the plan's batches to show a
+// stall (one preemption read as seconds per iteration) may still hide one, from its first
+// iterations' wall and its timing thread's CPU time over the same span (the bench's record:
+// early_wall_s, early_cpu_s). A thread that stayed on its CPU for at least kOnCpuShare of the wall
+// was not stalled off it, and its time is its work: its ramp is kept. Either unknown (0, an older
+// bench): it may.
+inline constexpr double kOnCpuShare = 0.9;
+bool ramp_may_hide_stall(double early_wall_s, double early_cpu_s);
+
 // Orders of magnitude apart (100x either way): a calibration that far from the benchmark's own
 // later iterations, or whose own batches disagree that much, measured something else (a hang, a
 // one-off stall) and is refused rather than cached.

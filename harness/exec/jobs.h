@@ -79,6 +79,10 @@ struct Context {
 // What an uncalibrated benchmark's processes are sized by.
 inline const Calibration kUncalibrated{1e-3, 1e-3, ""};
 
+// Whether a calibration process's ramp is to run again: it may have been fooled by a stall
+// (calibrate.cpp, ramp_until_usable).
+bool worth_another_ramp(const Sample& s, int batches);
+
 struct Calibrated {
   std::map<std::string, std::int64_t> time_iterations, instruction_iterations;
   int calibrated = 0;

@@ -16,6 +16,7 @@
 
 #include "harness/exec/calibration.h"
 #include "harness/exec/instructions.h"
+#include "harness/exec/jobs.h"
 #include "harness/exec/process.h"
 #include "harness/exec/runner.h"
 #include "kernels/common/cpus.h"
@@ -267,6 +268,45 @@ TEST(Run, AnUncalibratableBenchmarkIsRememberedNotRetried) {
   EXPECT_EQ(named, 2u) << second.output;  // each once
   const ProcessResult third = run(dir.path + "/r3.json", true);
   EXPECT_NE(third.output.find("calibrated 2 of 4 benchmarks"), std::string::npos) << third.output;
+}
+
+// A ramp of fewer iterations than the plan's batches runs again where it may hide a stall: its
+// thread was off its CPU for part of them (a preemption, a stolen vCPU), or the bench did not say.
+// One whose thread ran throughout is its work (a slow iteration): running it again would only pay
+// its set-up again. Batches orders of magnitude apart are run again whatever the CPU time says.
+TEST(Calibration, AFewIterationRampRunsAgainOnlyWhereItsThreadLeftItsCpu) {
+  using detail::worth_another_ramp;
+  const auto ramp = [](double recorded, std::vector<double> seconds, std::optional<double> cpu_share) {
+    std::vector<double> iterations(seconds.size(), recorded / static_cast<double>(seconds.size()));
+    double measured = 0;
+    for (double x : seconds) measured += x;
+    Sample s;
+    s.has_value = true;
+    s.gbench["pairbench_record"] = {{"iterations_recorded", recorded},
+                                    {"measured_s", measured},
+                                    {"loop_wall_s", measured},
+                                    {"batch_seconds", seconds},
+                                    {"batch_iterations", iterations}};
+    if (cpu_share) {
+      s.gbench["pairbench_record"]["early_iterations"] = recorded;
+      s.gbench["pairbench_record"]["early_wall_s"] = measured;
+      s.gbench["pairbench_record"]["early_cpu_s"] = *cpu_share * measured;
+    }
+    return s;
+  };
+  EXPECT_FALSE(worth_another_ramp(ramp(1, {0.3}, 0.97), 5));  // one slow iteration, on its CPU throughout
+  EXPECT_FALSE(worth_another_ramp(ramp(2, {0.2, 0.2}, 0.95), 5));
+  EXPECT_TRUE(worth_another_ramp(ramp(1, {0.3}, 0.02), 5));          // a 300 ms sleep or preemption
+  EXPECT_TRUE(worth_another_ramp(ramp(1, {0.3}, 0.85), 5));          // off its CPU for 15 % of it
+  EXPECT_TRUE(worth_another_ramp(ramp(1, {0.3}, std::nullopt), 5));  // an older bench: unknown
+  EXPECT_FALSE(worth_another_ramp(ramp(100, {0.01, 0.01, 0.01, 0.01, 0.01}, std::nullopt), 5));  // batches show it
+  EXPECT_TRUE(worth_another_ramp(ramp(100, {0.01, 0.01, 5.0, 0.01, 0.01}, 1.0), 5));             // orders apart
+  // The CPU time must cover every iteration of the ramp.
+  Sample partial = ramp(3, {0.3, 0.3, 0.3}, 1.0);
+  partial.gbench["pairbench_record"]["early_iterations"] = 2;
+  EXPECT_TRUE(worth_another_ramp(partial, 5));
+  EXPECT_TRUE(ramp_may_hide_stall(0.3, 0.0));
+  EXPECT_FALSE(ramp_may_hide_stall(0.3, kOnCpuShare * 0.3));
 }
 
 // A calibration whose ramp stopped on one stalled iteration (a preemption on a loaded machine)
