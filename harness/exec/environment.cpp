@@ -166,6 +166,82 @@ std::string better_openblas_core(const std::string& core, const std::vector<std:
   return best;
 }
 
+namespace {
+
+// The CUDA device's fields of the fingerprint (none where there is none).
+kernels::cuda::DeviceInfo add_gpu_fields(nlohmann::json& f) {
+  const kernels::cuda::DeviceInfo gpu = kernels::cuda::query_device();
+  f["cuda_runtime_version"] = gpu.runtime_version;
+  f["cuda_driver_version"] = gpu.driver_version;
+  f["gpu_count"] = gpu.device_count;
+  f["gpu_name"] = gpu.available ? gpu.name : "";
+  f["gpu_compute_capability"] =
+      gpu.available ? std::to_string(gpu.compute_capability_major) + "." + std::to_string(gpu.compute_capability_minor)
+                    : "";
+  f["gpu_unavailable_reason"] = gpu.available ? "" : gpu.reason;
+  // What NVML says of the GPU: clocks, power limit, ECC, driver (not part of the machine key: a
+  // changed power limit is named beside the figures, not a new machine).
+  if (gpu.available) {
+    const kernels::cuda::GpuClocks c = kernels::cuda::read_gpu_clocks();
+    f["gpu_sm_clock_max_mhz"] = c.sm_max_mhz;
+    f["gpu_memory_clock_mhz"] = c.memory_mhz;
+    f["gpu_power_limit_w"] = c.power_limit_w;
+    f["gpu_ecc"] = c.ecc == 1 ? "on" : c.ecc == 0 ? "off" : "";
+    f["gpu_driver"] = c.driver;
+    f["gpu_clocks_unavailable_reason"] = c.available ? "" : c.reason;
+  }
+
+  return gpu;
+}
+
+// The machine key: results are comparable only between runs with the same key (same CPU, GPU,
+// driver and build). FNV-1a over the fields that change what a benchmark measures.
+std::string machine_key_of(const nlohmann::json& f) {
+  std::string key_text;
+  for (const char* k : kComparableFields) {
+    key_text += f[k].is_string() ? f[k].get<std::string>() : f[k].dump();
+    key_text += '\x1f';
+  }
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : key_text) hash = (hash ^ c) * 1099511628211ull;
+  char key[17];
+  std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(hash));
+  return key;
+}
+
+// Things that silently sabotage results on this machine.
+std::vector<std::string> environment_warnings(const nlohmann::json& f, const kernels::cuda::DeviceInfo& gpu,
+                                              const std::string& core, const std::vector<std::string>& flags,
+                                              double load_1m) {
+  std::vector<std::string> warnings;
+  if (std::string(PAIRBENCH_BUILD_TYPE) != "Release") {
+    warnings.push_back(std::string("build type is ") + PAIRBENCH_BUILD_TYPE +
+                       ", not Release: timings are not representative");
+  }
+  if (const std::string better = better_openblas_core(core, flags); !better.empty()) {
+    warnings.push_back("OpenBLAS selected its '" + core + "' kernels on a CPU that can run '" + better +
+                       "' kernels (BLAS arms run far below this CPU's peak): set OPENBLAS_CORETYPE=" + better);
+  }
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  if (load_1m > 0.5 * cpus) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "machine is loaded: 1-minute load average %.2f on %u CPUs", load_1m, cpus);
+    warnings.push_back(buf);
+  }
+  const std::string governor = f["cpu_governor"];
+  if (!governor.empty() && governor != "performance") {
+    warnings.push_back("CPU frequency governor is '" + governor + "', not 'performance'");
+  }
+  if (f["git_dirty"].get<bool>()) warnings.push_back("git work tree has uncommitted changes");
+  if (gpu.available && gpu.compute_capability_major < 7) {
+    warnings.push_back("GPU compute capability " + f["gpu_compute_capability"].get<std::string>() +
+                       " has no tensor cores (C17): fp16/bf16 speed-ups will not appear");
+  }
+  return warnings;
+}
+
+}  // namespace
+
 Environment capture_environment(const std::string& source_dir) {
   Environment env;
   nlohmann::json& f = env.fingerprint;
@@ -220,64 +296,9 @@ Environment capture_environment(const std::string& source_dir) {
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   f["openblas_coretype_env"] = coretype ? coretype : "";
 
-  const kernels::cuda::DeviceInfo gpu = kernels::cuda::query_device();
-  f["cuda_runtime_version"] = gpu.runtime_version;
-  f["cuda_driver_version"] = gpu.driver_version;
-  f["gpu_count"] = gpu.device_count;
-  f["gpu_name"] = gpu.available ? gpu.name : "";
-  f["gpu_compute_capability"] =
-      gpu.available ? std::to_string(gpu.compute_capability_major) + "." + std::to_string(gpu.compute_capability_minor)
-                    : "";
-  f["gpu_unavailable_reason"] = gpu.available ? "" : gpu.reason;
-  // What NVML says of the GPU: clocks, power limit, ECC, driver (not part of the machine key: a
-  // changed power limit is named beside the figures, not a new machine).
-  if (gpu.available) {
-    const kernels::cuda::GpuClocks c = kernels::cuda::read_gpu_clocks();
-    f["gpu_sm_clock_max_mhz"] = c.sm_max_mhz;
-    f["gpu_memory_clock_mhz"] = c.memory_mhz;
-    f["gpu_power_limit_w"] = c.power_limit_w;
-    f["gpu_ecc"] = c.ecc == 1 ? "on" : c.ecc == 0 ? "off" : "";
-    f["gpu_driver"] = c.driver;
-    f["gpu_clocks_unavailable_reason"] = c.available ? "" : c.reason;
-  }
-
-  // The machine key: results are comparable only between runs with the same key (same CPU,
-  // GPU, driver and build). FNV-1a over the fields that change what a benchmark measures.
-  std::string key_text;
-  for (const char* k : kComparableFields) {
-    key_text += f[k].is_string() ? f[k].get<std::string>() : f[k].dump();
-    key_text += '\x1f';
-  }
-  std::uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : key_text) hash = (hash ^ c) * 1099511628211ull;
-  char key[17];
-  std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(hash));
-  f["machine_key"] = key;
-
-  // Warnings: things that silently sabotage results on this machine.
-  if (std::string(PAIRBENCH_BUILD_TYPE) != "Release") {
-    env.warnings.push_back(std::string("build type is ") + PAIRBENCH_BUILD_TYPE +
-                           ", not Release: timings are not representative");
-  }
-  if (const std::string better = better_openblas_core(core, flags); !better.empty()) {
-    env.warnings.push_back("OpenBLAS selected its '" + core + "' kernels on a CPU that can run '" + better +
-                           "' kernels (BLAS arms run far below this CPU's peak): set OPENBLAS_CORETYPE=" + better);
-  }
-  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  if (load[0] > 0.5 * cpus) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "machine is loaded: 1-minute load average %.2f on %u CPUs", load[0], cpus);
-    env.warnings.push_back(buf);
-  }
-  const std::string governor = f["cpu_governor"];
-  if (!governor.empty() && governor != "performance") {
-    env.warnings.push_back("CPU frequency governor is '" + governor + "', not 'performance'");
-  }
-  if (f["git_dirty"].get<bool>()) env.warnings.push_back("git work tree has uncommitted changes");
-  if (gpu.available && gpu.compute_capability_major < 7) {
-    env.warnings.push_back("GPU compute capability " + f["gpu_compute_capability"].get<std::string>() +
-                           " has no tensor cores (C17): fp16/bf16 speed-ups will not appear");
-  }
+  const kernels::cuda::DeviceInfo gpu = add_gpu_fields(f);
+  f["machine_key"] = machine_key_of(f);
+  env.warnings = environment_warnings(f, gpu, core, flags, load[0]);
   return env;
 }
 

@@ -194,6 +194,67 @@ double order_effect_of(const SequentialState& s) {
   if (count[0] == 0 || count[2] == 0 || count[1] > 0) return std::numeric_limits<double>::quiet_NaN();
   return (sum[0] / count[0] + sum[2] / count[2]) / 2;
 }
+// The guard against a side effect of the pairing: a change no larger than what merely launching
+// a side first (with its placement) did to it in the same blocks is held undecided. Returns why
+// it held the row ("" where it did not); sets the row's order effect where its blocks show one.
+std::string hold_order_effect(const SequentialState& s, const Sequence& m, SequentialRow& r) {
+  const double order = order_effect_of(s);
+  if (!std::isfinite(order)) return "";
+  r.order_effect = std::expm1(order);
+  if ((r.verdict != Verdict::regression && r.verdict != Verdict::improvement) || std::fabs(order) < std::fabs(m.mean))
+    return "";
+  char buf[240];
+  std::snprintf(buf, sizeof buf,
+                "held: launching a side first moved it by %+.1f %% in these blocks, as much as the change "
+                "(%+.1f %%): the pairing's side effect, not the code, may be what was measured",
+                100 * r.order_effect, 100 * r.change);
+  r.verdict = Verdict::undecided;
+  return buf;
+}
+
+// An undecided row's plan: the processes per side that would decide it at this noise (excluding 0
+// at Holm's strictest level where the change looks as large as the threshold, else an interval
+// inside +-threshold), whether the cap allows them, and its note. `k`: processes per side per
+// observation.
+void plan_undecided(SequentialRow& r, const Sequence& m, double k, const std::string& held, const GateOptions& options,
+                    double family, const SequentialDesign& design) {
+  const double interval_alpha = 1 - options.interval_level;
+  const double log_threshold = std::log1p(r.threshold);
+  const SequentialDesign obs = in_observations(design, k);
+  auto to_pairs = [k](int observations) {
+    return observations >= 1000000 ? observations : static_cast<int>(std::ceil(observations * k - 1e-9));
+  };
+  const double variance = m.sd * m.sd;
+  const double size = std::fabs(m.mean);
+  const int needed =
+      to_pairs(m.n < 2                 ? 2
+               : size >= log_threshold ? pairs_for_radius(m.n, variance, options.alpha / family, size, obs)
+                                       : pairs_for_radius(m.n, variance, interval_alpha, log_threshold - size, obs));
+  r.pairs_needed = needed;
+  // Whether it could be decided within the cap at the low end of what the noise may turn out to
+  // be, and either way the change may turn out: unchanged were it 0, or significant were it as
+  // large as it looks.
+  int could = needed;
+  if (needed > design.max_pairs && m.n >= 2) {
+    const double low_variance = low_end_variance(variance, m.n);
+    could = to_pairs(pairs_for_radius(m.n, low_variance, interval_alpha, log_threshold, obs));
+    if (size > 0)
+      could = std::min(could, to_pairs(pairs_for_radius(m.n, low_variance, options.alpha / family, size, obs)));
+  }
+  r.within_cap = could <= design.max_pairs && r.pairs < design.max_pairs;
+  r.note = held.empty() ? resolution_text(r, options.interval_level)
+                        : held + "; " + resolution_text(r, options.interval_level);
+  if (r.within_cap) return;
+  char buf[160];
+  if (needed >= 1000000) {
+    std::snprintf(buf, sizeof buf, "; no number of processes decides it at this noise");
+  } else {
+    std::snprintf(buf, sizeof buf, "; about %d processes per side would decide it, more than the cap of %d", needed,
+                  design.max_pairs);
+  }
+  r.note += buf;
+}
+
 }  // namespace
 
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,
@@ -222,11 +283,6 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
     const Sequence& m = intervals[i];
     SequentialRow r;
     r.benchmark = s.benchmark;
-    const double k = per_diff(s);
-    const SequentialDesign obs = in_observations(design, k);
-    auto to_pairs = [k](int observations) {
-      return observations >= 1000000 ? observations : static_cast<int>(std::ceil(observations * k - 1e-9));
-    };
     r.pairs = s.processes_per_side();
     r.seconds = s.seconds;
     r.threshold = s.threshold;
@@ -237,69 +293,10 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
     r.p_worse = m.p_greater;
     r.p_better = m.p_less;
     r.p_adjusted = adj_worse[i];
-    const double log_threshold = std::log1p(s.threshold);
     const bool slower = adj_worse[i] < options.alpha, faster = adj_better[i] < options.alpha;
-    if (slower && m.high >= log_threshold) {
-      r.verdict = Verdict::regression;
-    } else if (faster && m.low <= -log_threshold) {
-      r.verdict = Verdict::improvement;
-    } else if (m.high < log_threshold && m.low > -log_threshold) {
-      r.verdict = Verdict::unchanged;
-    } else {
-      r.verdict = Verdict::undecided;
-    }
-    // The guard against a side effect of the pairing: a change no larger than what merely
-    // launching a side first (with its placement) did to it in the same blocks is held undecided.
-    std::string held;
-    if (const double order = order_effect_of(s); std::isfinite(order)) {
-      r.order_effect = std::expm1(order);
-      if ((r.verdict == Verdict::regression || r.verdict == Verdict::improvement) &&
-          std::fabs(order) >= std::fabs(m.mean)) {
-        char buf[240];
-        std::snprintf(buf, sizeof buf,
-                      "held: launching a side first moved it by %+.1f %% in these blocks, as much as the change "
-                      "(%+.1f %%): the pairing's side effect, not the code, may be what was measured",
-                      100 * r.order_effect, 100 * r.change);
-        held = buf;
-        r.verdict = Verdict::undecided;
-      }
-    }
-    if (r.verdict == Verdict::undecided) {
-      // What would decide it at this noise: excluding 0 at Holm's strictest level where the change
-      // looks as large as the threshold, else an interval inside +-threshold.
-      const double variance = m.sd * m.sd;
-      const double size = std::fabs(m.mean);
-      const int needed = to_pairs(m.n < 2 ? 2
-                                  : size >= log_threshold
-                                      ? pairs_for_radius(m.n, variance, options.alpha / family, size, obs)
-                                      : pairs_for_radius(m.n, variance, interval_alpha, log_threshold - size, obs));
-      r.pairs_needed = needed;
-      // Whether it could be decided within the cap: at the low end of what the noise may turn out
-      // to be (its variance at the 10 % quantile of its chi-square, Wilson-Hilferty), since a
-      // handful of pairs says little about it, and either way the change may turn out.
-      int could = needed;
-      if (needed > design.max_pairs && m.n >= 2) {
-        const double a = 2.0 / (9 * (m.n - 1.0));
-        const double low_variance = variance * std::pow(std::max(0.0, 1 - a - 1.2816 * std::sqrt(a)), 3);
-        // Either answer will do: unchanged were the change 0, or significant were it as large as it looks.
-        could = to_pairs(pairs_for_radius(m.n, low_variance, interval_alpha, log_threshold, obs));
-        if (size > 0)
-          could = std::min(could, to_pairs(pairs_for_radius(m.n, low_variance, options.alpha / family, size, obs)));
-      }
-      r.within_cap = could <= design.max_pairs && r.pairs < design.max_pairs;
-      r.note = held.empty() ? resolution_text(r, options.interval_level)
-                            : held + "; " + resolution_text(r, options.interval_level);
-      if (!r.within_cap) {
-        char buf[160];
-        if (needed >= 1000000) {
-          std::snprintf(buf, sizeof buf, "; no number of processes decides it at this noise");
-        } else {
-          std::snprintf(buf, sizeof buf, "; about %d processes per side would decide it, more than the cap of %d",
-                        needed, design.max_pairs);
-        }
-        r.note += buf;
-      }
-    }
+    r.verdict = sequential_verdict(slower, faster, m.low, m.high, std::log1p(s.threshold));
+    const std::string held = hold_order_effect(s, m, r);
+    if (r.verdict == Verdict::undecided) plan_undecided(r, m, per_diff(s), held, options, family, design);
     out.rows.push_back(std::move(r));
   }
   return out;
@@ -382,6 +379,18 @@ std::string resolution_text(const SequentialRow& row, double interval_level) {
                   100 * interval_level, row.pairs, row.seconds);
   }
   return buf;
+}
+
+Verdict sequential_verdict(bool slower, bool faster, double low, double high, double log_threshold) {
+  if (slower && high >= log_threshold) return Verdict::regression;
+  if (faster && low <= -log_threshold) return Verdict::improvement;
+  if (high < log_threshold && low > -log_threshold) return Verdict::unchanged;
+  return Verdict::undecided;
+}
+
+double low_end_variance(double variance, int n) {
+  const double a = 2.0 / (9 * (n - 1.0));
+  return variance * std::pow(std::max(0.0, 1 - a - 1.2816 * std::sqrt(a)), 3);
 }
 
 }  // namespace pairbench::harness

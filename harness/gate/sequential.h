@@ -196,6 +196,13 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 // p-value, complete separation, is 1 / C(n1 + n2, n1) (1/70 at 4 and 4).
 bool rank_can_decide(int n1, int n2, double level);
 
+// A row's verdict from its interval [low, high] of the log change, whether its adjusted p-values
+// say slower or faster, and the log of its threshold (both sequential rules, paired and unpaired).
+Verdict sequential_verdict(bool slower, bool faster, double low, double high, double log_threshold);
+// The low end of what a variance estimated from n values may turn out to be (at the 10 % quantile
+// of its chi-square, Wilson-Hilferty): a handful of processes says little about their noise.
+double low_end_variance(double variance, int n);
+
 // "no change beyond ±7.3 % at 90 % (30 processes per side, 41 s)"; while unbounded,
 // "no bound on the change yet at 90 % (3 processes per side, 2 s)".
 std::string resolution_text(const SequentialRow& row, double interval_level = 0.90);

@@ -153,6 +153,51 @@ int processes_for_radius(int now, double variance, double alpha, double room, co
   return high;
 }
 
+// An undecided row's plan: the current processes that would decide it at this noise (excluding 0
+// at Holm's strictest level where the change looks as large as the threshold, else an interval
+// inside +-threshold), whether the cap allows them, and its note. The baseline's part does not
+// shrink with more current processes: the room left for the current side's radius.
+void plan_undecided(SequentialRow& r, double cur_sd, double size, const BaselinePart& base, double base_half,
+                    Quantiles& quantile, const GateOptions& options, double family, const UnpairedDesign& design) {
+  const int n = r.pairs;
+  const double share = design.current_share, interval_alpha = 1 - options.interval_level;
+  const stats::MixtureSpec spec = design.spec();
+  const double log_threshold = std::log1p(r.threshold);
+  const double strict = options.alpha / family;
+  const double base_strict = quantile(1 - (1 - share) * strict, base.df) * base.se;
+  const bool significance = size >= log_threshold;
+  const double room = significance ? size - base_strict : log_threshold - size - base_half;
+  const double alpha_cur = significance ? share * strict : share * interval_alpha;
+  const double variance = cur_sd * cur_sd;
+  const int needed = n < 2 ? 2 : processes_for_radius(n, variance, alpha_cur, room, spec);
+  r.pairs_needed = needed;
+  // Within the cap at the low end of what the noise may turn out to be, either answer (as
+  // sequential.cpp).
+  int could = needed;
+  if (needed > design.max_processes && n >= 2) {
+    const double low_variance = low_end_variance(variance, n);
+    could = processes_for_radius(n, low_variance, share * interval_alpha, log_threshold - base_half, spec);
+    if (size > 0)
+      could = std::min(could, processes_for_radius(n, low_variance, share * strict, size - base_strict, spec));
+  }
+  r.within_cap = could <= design.max_processes && n < design.max_processes;
+  r.note = unpaired_resolution_text(r, base.n, options.interval_level);
+  if (r.within_cap) return;
+  char buf[240];
+  if (base_half >= log_threshold) {
+    std::snprintf(buf, sizeof buf,
+                  "; the baseline's %d processes alone leave \u00b1%.1f %%: no number of processes of this run "
+                  "decides it (compare in one run with `pairbench ab`)",
+                  base.n, 100 * std::expm1(base_half));
+  } else if (needed >= kMostProcesses) {
+    std::snprintf(buf, sizeof buf, "; no number of processes decides it at this noise");
+  } else {
+    std::snprintf(buf, sizeof buf, "; about %d processes would decide it, more than the cap of %d", needed,
+                  design.max_processes);
+  }
+  r.note += buf;
+}
+
 }  // namespace
 
 void UnpairedState::add_baseline(double value, bool lower_is_better) {
@@ -197,7 +242,6 @@ SequentialDecision decide_sequential_unpaired(const std::vector<UnpairedState>& 
     const BaselinePart& base = bases[i];
     const int n = static_cast<int>(s.current.size());
     const double cur_mean = n ? cur.mean.back() : base.mean;
-    const double cur_sd = n >= 2 ? std::sqrt(cur.ss.back() / (n - 1)) : 0;
     // The interval at interval_level: the current side's two-sided sequence at share * alpha, the
     // baseline's two-sided t interval at the rest.
     const double base_half = quantile(1 - (1 - share) * interval_alpha / 2, base.df) * base.se;
@@ -217,57 +261,11 @@ SequentialDecision decide_sequential_unpaired(const std::vector<UnpairedState>& 
     r.p_worse = p_worse[i];
     r.p_better = p_better[i];
     r.p_adjusted = adj_worse[i];
-    const double log_threshold = std::log1p(s.threshold);
     const bool slower = adj_worse[i] < options.alpha, faster = adj_better[i] < options.alpha;
-    if (slower && high >= log_threshold) {
-      r.verdict = Verdict::regression;
-    } else if (faster && low <= -log_threshold) {
-      r.verdict = Verdict::improvement;
-    } else if (high < log_threshold && low > -log_threshold) {
-      r.verdict = Verdict::unchanged;
-    } else {
-      r.verdict = Verdict::undecided;
-    }
+    r.verdict = sequential_verdict(slower, faster, low, high, std::log1p(s.threshold));
     if (r.verdict == Verdict::undecided) {
-      // What would decide it at this noise: excluding 0 at Holm's strictest level where the change
-      // looks as large as the threshold, else an interval inside +-threshold. The baseline's part
-      // does not shrink with more current processes: the room left for the current side's radius.
-      const double size = std::fabs(cur_mean - base.mean);
-      const double strict = options.alpha / family;
-      const double base_strict = quantile(1 - (1 - share) * strict, base.df) * base.se;
-      const bool significance = size >= log_threshold;
-      const double room = significance ? size - base_strict : log_threshold - size - base_half;
-      const double alpha_cur = significance ? share * strict : share * interval_alpha;
-      const double variance = cur_sd * cur_sd;
-      const int needed = n < 2 ? 2 : processes_for_radius(n, variance, alpha_cur, room, spec);
-      r.pairs_needed = needed;
-      // Within the cap at the low end of what the noise may turn out to be (its variance at the
-      // 10 % quantile of its chi-square, Wilson-Hilferty), either answer (as sequential.cpp).
-      int could = needed;
-      if (needed > design.max_processes && n >= 2) {
-        const double a = 2.0 / (9 * (n - 1.0));
-        const double low_variance = variance * std::pow(std::max(0.0, 1 - a - 1.2816 * std::sqrt(a)), 3);
-        could = processes_for_radius(n, low_variance, share * interval_alpha, log_threshold - base_half, spec);
-        if (size > 0)
-          could = std::min(could, processes_for_radius(n, low_variance, share * strict, size - base_strict, spec));
-      }
-      r.within_cap = could <= design.max_processes && n < design.max_processes;
-      r.note = unpaired_resolution_text(r, base.n, options.interval_level);
-      if (!r.within_cap) {
-        char buf[240];
-        if (base_half >= log_threshold) {
-          std::snprintf(buf, sizeof buf,
-                        "; the baseline's %d processes alone leave \u00b1%.1f %%: no number of processes of this run "
-                        "decides it (compare in one run with `pairbench ab`)",
-                        base.n, 100 * std::expm1(base_half));
-        } else if (needed >= kMostProcesses) {
-          std::snprintf(buf, sizeof buf, "; no number of processes decides it at this noise");
-        } else {
-          std::snprintf(buf, sizeof buf, "; about %d processes would decide it, more than the cap of %d", needed,
-                        design.max_processes);
-        }
-        r.note += buf;
-      }
+      const double cur_sd = n >= 2 ? std::sqrt(cur.ss.back() / (n - 1)) : 0;
+      plan_undecided(r, cur_sd, std::fabs(cur_mean - base.mean), base, base_half, quantile, options, family, design);
     }
     out.rows.push_back(std::move(r));
   }

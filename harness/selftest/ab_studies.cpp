@@ -171,6 +171,72 @@ void copy_build(const std::string& from, const std::string& to) {
   }
 }
 
+// Where --ab-deep's ab of a benchmark takes its two sides from.
+struct Arrangement {
+  const char* name;
+  std::string baseline, candidate;
+};
+
+// The ab of the study's benchmark `i`, its run `k`, in arrangement `a`.
+std::vector<std::string> ab_deep_argv(const std::string& self, const AbDeepArgs& args, const Arrangement& a,
+                                      std::size_t i, int k, const std::string& out_dir) {
+  std::vector<std::string> argv = {self,
+                                   "ab",
+                                   "--baseline-build",
+                                   a.baseline,
+                                   "--candidate-build",
+                                   a.candidate,
+                                   "--benchmarks",
+                                   exact_regex(args.benchmarks[i]),
+                                   "--profile",
+                                   args.profile,
+                                   "--out-dir",
+                                   out_dir,
+                                   "--json",
+                                   out_dir + "/gate.json",
+                                   "--undecided",
+                                   "pass",
+                                   "--seed",
+                                   std::to_string(args.seed * 100003 + i * 101 + static_cast<std::size_t>(k))};
+  if (args.budget_s >= 0) argv.insert(argv.end(), {"--budget", std::to_string(args.budget_s)});
+  return argv;
+}
+
+// One time row of a child ab's gate, as the study's JSON keeps it.
+nlohmann::json ab_deep_row(const BenchmarkVerdict& v, const char* arrangement, double wall_s) {
+  return {{"benchmark", v.benchmark},
+          {"arrangement", arrangement},
+          {"verdict", to_string(v.verdict)},
+          {"slowdown", v.slowdown},
+          {"low", v.slowdown_low},
+          {"high", std::isfinite(v.slowdown_high) ? nlohmann::json(v.slowdown_high) : nlohmann::json()},
+          {"processes_per_side", v.current_samples},
+          {"wall_s", wall_s},
+          {"note", v.note}};
+}
+
+// The study's tally: its decided changes (false alarms), unchanged and undecided rows, per arrangement.
+void print_ab_deep_tally(int done, const nlohmann::json& changes, std::map<std::string, int> totals,
+                         std::map<std::string, std::map<std::string, int>> by_arrangement,
+                         const std::vector<Arrangement>& arrangements, double wall) {
+  int rows = 0;
+  for (const auto& [v, c] : totals) rows += c;
+  std::printf(
+      "%d ab runs of identical builds, one benchmark each: %zu decided changes (false alarms); "
+      "%d unchanged, %d undecided of %d; %.0f s of ab\n",
+      done, changes.size(), totals["unchanged"], totals["undecided"], rows, wall);
+  for (const auto& a : arrangements) {
+    auto& c = by_arrangement[a.name];
+    std::printf("  %-15s %3d unchanged, %3d undecided, %d regressions, %d improvements\n", a.name, c["unchanged"],
+                c["undecided"], c["regression"], c["improvement"]);
+  }
+  for (const auto& c : changes) {
+    std::printf("  decided: %s (%s) %s %+.1f%%\n", c["benchmark"].get<std::string>().c_str(),
+                c["arrangement"].get<std::string>().c_str(), c["verdict"].get<std::string>().c_str(),
+                100 * c["slowdown"].get<double>());
+  }
+}
+
 }  // namespace
 
 int selftest_ab_deep(const AbDeepArgs& args) {
@@ -179,13 +245,9 @@ int selftest_ab_deep(const AbDeepArgs& args) {
   const std::string copy = dir + "/copy";
   fs::create_directories(dir);
   copy_build(args.bench_dir, copy);
-  struct Arrangement {
-    const char* name;
-    std::string baseline, candidate;
-  };
-  const Arrangement arrangements[] = {{"same directory", args.bench_dir, args.bench_dir},
-                                      {"two copies", args.bench_dir, copy},
-                                      {"copies swapped", copy, args.bench_dir}};
+  const std::vector<Arrangement> arrangements = {{"same directory", args.bench_dir, args.bench_dir},
+                                                 {"two copies", args.bench_dir, copy},
+                                                 {"copies swapped", copy, args.bench_dir}};
   std::printf(
       "pairbench selftest --ab-deep: ab of %s against itself, each of %zu benchmarks alone, %d times "
       "(same directory, a copy in %s, the copy as baseline, in turn%s%s)\n",
@@ -208,28 +270,10 @@ int selftest_ab_deep(const AbDeepArgs& args) {
   for (const auto& [i, k] : order) {
     if (interrupt_signal()) break;
     const std::string& name = args.benchmarks[i];
-    const Arrangement& a = arrangements[(i + static_cast<std::size_t>(k)) % 3];
+    const Arrangement& a = arrangements[(i + static_cast<std::size_t>(k)) % arrangements.size()];
     const std::string out_dir = dir + "/" + std::to_string(i) + "-" + std::to_string(k);
     fs::remove_all(out_dir);
-    std::vector<std::string> argv = {self,
-                                     "ab",
-                                     "--baseline-build",
-                                     a.baseline,
-                                     "--candidate-build",
-                                     a.candidate,
-                                     "--benchmarks",
-                                     exact_regex(name),
-                                     "--profile",
-                                     args.profile,
-                                     "--out-dir",
-                                     out_dir,
-                                     "--json",
-                                     out_dir + "/gate.json",
-                                     "--undecided",
-                                     "pass",
-                                     "--seed",
-                                     std::to_string(args.seed * 100003 + i * 101 + static_cast<std::size_t>(k))};
-    if (args.budget_s >= 0) argv.insert(argv.end(), {"--budget", std::to_string(args.budget_s)});
+    const std::vector<std::string> argv = ab_deep_argv(self, args, a, i, k, out_dir);
     const ChildAb r = run_child_ab(argv, out_dir, "selftest --ab-deep", "ab of " + name + " (" + a.name + ")");
     if (r.interrupted) break;
     if (!r.gate) return 3;
@@ -243,38 +287,14 @@ int selftest_ab_deep(const AbDeepArgs& args) {
       std::printf("  %3d/%zu %-15s %-70s %-10s %+6.1f%% [%+.1f%%, %+.1f%%] %d processes per side, %.0f s\n", ++done,
                   order.size(), a.name, v.benchmark.c_str(), verdict.c_str(), 100 * v.slowdown, 100 * v.slowdown_low,
                   std::isfinite(v.slowdown_high) ? 100 * v.slowdown_high : 1e9, v.current_samples, r.wall_s);
-      nlohmann::json row = {
-          {"benchmark", v.benchmark},
-          {"arrangement", a.name},
-          {"verdict", verdict},
-          {"slowdown", v.slowdown},
-          {"low", v.slowdown_low},
-          {"high", std::isfinite(v.slowdown_high) ? nlohmann::json(v.slowdown_high) : nlohmann::json()},
-          {"processes_per_side", v.current_samples},
-          {"wall_s", r.wall_s},
-          {"note", v.note}};
+      const nlohmann::json row = ab_deep_row(v, a.name, r.wall_s);
       if (change) changes.push_back(row);
       runs.push_back(row);
     }
     wall += r.wall_s;
     std::fflush(stdout);
   }
-  int rows = 0;
-  for (const auto& [v, c] : totals) rows += c;
-  std::printf(
-      "%d ab runs of identical builds, one benchmark each: %zu decided changes (false alarms); "
-      "%d unchanged, %d undecided of %d; %.0f s of ab\n",
-      done, changes.size(), totals["unchanged"], totals["undecided"], rows, wall);
-  for (const auto& a : arrangements) {
-    auto& c = by_arrangement[a.name];
-    std::printf("  %-15s %3d unchanged, %3d undecided, %d regressions, %d improvements\n", a.name, c["unchanged"],
-                c["undecided"], c["regression"], c["improvement"]);
-  }
-  for (const auto& c : changes) {
-    std::printf("  decided: %s (%s) %s %+.1f%%\n", c["benchmark"].get<std::string>().c_str(),
-                c["arrangement"].get<std::string>().c_str(), c["verdict"].get<std::string>().c_str(),
-                100 * c["slowdown"].get<double>());
-  }
+  print_ab_deep_tally(done, changes, totals, by_arrangement, arrangements, wall);
   if (!args.out.empty()) {
     write_json_atomically(args.out, {{"ab_deep",
                                       {{"bench_dir", args.bench_dir},

@@ -491,6 +491,58 @@ nlohmann::json calibration_check_json(const RunRecord::CalibrationCheck& check) 
   return out;
 }
 
+namespace {
+
+// An instruction-counting process's entry of `pairbench.instructions`.
+nlohmann::json instruction_row(const Sample& s) {
+  nlohmann::json entry = {{"name", s.benchmark},
+                          {"experiment", s.experiment},
+                          {"arm", s.arm},
+                          {"repetition_index", s.repetition},
+                          {"verification", to_string(s.verification)},
+                          {"instructions_per_iteration", s.metric_value},
+                          {"iterations", s.iterations},
+                          {"process_wall_s", s.process_wall_s}};
+  if (s.functions) {
+    nlohmann::json top = nlohmann::json::array();
+    for (const FunctionShare& f : s.functions->top) {
+      top.push_back({{"function", f.function}, {"instructions_per_iteration", f.instructions_per_iteration}});
+    }
+    entry["functions"] = {{"cost", "self"},
+                          {"event", "Ir"},
+                          {"top", top},
+                          {"other_per_iteration", s.functions->other_per_iteration},
+                          {"functions_counted", s.functions->functions}};
+  }
+  return entry;
+}
+
+// `pairbench.sampling.process_budget`: what the run's time budgets planned per benchmark.
+nlohmann::json process_budget_json(const RunRecord::ProcessBudget& p) {
+  const auto wall_or_null = [](double s) { return s > 0 ? nlohmann::json(s) : nlohmann::json(nullptr); };
+  nlohmann::json benchmarks = nlohmann::json::array();
+  for (const auto& b : p.benchmarks) {
+    benchmarks.push_back({{"name", b.name},
+                          {"processes", b.processes},
+                          {"profile_processes", b.profile_processes},
+                          {"process_wall_s", wall_or_null(b.process_wall_s)},
+                          {"instruction_processes", b.instruction_processes},
+                          {"profile_instruction_processes", b.profile_instruction_processes},
+                          {"instruction_process_wall_s", wall_or_null(b.instruction_process_wall_s)},
+                          {"reason", b.reason}});
+  }
+  return {{"budget_s", p.budget_s},
+          {"min_processes", p.min_processes},
+          {"instruction_budget_s", p.instruction_budget_s},
+          {"min_instruction_processes", p.min_instruction_processes},
+          {"benchmarks_cut", p.benchmarks_cut},
+          {"unknown_wall", p.unknown_wall},
+          {"projected_wall_s", p.projected_wall_s},
+          {"benchmarks", benchmarks}};
+}
+
+}  // namespace
+
 nlohmann::json run_document(const RunRecord& r) {
   const nlohmann::json& env = r.environment;
   // null where the environment lacks the field, as Google Benchmark's context would have it.
@@ -515,27 +567,7 @@ nlohmann::json run_document(const RunRecord& r) {
   for (const Sample& s : r.samples) {
     const bool good = s.has_value && !s.gbench.is_null() && has_usable_value(s.verification);
     if (good && s.instrument == Instrument::instructions) {
-      // Not in `benchmarks`: compare.py would read them as times.
-      nlohmann::json entry = {{"name", s.benchmark},
-                              {"experiment", s.experiment},
-                              {"arm", s.arm},
-                              {"repetition_index", s.repetition},
-                              {"verification", to_string(s.verification)},
-                              {"instructions_per_iteration", s.metric_value},
-                              {"iterations", s.iterations},
-                              {"process_wall_s", s.process_wall_s}};
-      if (s.functions) {
-        nlohmann::json top = nlohmann::json::array();
-        for (const FunctionShare& f : s.functions->top) {
-          top.push_back({{"function", f.function}, {"instructions_per_iteration", f.instructions_per_iteration}});
-        }
-        entry["functions"] = {{"cost", "self"},
-                              {"event", "Ir"},
-                              {"top", top},
-                              {"other_per_iteration", s.functions->other_per_iteration},
-                              {"functions_counted", s.functions->functions}};
-      }
-      instructions.push_back(std::move(entry));
+      instructions.push_back(instruction_row(s));  // not in `benchmarks`: compare.py would read them as times
     } else if (good) {
       const auto it = planned.find(s.benchmark);
       doc["benchmarks"].push_back(benchmark_row(s, it == planned.end() ? r.repetitions : it->second));
@@ -590,29 +622,7 @@ nlohmann::json run_document(const RunRecord& r) {
     }
   }
   if (r.calibration_check) sampling["against_calibration"] = calibration_check_json(*r.calibration_check);
-  if (r.process_budget) {
-    const auto& p = *r.process_budget;
-    const auto wall_or_null = [](double s) { return s > 0 ? nlohmann::json(s) : nlohmann::json(nullptr); };
-    nlohmann::json benchmarks = nlohmann::json::array();
-    for (const auto& b : p.benchmarks) {
-      benchmarks.push_back({{"name", b.name},
-                            {"processes", b.processes},
-                            {"profile_processes", b.profile_processes},
-                            {"process_wall_s", wall_or_null(b.process_wall_s)},
-                            {"instruction_processes", b.instruction_processes},
-                            {"profile_instruction_processes", b.profile_instruction_processes},
-                            {"instruction_process_wall_s", wall_or_null(b.instruction_process_wall_s)},
-                            {"reason", b.reason}});
-    }
-    sampling["process_budget"] = {{"budget_s", p.budget_s},
-                                  {"min_processes", p.min_processes},
-                                  {"instruction_budget_s", p.instruction_budget_s},
-                                  {"min_instruction_processes", p.min_instruction_processes},
-                                  {"benchmarks_cut", p.benchmarks_cut},
-                                  {"unknown_wall", p.unknown_wall},
-                                  {"projected_wall_s", p.projected_wall_s},
-                                  {"benchmarks", benchmarks}};
-  }
+  if (r.process_budget) sampling["process_budget"] = process_budget_json(*r.process_budget);
   if (r.interrupted) {
     doc["pairbench"]["interrupted"] = {{"signal", r.interrupted->signal},
                                        {"completed_processes", r.interrupted->completed_processes},
