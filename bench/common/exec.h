@@ -39,6 +39,7 @@ double exec(benchmark::State& state, const Work& work, UntimedBefore&& untimed_b
             UntimedAfter&& untimed_after) {
   WallTimer timer(state);
   if (!timer.allowed()) return 0;
+  note_iteration_work(work_fields(work));
   for (auto _ : state) {
     untimed_before();
     const double before_ns = timer.total_ns();  // read outside the region: adds no instruction to it
@@ -76,6 +77,7 @@ template <class UntimedBefore, class Enqueue, class UntimedAfter>
 double exec_cuda(benchmark::State& state, const Work& work, kernels::cuda::StreamRef stream,
                  UntimedBefore&& untimed_before, Enqueue&& enqueue, UntimedAfter&& untimed_after) {
   if (!timing_matches_declaration(state, Timing::kCudaEvents)) return 0;
+  note_iteration_work(work_fields(work));
   kernels::cuda::EventSpan span;
   double measured_s = 0;
   for (auto _ : state) {

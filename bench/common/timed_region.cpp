@@ -74,6 +74,7 @@ struct Record {
   // CPU (a preemption, a stolen vCPU, a sleep) shows as CPU time short of the wall: what a
   // calibration of a few iterations cannot otherwise tell from its work (harness calibration.h).
   double first_begin_cpu_s = 0;
+  std::map<std::string, double> work;  // note_iteration_work
   std::int64_t early_iterations = 0;
   double early_wall_s = 0, early_cpu_s = 0;
   // Instruction counting.
@@ -193,6 +194,7 @@ void reset_timed_regions(std::int64_t max_iterations) {
   r.measured_s = 0;
   r.started = false;
   r.early_iterations = 0;
+  r.work.clear();
   r.early_wall_s = r.early_cpu_s = 0;
   r.benchmark_begin = Clock::now();
   r.verified_at.reset();
@@ -262,6 +264,8 @@ void region_end() {
   r.collecting = false;
 }
 
+void note_iteration_work(const std::map<std::string, double>& work) { record().work = work; }
+
 void record_iteration(benchmark::State& state, double seconds) {
   state.SetIterationTime(seconds);
   Record& r = record();
@@ -301,6 +305,7 @@ bool write_timed_region_record(const std::string& path, double finished_s) {
       {"early_cpu_s", r.early_cpu_s},
       {"batch_iterations", r.batch_iterations},
       {"batch_seconds", r.batch_seconds}};
+  if (!r.work.empty()) out["work_per_iteration"] = r.work;
   if (r.counter != InstructionCounter::kNone) out["counted_regions"] = r.regions_counted;
   switch (r.counter) {
     case InstructionCounter::kNone:

@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace pairbench::bench {
@@ -50,6 +51,11 @@ void note_verified();
 // device. Its record then carries the GPU's SM clock and the reasons it was slowed, read right
 // after the benchmark (kernels/common/gpu_clocks.h), so that a throttled sample is named.
 void declare_gpu_use(bool uses_gpu);
+
+// The framework's loops (exec.h) declare the work of one iteration before they start (work.h,
+// work_fields); the record carries it as work_per_iteration. Arms that keep their own loop and
+// count their work while it runs declare none.
+void note_iteration_work(const std::map<std::string, double>& work);
 
 // Hands one iteration's measured time to Google Benchmark (UseManualTime) and records it.
 void record_iteration(benchmark::State& state, double seconds);

@@ -5,6 +5,20 @@
 
 namespace pairbench::bench {
 
+std::map<std::string, double> work_fields(const Work& work) {
+  std::map<std::string, double> out;
+  for (const auto& [name, value] : {std::pair<std::string, double>{"bytes", work.bytes},
+                                    {"flop", work.flop},
+                                    {"elements", work.elements},
+                                    {"ops", work.ops}}) {
+    if (value > 0) out[name] = value;
+  }
+  for (const auto& [name, value] : work.per_second) {
+    if (value > 0) out[name] = value;
+  }
+  return out;
+}
+
 std::map<std::string, double> rate_counters(const Work& work, double iterations, double seconds) {
   std::map<std::string, double> out;
   if (!(iterations > 0) || !(seconds > 0)) return out;

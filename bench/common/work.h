@@ -29,6 +29,11 @@ struct Work {
   std::vector<std::pair<std::string, double>> per_second;
 };
 
+// The declared work of one iteration, field by field (its non-zero counts: "bytes", "flop",
+// "elements", "ops", and each per_second name): what the record's work_per_iteration carries, so
+// that the harness can tell a benchmark whose iteration changed since it was calibrated.
+std::map<std::string, double> work_fields(const Work& work);
+
 // Every rate counter `work` yields after `iterations` iterations measured `seconds` in all.
 // Empty when nothing was measured (no iterations, or a time that is not > 0).
 std::map<std::string, double> rate_counters(const Work& work, double iterations, double seconds);

@@ -156,7 +156,8 @@ Calibrated calibrate(Context& ctx, const std::vector<Job>& runnable, Calibration
     const auto& rec = s.gbench["pairbench_record"];
     const double n = rec.value("iterations_recorded", 0.0);
     const double measured = rec.value("measured_s", 0.0), wall = rec.value("loop_wall_s", 0.0);
-    cache.put(c.benchmark->name, {measured / n, (n > 1 ? wall / (n - 1) : wall / n), utc_stamp("%Y-%m-%dT%H:%M:%SZ")});
+    cache.put(c.benchmark->name, {measured / n, (n > 1 ? wall / (n - 1) : wall / n), utc_stamp("%Y-%m-%dT%H:%M:%SZ"),
+                                  s.work_per_iteration});
     ++out.calibrated;
   }
   if (ctx.options.progress_tty && !missing.empty()) say() << "\r\033[K";

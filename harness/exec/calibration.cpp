@@ -105,6 +105,8 @@ CalibrationCache::CalibrationCache(std::string path) : path_(std::move(path)) {
     for (const auto& [name, e] : root["benchmarks"].members()) {
       Calibration c{e["measured_s_per_iteration"].number(), e["wall_s_per_iteration"].number(),
                     e.string_or("calibrated_at", "")};
+      if (const auto work = e.find("work_per_iteration"); work && work->json().is_object())
+        c.work = work->json().dump();
       if (c.measured_s_per_iteration > 0 && c.wall_s_per_iteration >= 0) entries_[name] = c;
     }
     if (const auto failed = root.find("uncalibratable")) {
@@ -154,6 +156,8 @@ void CalibrationCache::put(const std::string& benchmark, const Calibration& c) {
 
 void CalibrationCache::forget(const std::string& benchmark) { entries_.erase(benchmark); }
 
+void CalibrationCache::forget_walls(const std::string& benchmark) { walls_.erase(benchmark); }
+
 const CalibrationCache::Failure* CalibrationCache::failure(const std::string& benchmark) const {
   const auto it = failures_.find(benchmark);
   return it == failures_.end() ? nullptr : &it->second;
@@ -198,6 +202,7 @@ std::string CalibrationCache::save() const {
     doc["benchmarks"][name] = {{"measured_s_per_iteration", c.measured_s_per_iteration},
                                {"wall_s_per_iteration", c.wall_s_per_iteration},
                                {"calibrated_at", c.calibrated_at}};
+    if (!c.work.empty()) doc["benchmarks"][name]["work_per_iteration"] = nlohmann::json::parse(c.work);
   }
   if (!failures_.empty()) {
     doc["uncalibratable"] = nlohmann::json::object();

@@ -16,6 +16,9 @@ struct Calibration {
   double measured_s_per_iteration = 0;  // inside the timed region
   double wall_s_per_iteration = 0;      // the timed loop's wall time per iteration, untimed parts included
   std::string calibrated_at;            // UTC
+  // The declared work of one iteration when it was calibrated (Sample::work_per_iteration; "" not
+  // known): a benchmark whose iteration now declares other work is calibrated again.
+  std::string work;
 };
 
 // How a profile samples one benchmark process.
@@ -102,6 +105,8 @@ class CalibrationCache {
   const Calibration* find(const std::string& benchmark) const;
   void put(const std::string& benchmark, const Calibration& c);
   void forget(const std::string& benchmark);
+  // Its learnt process walls too: they were learnt from another iteration.
+  void forget_walls(const std::string& benchmark);
   // Benchmarks that could not be calibrated, with why and when: remembered, so that a run names
   // them once and uses the fallback count instead of retrying (--recalibrate retries).
   struct Failure {

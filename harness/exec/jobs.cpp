@@ -125,6 +125,9 @@ std::string calibration_min_time(const Context& ctx) {
 void take_record(Sample& s, const nlohmann::json& record) {
   s.measured_s = record.value("measured_s", 0.0);
   s.loop_wall_s = record.value("loop_wall_s", 0.0);
+  if (const auto w = record.find("work_per_iteration"); w != record.end() && w->is_object()) {
+    s.work_per_iteration = w->dump();
+  }
   s.setup_s = record.value("setup_s", 0.0);
   s.after_s = record.value("after_s", 0.0);
   s.verify_s = record.value("verify_s", 0.0);

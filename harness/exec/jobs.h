@@ -138,6 +138,12 @@ void launch_units(Context& ctx, const std::vector<std::vector<Job>>& units, RunO
 void name_throttled(const std::vector<Sample>& samples);
 void name_where_wall_went(const std::vector<Sample>& samples);
 void note_drift(CalibrationCache& cache, RunOutcome& outcome);
+// A benchmark whose iteration now declares other work than when it was calibrated here (its
+// definition changed: more replays per iteration, another size) has its calibration and learnt
+// walls forgotten, and is named: the next run calibrates it again. A calibration from before
+// work was recorded takes this run's. Side 0's processes only (ab's calibration is side 0's).
+// Returns the benchmarks forgotten.
+std::vector<std::string> forget_changed_work(CalibrationCache& cache, const std::vector<Sample>& samples);
 std::vector<CalibrationRatio> calibration_ratios(const CalibrationCache& cache, const std::vector<Sample>& samples);
 
 }  // namespace detail

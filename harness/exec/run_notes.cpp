@@ -91,6 +91,33 @@ void note_drift(CalibrationCache& cache, RunOutcome& outcome) {
   }
 }
 
+std::vector<std::string> forget_changed_work(CalibrationCache& cache, const std::vector<Sample>& samples) {
+  std::map<std::string, std::string> work;
+  for (const Sample& s : samples) {
+    if (s.side == 0 && s.instrument == Instrument::time && s.has_value && !s.work_per_iteration.empty()) {
+      work.emplace(s.benchmark, s.work_per_iteration);
+    }
+  }
+  std::vector<std::string> forgotten;
+  for (const auto& [name, w] : work) {
+    const Calibration* c = cache.find(name);
+    if (!c || c->work == w) continue;
+    if (c->work.empty()) {
+      Calibration adopted = *c;
+      adopted.work = w;
+      cache.put(name, adopted);
+      continue;
+    }
+    say(Verbosity::quiet) << "pairbench: " << name << ": its iteration's work changed since it was calibrated here ("
+                          << c->work << " -> " << w
+                          << "): calibrated again in the next run; its learnt process walls forgotten\n";
+    cache.forget(name);
+    cache.forget_walls(name);
+    forgotten.push_back(name);
+  }
+  return forgotten;
+}
+
 // Per benchmark and side, the median over its time processes of measured seconds per iteration
 // against the calibration: the same work, in this run's regime (duet pair, load) vs alone.
 std::vector<CalibrationRatio> calibration_ratios(const CalibrationCache& cache, const std::vector<Sample>& samples) {

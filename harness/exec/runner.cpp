@@ -75,6 +75,8 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   launch_units(ctx, units, outcome);
   name_throttled(outcome.samples);
   name_where_wall_went(outcome.samples);
+  // Its count was calibrated for another iteration: named with the drifted ones.
+  for (const std::string& name : forget_changed_work(cache, outcome.samples)) outcome.drifted.push_back(name);
   learn_walls(cache, outcome.samples, sides, ctx.counter.name);
   note_drift(cache, outcome);
   outcome.calibration_ratios = calibration_ratios(cache, outcome.samples);

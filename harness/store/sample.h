@@ -58,6 +58,9 @@ struct Sample {
   std::vector<double> batches;
   double measured_s = 0;   // time inside the timed regions
   double loop_wall_s = 0;  // the timed loop's wall time, untimed parts inside it included
+  // The declared work of one iteration as the bench recorded it (a JSON object, compact; "" where
+  // the arm declared none): tells an iteration that changed since its calibration.
+  std::string work_per_iteration;
   // The rest of the benchmark's own span: before its first timed region (inputs, buffers, handles,
   // tuning, the check before timing) and after its last timed iteration (the check after timing,
   // clean-up). process_wall_s less the three is the process's start and exit (its share of them).

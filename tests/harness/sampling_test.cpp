@@ -309,6 +309,48 @@ TEST(Calibration, AFewIterationRampRunsAgainOnlyWhereItsThreadLeftItsCpu) {
   EXPECT_FALSE(ramp_may_hide_stall(0.3, kOnCpuShare * 0.3));
 }
 
+// A benchmark whose iteration declares other work than when it was calibrated (its definition
+// changed) is calibrated again next run, and the walls learnt from the old iteration are dropped;
+// the same work keeps both; a calibration that predates the record takes the run's work; only
+// side 0 (the calibrated one) counts. The cache round-trips the work.
+TEST(Calibration, AnIterationWhoseDeclaredWorkChangedIsCalibratedAgain) {
+  TempDir dir;
+  const std::string path = dir.path + "/cal.json";
+  const std::string three = R"({"ops":3000.0})", one = R"({"ops":1000.0})";
+  {
+    CalibrationCache cache(path);
+    cache.put("a", {0.1, 0.1, "t", one});
+    cache.put("b", {0.1, 0.1, "t", one});
+    cache.put("c", {0.1, 0.1, "t", ""});
+    cache.put("d", {0.1, 0.1, "t", one});
+    for (const char* name : {"a", "b", "c", "d"}) cache.record_time_walls(name, 0.05, 0.1);
+    ASSERT_EQ(cache.save(), "");
+  }
+  CalibrationCache cache(path);
+  ASSERT_NE(cache.find("a"), nullptr);
+  EXPECT_EQ(cache.find("a")->work, one);
+  const auto sample = [](const std::string& name, const std::string& work, int side) {
+    Sample s;
+    s.benchmark = name;
+    s.side = side;
+    s.has_value = true;
+    s.instrument = Instrument::time;
+    s.work_per_iteration = work;
+    return s;
+  };
+  const std::vector<std::string> forgotten =
+      detail::forget_changed_work(cache, {sample("a", three, 0), sample("b", one, 0), sample("c", three, 0),
+                                          sample("d", three, 1), sample("d", one, 0), sample("e", three, 0)});
+  EXPECT_EQ(forgotten, std::vector<std::string>{"a"});
+  EXPECT_EQ(cache.find("a"), nullptr);
+  EXPECT_EQ(cache.walls("a"), nullptr);
+  ASSERT_NE(cache.find("b"), nullptr);
+  EXPECT_NE(cache.walls("b"), nullptr);
+  ASSERT_NE(cache.find("c"), nullptr);
+  EXPECT_EQ(cache.find("c")->work, three);  // adopted
+  ASSERT_NE(cache.find("d"), nullptr);      // its side 1 ran other work: not its calibration's side
+}
+
 // A calibration whose ramp stopped on one stalled iteration (a preemption on a loaded machine)
 // is not kept: the ramp runs again and the fastest per iteration sizes the processes. Without
 // the retry the cache holds 0.3 s per iteration and every process runs one iteration.
