@@ -31,6 +31,9 @@ struct Trend {
   std::vector<FoundChangePoint> change_points;
 };
 std::vector<Trend> history_trends(History& db, const std::string& machine, const std::string& benchmark, int last_runs);
+// The trends as `history --format json` writes them: per benchmark its metric, its runs' medians
+// and its change points (each with the run it begins at and the level before and after).
+nlohmann::json trends_json(const std::vector<Trend>& trends);
 
 // The history export (format pairbench-history-export/1; contract in README), all that the
 // report draws of a history, from either back end: machines (with their baseline run),

@@ -196,6 +196,45 @@ RecordOutcome record_regressions(History& db, const ComparedRuns& runs, const st
   return out;
 }
 
+namespace {
+
+std::string signed_percent(double x) {
+  if (!std::isfinite(x)) return "?";
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", 100 * x);
+  return text;
+}
+
+// "+15.0% [+12.1%, +18.0%]"
+std::string change_text(const History::Regression& r) {
+  return signed_percent(r.change) + " [" + signed_percent(r.change_low) + ", " + signed_percent(r.change_high) + "]";
+}
+
+std::string short_sha(const std::string& sha) { return sha.empty() ? "?" : sha.substr(0, 10); }
+
+// "culprit abc1234567" where a bisection named it, else "last_good..first_bad".
+std::string commits_text(const History::Regression& r) {
+  if (!r.culprit_sha.empty()) return "culprit " + short_sha(r.culprit_sha);
+  return short_sha(r.last_good_sha) + ".." + short_sha(r.first_bad_sha);
+}
+
+std::string day(const std::string& at) { return at.substr(0, 10); }
+
+}  // namespace
+
+std::string regression_text(const History::Regression& r, const std::string& tag) {
+  char line[1024];
+  std::snprintf(line, sizeof line, "%-6s #%-4lld %-13s %-18s %s %s (%s) %s, seen %lld time%s %s..%s\n", tag.c_str(),
+                static_cast<long long>(r.id), r.state.c_str(), r.machine_key.c_str(), r.benchmark.c_str(),
+                change_text(r).c_str(), r.instrument.c_str(), commits_text(r).c_str(),
+                static_cast<long long>(r.times_seen), r.times_seen == 1 ? "" : "s", day(r.first_seen_at).c_str(),
+                day(r.last_seen_at).c_str());
+  std::string out = line;
+  if (!r.ack_reason.empty()) out += "              acknowledged " + r.acknowledged_at + ": " + r.ack_reason + "\n";
+  if (r.state == "fixed") out += "              fixed " + r.fixed_at + ": " + r.fixed_reason + "\n";
+  return out;
+}
+
 nlohmann::json regression_json(const History::Regression& r) {
   auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
   auto text = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };

@@ -81,5 +81,8 @@ RecordOutcome record_regressions(History& db, const ComparedRuns& runs, const st
 // A regression as `regressions --format json`, `record --json` and `history export` write it
 // (README, "The history export"): unknown numbers and absent texts as null.
 nlohmann::json regression_json(const History::Regression& r);
+// Its line in `pairbench regressions` and `record` (`tag`: "open", "new", "known", ...), and its
+// acknowledgement and fix where it has them, each line ending in a newline.
+std::string regression_text(const History::Regression& r, const std::string& tag);
 
 }  // namespace pairbench::harness

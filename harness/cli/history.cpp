@@ -19,38 +19,6 @@ namespace pairbench::harness {
 
 namespace {
 
-nlohmann::json trends_json(const std::vector<Trend>& trends) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [s, changes] : trends) {
-    nlohmann::json jcps = nlohmann::json::array();
-    for (const auto& c : changes) {
-      const auto& run = *s.points[c.index].run;
-      jcps.push_back({{"run_id", run.id},
-                      {"started_at", run.started_at},
-                      {"git_sha", run.git_sha},
-                      {"before", c.point.before},
-                      {"after", c.point.after},
-                      {"change", c.point.after / c.point.before - 1}});
-    }
-    nlohmann::json jpoints = nlohmann::json::array();
-    for (const auto& p : s.points) {
-      jpoints.push_back({{"run_id", p.run_id},
-                         {"started_at", p.run->started_at},
-                         {"git_sha", p.run->git_sha},
-                         {"median", p.median},
-                         {"samples", p.samples}});
-    }
-    out.push_back({{"benchmark", s.benchmark},
-                   {"metric", s.metric},
-                   {"unit", s.unit},
-                   {"better", s.better},
-                   {"runs", s.points.size()},
-                   {"points", std::move(jpoints)},
-                   {"change_points", std::move(jcps)}});
-  }
-  return out;
-}
-
 int cmd_history(const std::string& benchmark, const std::string& db_arg, const std::string& machine_arg, int last_runs,
                 const std::string& format) {
   const auto db = open_history_db(db_arg, "--db", /*must_exist=*/true);

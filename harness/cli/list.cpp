@@ -57,41 +57,6 @@ int list_markdown(const std::vector<ExperimentEntry>& experiments, const std::st
   return kExitOk;
 }
 
-// --format table: each experiment, its arms and grid, and why what cannot run here cannot.
-void print_table(const std::vector<ExperimentEntry>& experiments, const std::string& profile) {
-  for (const auto& e : experiments) {
-    std::cout << e.name << (e.claim.empty() ? "" : " (" + e.claim + ")") << ": " << e.question << "\n";
-    std::cout << "  metric " << e.metric << " [" << e.unit << "], " << e.better << " is better; timing " << e.timing
-              << "; binary " << fs::path(e.binary).filename().string() << "\n";
-    std::cout << "  arms:";
-    for (const auto& a : e.arms) {
-      std::cout << " " << a.name << " (" << a.role;
-      for (const auto& [k, v] : a.env) std::cout << ", " << k << "=" << v;
-      std::cout << ")";
-    }
-    std::cout << "\n  grid (" << profile << "):";
-    for (const auto& [axis, values] : e.axes) {
-      std::cout << " " << axis << "={";
-      for (std::size_t i = 0; i < values.size(); ++i) std::cout << (i ? "," : "") << values[i];
-      std::cout << "}";
-    }
-    std::cout << "\n";
-    std::set<std::string> reasons;
-    std::size_t runnable = 0;
-    for (const auto& b : e.benchmarks) {
-      if (b.available) {
-        ++runnable;
-        continue;
-      }
-      std::string p;
-      for (const auto& [k, v] : b.params) p += (p.empty() ? "" : ",") + k + ":" + v;
-      reasons.insert(b.arm + (p.empty() ? "" : "@" + p) + ": " + b.reason);
-    }
-    std::cout << "  benchmarks: " << e.benchmarks.size() << ", runnable here: " << runnable << "\n";
-    for (const auto& r : reasons) std::cout << "    not here: " << r << "\n";
-  }
-}
-
 int cmd_list(const std::string& bench_dir, const std::string& profile, const std::string& format,
              const std::string& update_file, const std::string& check_file) {
   if ((!update_file.empty() || !check_file.empty()) && format != "markdown") {
@@ -115,7 +80,7 @@ int cmd_list(const std::string& bench_dir, const std::string& profile, const std
     std::cout << claims_markdown(builtin_claims_document(), experiments);
     return kExitOk;
   }
-  print_table(experiments, profile);
+  std::cout << catalogue_to_text(experiments, profile);
   return kExitOk;
 }
 

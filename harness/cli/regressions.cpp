@@ -20,40 +20,6 @@ namespace pairbench::harness {
 
 namespace {
 
-std::string percent(double x) {
-  if (!std::isfinite(x)) return "?";
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", 100 * x);
-  return text;
-}
-
-// "+15.0% [+12.1%, +18.0%]"
-std::string change_text(const History::Regression& r) {
-  return percent(r.change) + " [" + percent(r.change_low) + ", " + percent(r.change_high) + "]";
-}
-
-std::string short_sha(const std::string& sha) { return sha.empty() ? "?" : sha.substr(0, 10); }
-
-// "culprit abc1234567" where a bisection named it, else "last_good..first_bad".
-std::string commits_text(const History::Regression& r) {
-  if (!r.culprit_sha.empty()) return "culprit " + short_sha(r.culprit_sha);
-  return short_sha(r.last_good_sha) + ".." + short_sha(r.first_bad_sha);
-}
-
-std::string day(const std::string& at) { return at.substr(0, 10); }
-
-void print_regression(std::ostream& out, const History::Regression& r, const std::string& tag) {
-  char line[1024];
-  std::snprintf(line, sizeof line, "%-6s #%-4lld %-13s %-18s %s %s (%s) %s, seen %lld time%s %s..%s\n", tag.c_str(),
-                static_cast<long long>(r.id), r.state.c_str(), r.machine_key.c_str(), r.benchmark.c_str(),
-                change_text(r).c_str(), r.instrument.c_str(), commits_text(r).c_str(),
-                static_cast<long long>(r.times_seen), r.times_seen == 1 ? "" : "s", day(r.first_seen_at).c_str(),
-                day(r.last_seen_at).c_str());
-  out << line;
-  if (!r.ack_reason.empty()) out << "              acknowledged " << r.acknowledged_at << ": " << r.ack_reason << "\n";
-  if (r.state == "fixed") out << "              fixed " << r.fixed_at << ": " << r.fixed_reason << "\n";
-}
-
 std::unique_ptr<History> open_db(const std::string& db_arg) {
   return open_history_db(db_arg, "--db", /*must_exist=*/true);
 }
@@ -71,7 +37,7 @@ int cmd_list(const std::string& db_arg, const std::string& machine, bool all, co
   std::cout << regressions.size() << " regression(s) "
             << (all ? "(open, acknowledged and fixed)" : "open or acknowledged")
             << (machine.empty() ? "" : " on machine " + machine) << " in " << db->name() << "\n";
-  for (const auto& r : regressions) print_regression(std::cout, r, "");
+  for (const auto& r : regressions) std::cout << regression_text(r, "");
   return kExitOk;
 }
 
@@ -90,7 +56,7 @@ int cmd_ack(std::int64_t id, const std::string& reason, const std::string& db_ar
     throw UsageError("regressions ack: regression " + std::to_string(id) +
                      " was fixed meanwhile: nothing to acknowledge");
   }
-  print_regression(std::cout, *db->regression(id), "ack");
+  std::cout << regression_text(*db->regression(id), "ack");
   return kExitOk;
 }
 
@@ -137,9 +103,9 @@ int cmd_record(const std::string& gate_path, const std::string& db_arg, const st
   std::cout << gate_path << ": " << outcome.new_ones.size() << " new regression(s) to announce, "
             << outcome.known.size() << " already known, on machine " << runs.machine_key << " in " << db->name()
             << (outcome.closed.empty() ? "" : "; " + std::to_string(outcome.closed.size()) + " fixed") << "\n";
-  for (const auto& r : outcome.new_ones) print_regression(std::cout, r, "new");
-  for (const auto& r : outcome.known) print_regression(std::cout, r, "known");
-  for (const auto& r : outcome.closed) print_regression(std::cout, r, "closed");
+  for (const auto& r : outcome.new_ones) std::cout << regression_text(r, "new");
+  for (const auto& r : outcome.known) std::cout << regression_text(r, "known");
+  for (const auto& r : outcome.closed) std::cout << regression_text(r, "closed");
   if (!json_out.empty()) {
     nlohmann::json j = {{"gate", gate_path},
                         {"db", db->name()},

@@ -21,6 +21,7 @@
 #include "harness/cli/history_access.h"
 #include "harness/cli/options.h"
 #include "harness/cli/run_record.h"
+#include "harness/exec/budget.h"
 #include "harness/exec/interrupt.h"
 #include "harness/exec/say.h"
 #include "harness/gate/sequential.h"  // hold_changes_ranks_cannot_show
@@ -52,82 +53,15 @@ std::pair<nlohmann::json, std::string> read_baseline(const RunGateArgs& g, const
   return {std::move(stored.doc), stored.label};
 }
 
-// "12.3 min" above two minutes, else "95 s".
-std::string wall_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, s >= 120 ? "%.1f min" : "%.0f s", s >= 120 ? s / 60 : s);
-  return buf;
-}
-
-// The budget's one line: what it cut, and the projection (against what the run took, where it ran).
-std::string budget_line(const RunPlan& p, double took_s) {
-  char line[400];
-  std::snprintf(line, sizeof line,
-                "time budget %.2g s of time processes per benchmark (at least %d), %.2g s of instruction processes (at "
-                "least %d): %d of %zu benchmarks planned fewer processes than the profile's; projected %s for %zu "
-                "processes",
-                p.process_budget_s, p.min_repetitions, p.instruction_budget_s, p.min_instruction_processes, p.cut,
-                p.benchmarks.size(), wall_text(p.projected_wall_s).c_str(), p.processes);
-  std::string out = line;
-  if (p.unknown > 0) out += " (" + std::to_string(p.unknown) + " benchmarks without a known process wall not counted)";
-  if (took_s > 0) out += ", took " + wall_text(took_s) + " (calibration included)";
-  return out;
-}
-
-// `run --plan`: the processes the run would plan from this machine's calibration cache, and their
-// projected wall; nothing runs.
-int print_plan(const RunPlan& p, const RunOptions& options) {
-  std::cout << "pairbench run --profile " << options.profile << " --plan: from "
-            << (options.calibration_path.empty() ? std::string("no calibration cache") : options.calibration_path)
-            << "; nothing run\n";
-  std::vector<const BenchmarkPlan*> cut;
-  for (const BenchmarkPlan& b : p.benchmarks) {
-    if (b.cut()) cut.push_back(&b);
-  }
-  const auto cost = [](const BenchmarkPlan* b) {
-    return b->processes * b->process_wall_s + b->instruction_processes * b->instruction_wall_s;
-  };
-  std::sort(cut.begin(), cut.end(), [&](const auto* a, const auto* b) { return cost(a) > cost(b); });
-  for (const BenchmarkPlan* b : cut) std::cout << "  " << b->benchmark << ": " << b->reason << "\n";
-  if (p.budgeted) {
-    std::cout << budget_line(p, 0) << "\n";
-  } else {
-    std::cout << "no time budget: " << options.repetitions << " processes per benchmark; projected "
-              << wall_text(p.projected_wall_s) << " for " << p.processes << " processes";
-    if (p.unknown > 0) std::cout << " (" << p.unknown << " benchmarks without a known process wall not counted)";
-    std::cout << "\n";
-  }
-  std::cout << "calibration of benchmarks not in the cache, process start-up between processes and the machine's "
-               "load are not in the projection\n";
-  return kExitOk;
-}
-
 // --wall-budget (the nightly's by default): the per-benchmark budgets lowered until the run's
-// projection fits (fit_wall_budget), and one line that says what was lowered, or that the budgets fit.
+// projection fits, and one line that says what was lowered, or that the budgets fit.
 void apply_wall_budget(const RunArgs& args, const std::vector<ExperimentEntry>& experiments, RunOptions& options) {
   const double wall = args.wall_budget_s >= 0     ? args.wall_budget_s
                       : args.profile == "nightly" ? kNightlyWallBudgetS
                                                   : 0;
   if (wall <= 0 || (options.process_budget_s <= 0 && options.instruction_budget_s <= 0)) return;
-  const WallFit fit =
-      fit_wall_budget(options.process_budget_s, options.instruction_budget_s, wall, [&](double p, double i) {
-        RunOptions at = options;
-        at.process_budget_s = p, at.instruction_budget_s = i;
-        return plan_run(experiments, at).projected_wall_s;
-      });
-  char line[400];
-  if (!fit.lowered) {
-    std::snprintf(line, sizeof line, "wall budget %.0f s: the per-benchmark budgets fit (projected %.1f min)", wall,
-                  fit.projected_s / 60);
-  } else {
-    std::snprintf(
-        line, sizeof line,
-        "wall budget %.0f s: per-benchmark budgets lowered from %g s and %g s to %.2g s of time processes and "
-        "%.2g s of counting processes, projected %.1f min%s",
-        wall, options.process_budget_s, options.instruction_budget_s, fit.process_budget_s, fit.instruction_budget_s,
-        fit.projected_s / 60, fit.fits ? "" : " (over it even so: every benchmark at its minimum processes)");
-  }
-  std::cout << line << "\n";
+  const WallFit fit = fit_run_to_wall(experiments, options, wall);
+  std::cout << wall_fit_line(fit, wall, options) << "\n";
   options.process_budget_s = fit.process_budget_s, options.instruction_budget_s = fit.instruction_budget_s;
 }
 
@@ -210,7 +144,8 @@ int print_plan_only(const RunArgs& args, RunOptions& options) {
   const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
                                               args.experiments, args.arms);
   apply_wall_budget(args, experiments, options);
-  return print_plan(plan_run(experiments, options), options);
+  std::cout << plan_text(plan_run(experiments, options), options);
+  return kExitOk;
 }
 
 // The run file, written before the history is tried (that may take minutes): the samples are safe

@@ -64,33 +64,4 @@ RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
   return options;
 }
 
-WallFit fit_wall_budget(double process_budget_s, double instruction_budget_s, double wall_budget_s,
-                        const std::function<double(double, double)>& projected) {
-  WallFit fit{process_budget_s, instruction_budget_s, projected(process_budget_s, instruction_budget_s), false, true};
-  if (wall_budget_s <= 0 || fit.projected_s <= wall_budget_s) return fit;
-  // The largest budget in [kSmallestBudgetS, from] whose projection fits, the other held: the
-  // projection falls as a budget falls (fewer processes, never more), so bisection finds it.
-  auto largest_fitting = [&](double from, auto at) {
-    if (at(kSmallestBudgetS) > wall_budget_s) return kSmallestBudgetS;
-    double lo = kSmallestBudgetS, hi = from;
-    while (hi - lo > 0.02 * hi) {
-      const double mid = 0.5 * (lo + hi);
-      (at(mid) <= wall_budget_s ? lo : hi) = mid;
-    }
-    return lo;
-  };
-  if (instruction_budget_s > 0) {
-    fit.instruction_budget_s =
-        largest_fitting(instruction_budget_s, [&](double b) { return projected(process_budget_s, b); });
-  }
-  if (process_budget_s > 0 && projected(process_budget_s, fit.instruction_budget_s) > wall_budget_s) {
-    fit.process_budget_s =
-        largest_fitting(process_budget_s, [&](double b) { return projected(b, fit.instruction_budget_s); });
-  }
-  fit.projected_s = projected(fit.process_budget_s, fit.instruction_budget_s);
-  fit.fits = fit.projected_s <= wall_budget_s;
-  fit.lowered = fit.process_budget_s != process_budget_s || fit.instruction_budget_s != instruction_budget_s;
-  return fit;
-}
-
 }  // namespace pairbench::harness

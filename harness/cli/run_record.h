@@ -54,21 +54,6 @@ inline constexpr double kNightlyInstructionBudgetS = 4;
 // AMD EPYC Zen 3 VM (14.0 on a Zen 4 one): per-benchmark budgets alone do not fit every machine.
 inline constexpr double kNightlyWallBudgetS = 840;
 
-// The per-benchmark budgets lowered to fit a whole-run budget: the instruction budget first (counts
-// follow the code, not the size: a costly point is then counted at its family's cheapest one), then
-// the process budget, each to the largest value (within 2 %) whose projection fits; neither below
-// the minimum that leaves every benchmark its minimum processes. `projected(process, instruction)`
-// is the run's projected seconds at those budgets (plan_run); a budget of 0 (none) is left alone.
-struct WallFit {
-  double process_budget_s = 0, instruction_budget_s = 0;
-  double projected_s = 0;
-  bool lowered = false;  // a budget was lowered
-  bool fits = true;      // the projection fits (false: even the minimums project more)
-};
-inline constexpr double kSmallestBudgetS = 1e-3;  // every benchmark at its minimum processes
-WallFit fit_wall_budget(double process_budget_s, double instruction_budget_s, double wall_budget_s,
-                        const std::function<double(double, double)>& projected);
-
 // `machine_key` names the calibration cache when args.calibration is "auto".
 RunOptions run_options(const RunArgs& args, const std::string& machine_key = "");
 

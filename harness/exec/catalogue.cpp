@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <regex>
 #include <initializer_list>
 #include <stdexcept>
@@ -320,6 +322,42 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
 }
 
 }  // namespace
+
+std::string catalogue_to_text(const std::vector<ExperimentEntry>& experiments, const std::string& profile) {
+  std::ostringstream out;
+  for (const auto& e : experiments) {
+    out << e.name << (e.claim.empty() ? "" : " (" + e.claim + ")") << ": " << e.question << "\n";
+    out << "  metric " << e.metric << " [" << e.unit << "], " << e.better << " is better; timing " << e.timing
+        << "; binary " << std::filesystem::path(e.binary).filename().string() << "\n";
+    out << "  arms:";
+    for (const auto& a : e.arms) {
+      out << " " << a.name << " (" << a.role;
+      for (const auto& [k, v] : a.env) out << ", " << k << "=" << v;
+      out << ")";
+    }
+    out << "\n  grid (" << profile << "):";
+    for (const auto& [axis, values] : e.axes) {
+      out << " " << axis << "={";
+      for (std::size_t i = 0; i < values.size(); ++i) out << (i ? "," : "") << values[i];
+      out << "}";
+    }
+    out << "\n";
+    std::set<std::string> reasons;
+    std::size_t runnable = 0;
+    for (const auto& b : e.benchmarks) {
+      if (b.available) {
+        ++runnable;
+        continue;
+      }
+      std::string p;
+      for (const auto& [k, v] : b.params) p += (p.empty() ? "" : ",") + k + ":" + v;
+      reasons.insert(b.arm + (p.empty() ? "" : "@" + p) + ": " + b.reason);
+    }
+    out << "  benchmarks: " << e.benchmarks.size() << ", runnable here: " << runnable << "\n";
+    for (const auto& r : reasons) out << "    not here: " << r << "\n";
+  }
+  return out.str();
+}
 
 std::string catalogue_to_markdown(const std::vector<ExperimentEntry>& experiments, const std::string& profile) {
   std::string out = "| experiment | claim | question | arms (baseline first) | metric | timing | grid (" + profile +

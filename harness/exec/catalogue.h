@@ -148,6 +148,10 @@ std::vector<ExperimentEntry> load_catalogue(const std::vector<std::string>& bina
 
 nlohmann::json catalogue_to_json(const std::vector<ExperimentEntry>& experiments);
 
+// `pairbench list`'s table: each experiment, its arms and grid, and why what cannot run here
+// cannot (the benchmarks' availability, so it is this machine's).
+std::string catalogue_to_text(const std::vector<ExperimentEntry>& experiments, const std::string& profile);
+
 // The experiment table (`pairbench list --format markdown`): experiment, claim, question, arms
 // (baseline first), deciding metric, timing and the profile's grid, one row per experiment in
 // catalogue order. Nothing in it depends on the machine (availability is not shown), so the

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/run_record.h"
+#include "harness/exec/budget.h"
 #include "harness/exec/calibration.h"
 #include "harness/exec/jobs.h"
 #include "harness/exec/process.h"
