@@ -15,32 +15,6 @@
 namespace pairbench::harness {
 namespace fs = std::filesystem;
 
-// `what` names the argument ("--baseline", "current run file") for a path that is no file.
-nlohmann::json read_input(const std::string& path, const std::string& what) {
-  nlohmann::json doc;
-  try {
-    require_regular_file(path, what);  // a FIFO would block the reader forever
-    doc = read_run_file(path);
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(path + ": unexpected JSON shape: " + json_exception_text(e));
-  } catch (const std::runtime_error& e) {
-    throw UsageError(e.what());
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  if (doc["benchmarks"].empty()) throw UsageError(path + ": benchmarks: empty (no benchmark produced a sample)");
-  return doc;
-}
-
-// The run's machine key (pairbench.environment.machine_key), a string.
-std::string machine_key_of(const nlohmann::json& doc, const std::string& path) {
-  try {
-    return JsonField(doc, path)["pairbench"]["environment"]["machine_key"].string();
-  } catch (const JsonFieldError& e) {
-    throw UsageError(e.what());
-  }
-}
-
 // Writes the optional outputs, prints the table, and returns 1 on a regression, 4 when undecided
 // (unless --undecided pass), else 0.
 int finish_gate(const GateReport& report, const GateArgs& args) {
@@ -90,55 +64,6 @@ GateReport compare_or_refuse(const nlohmann::json& a, const nlohmann::json& b, c
   }
 }
 
-// The newest run file (by name: run-<UTC time>-...) in the results directory.
-std::string newest_run(const std::string& results_dir) {
-  std::string best;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(results_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("run-", 0) == 0 && entry.path().extension() == ".json" && entry.path().string() > best) {
-      best = entry.path().string();
-    }
-  }
-  if (best.empty()) throw UsageError("--current: no run-*.json in " + results_dir + " (run `pairbench run` first)");
-  return best;
-}
-
-// results/baselines/<machine_key>.json. The key comes from a run file (`run_path`): a key such as
-// "../../x" must not place the baseline outside the results directory.
-std::string baseline_path(const std::string& results_dir, const std::string& machine_key, const std::string& run_path) {
-  try {
-    return keyed_path_under(results_dir + "/baselines", machine_key, ".json",
-                            run_path + ": pairbench.environment.machine_key");
-  } catch (const FileCheckError& e) {
-    throw UsageError(e.what());
-  }
-}
-
-StoredBaseline stored_baseline(const std::string& key, const std::string& db_name, const std::string& results_dir,
-                               const std::string& current) {
-  // Same machine key as the current run (CPU, GPU, driver, build): from the database where one is
-  // named and holds it, else from results/baselines/.
-  std::string in_db;
-  if (!db_name.empty()) {
-    const auto db = open_history_db(db_name, "--db", /*must_exist=*/true);
-    if (const std::int64_t id = db->baseline_run(key)) {
-      const auto info = db->run(id);
-      const std::string label =
-          db->name() + ": baseline of machine " + key + " (run " + (info ? info->run_uid : "?") + ")";
-      if (auto doc = db->run_document(id)) return {std::move(*doc), label};
-      in_db = "; " + label + " was stored without its run file (before schema 2)";
-    }
-    if (in_db.empty()) in_db = " or in " + db->name();
-  }
-  const std::string path = baseline_path(results_dir, key, current);
-  if (!fs::exists(path)) {
-    throw UsageError("--baseline: no baseline for machine " + key + " (" + path + in_db +
-                     "); store one with `pairbench baseline update`");
-  }
-  return {read_input(path, "--baseline"), path};
-}
-
 // The history argument's path where it names one ("auto" and "none" do not).
 void check_history_argument(const std::string& history, const std::string& what) {
   if (history.empty() || history == "auto" || history == "none") return;
@@ -149,9 +74,6 @@ void check_history_argument(const std::string& history, const std::string& what)
   }
 }
 
-// From the last 30 runs of machine `key` (those benchmarks with at least 3 runs), leaving out the run
-// being gated (`exclude_run_uid`): its own change would widen the noise it is judged against (a
-// planted 10 % in 4 runs of history doubled the run-to-run estimate and hid itself).
 void check_gate_outputs(const GateArgs& args) {
   try {
     if (!args.markdown.empty()) require_regular_file_or_absent(args.markdown, "--markdown");

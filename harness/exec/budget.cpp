@@ -91,8 +91,8 @@ std::string budget_line(const RunPlan& p, double took_s) {
 std::string plan_text(const RunPlan& p, const RunOptions& options) {
   std::ostringstream out;
   out << "pairbench run --profile " << options.profile << " --plan: from "
-            << (options.calibration_path.empty() ? std::string("no calibration cache") : options.calibration_path)
-            << "; nothing run\n";
+      << (options.calibration_path.empty() ? std::string("no calibration cache") : options.calibration_path)
+      << "; nothing run\n";
   std::vector<const BenchmarkPlan*> cut;
   for (const BenchmarkPlan& b : p.benchmarks) {
     if (b.cut()) cut.push_back(&b);
@@ -106,14 +106,13 @@ std::string plan_text(const RunPlan& p, const RunOptions& options) {
     out << budget_line(p, 0) << "\n";
   } else {
     out << "no time budget: " << options.repetitions << " processes per benchmark; projected "
-              << wall_text(p.projected_wall_s) << " for " << p.processes << " processes";
+        << wall_text(p.projected_wall_s) << " for " << p.processes << " processes";
     if (p.unknown > 0) out << " (" << p.unknown << " benchmarks without a known process wall not counted)";
     out << "\n";
   }
   out << "calibration of benchmarks not in the cache, process start-up between processes and the machine's "
-               "load are not in the projection\n";
+         "load are not in the projection\n";
   return out.str();
 }
-
 
 }  // namespace pairbench::harness
