@@ -21,10 +21,10 @@ RunOptions run_options(const RunArgs& args, const std::string& machine_key) {
   RunOptions options;
   options.profile = args.profile;
   // Processes are the unit of independence; in-process batches catch what varies inside one.
-  // Measured time per process: quick 5 x 2 ms, nightly 10 x 5 ms, full 10 x 20 ms. On the 2-vCPU
-  // VMs the process-to-process noise (median robust CV ~7-9 %) dwarfs the in-process noise
-  // (~2 % at 2-4 ms batches): more processes buy more than longer ones. Instruction counts:
-  // nightly and full (quick keeps the main job short; ci/pr.sh asks for them).
+  // Measured time per process: quick 5 x 2 ms, nightly 10 x 5 ms, full 10 x 20 ms. Where the
+  // process-to-process noise dwarfs the in-process noise (docs/gate.md), more processes buy more
+  // than longer ones. Instruction counts: nightly and full (quick keeps the main job short;
+  // ci/pr.sh asks for them).
   if (args.profile == "quick") {
     options.repetitions = 4, options.plan = {5, 0.002, 0.25}, options.instruction_processes = 0, options.timeout_s = 60;
   } else if (args.profile == "nightly") {

@@ -44,14 +44,13 @@ struct RunArgs {
       "experiment";  // experiment: benchmarks that may share a process do (RunOptions::share_processes) | none
 };
 // The nightly profile's time budget per benchmark, seconds: of time processes, and of
-// instruction-counting processes (RunOptions::process_budget_s, instruction_budget_s). On the
-// 2-vCPU VM (docs/gate.md, "Time budget"): a process over 0.22 s gets fewer than 9 processes, one
-// over 0.5 s the minimum 4; a counting process over 1.3 s, 2 instead of 3.
+// instruction-counting processes (RunOptions::process_budget_s, instruction_budget_s): what they
+// cut on a machine is in docs/gate.md, "Time budget".
 inline constexpr double kNightlyProcessBudgetS = 2;
 inline constexpr double kNightlyInstructionBudgetS = 4;
 // The nightly's whole run, seconds of processes (the 15-minute goal less a minute for calibration
-// drift, the gate and the report). At the budgets above the nightly projected 18.2 min on a 2-vCPU
-// AMD EPYC Zen 3 VM (14.0 on a Zen 4 one): per-benchmark budgets alone do not fit every machine.
+// drift, the gate and the report): per-benchmark budgets alone do not fit every machine (docs/gate.md,
+// "Time budget").
 inline constexpr double kNightlyWallBudgetS = 840;
 
 // `machine_key` names the calibration cache when args.calibration is "auto".

@@ -2,10 +2,9 @@
 // instant, after both set-ups, whichever was launched first.
 //
 // Why: launched one after the other, the first side's timed loop can run beside the second's
-// start-up and set-up, and the second's beside the first's timed loop. On a 2-vCPU Zen 5 VM (issue
-// 35's measurement) the candidate, always launched second, was 4-12 % slower in
-// `precision.cpu_gemm_loops/blocked/n:256`, and `ab` of a build against itself decided a
-// regression (docs/gate.md, "Duet pairing").
+// start-up and set-up, and the second's beside the first's timed loop: the side always launched
+// second ran slower, and `ab` of a build against itself decided a regression (measurements:
+// docs/gate.md, "Duet pairing").
 //
 // How: each side gets PAIRBENCH_START_GATE="READY,GO", two descriptors it inherits. Its first
 // timed region (bench/common/timed_region.cpp) writes one byte to READY and blocks reading GO.

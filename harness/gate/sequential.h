@@ -138,9 +138,9 @@ std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows,
 // What deciding the rest would cost, so that an undecided ending says what budget would decide it:
 // of the undecided rows, those whose estimate is within `max_pairs`, the pairs per side they still
 // need (the estimate at their present noise) and those pairs' seconds at each row's measured cost;
-// the others cannot be decided within the cap at their noise. (ab of every experiment on a 2-vCPU
-// VM spends its default 180 s on the planned processes alone and ends 94 % undecided; this is the
-// figure that tells its user to pass --budget or compare fewer experiments.)
+// the others cannot be decided within the cap at their noise. (Where the planned processes alone
+// take the budget, this is the figure that tells its user to pass --budget or compare fewer
+// experiments.)
 struct BudgetProjection {
   int undecided = 0;         // undecided rows
   int within_cap = 0;        // of which the estimate is within max_pairs
