@@ -262,7 +262,7 @@ std::vector<LimitCandidate> external_candidates(const LimitEntry& l, const std::
 // percentage of it. A figure more than kLimitDefectMargin above its limit is a measurement defect
 // (the limit was not the best this machine can do): flagged, never shown as a plain percentage.
 // The margin is on the medians: 5 %, above a bandwidth median's run-to-run noise and far below
-// what a wrong limit is exceeded by (docs/claims.md).
+// what a wrong limit is exceeded by (docs/experiments.md).
 void attach_limits(const std::vector<ExperimentEntry>& experiments, std::vector<ExperimentSummary>& summary) {
   for (std::size_t i = 0; i < experiments.size(); ++i) {
     for (const LimitEntry& l : experiments[i].limits) {
