@@ -53,6 +53,29 @@ ChildAb run_child_ab(const std::vector<std::string>& argv, const std::string& ou
   return out;
 }
 
+// A study's child ab of `baseline` against `candidate`: its outputs in `out_dir` (the gate JSON
+// read back by run_child_ab), undecided rows passing, its seed given.
+std::vector<std::string> child_ab_argv(const std::string& self, const std::string& baseline,
+                                       const std::string& candidate, const std::string& profile,
+                                       const std::string& out_dir, const std::string& seed) {
+  return {self,
+          "ab",
+          "--baseline-build",
+          baseline,
+          "--candidate-build",
+          candidate,
+          "--profile",
+          profile,
+          "--out-dir",
+          out_dir,
+          "--json",
+          out_dir + "/gate.json",
+          "--undecided",
+          "pass",
+          "--seed",
+          seed};
+}
+
 }  // namespace
 
 int selftest_ab_aa(const AbAaArgs& args) {
@@ -70,22 +93,8 @@ int selftest_ab_aa(const AbAaArgs& args) {
   for (int k = 1; k <= args.repetitions && !interrupt_signal(); ++k) {
     const std::string out_dir = dir + "/ab-aa-" + std::to_string(k);
     fs::remove_all(out_dir);
-    std::vector<std::string> argv = {self,
-                                     "ab",
-                                     "--baseline-build",
-                                     args.bench_dir,
-                                     "--candidate-build",
-                                     args.bench_dir,
-                                     "--profile",
-                                     args.profile,
-                                     "--out-dir",
-                                     out_dir,
-                                     "--json",
-                                     out_dir + "/gate.json",
-                                     "--undecided",
-                                     "pass",
-                                     "--seed",
-                                     std::to_string(1000 + k)};
+    std::vector<std::string> argv =
+        child_ab_argv(self, args.bench_dir, args.bench_dir, args.profile, out_dir, std::to_string(1000 + k));
     if (!args.experiments.empty()) argv.insert(argv.end(), {"--experiments", args.experiments});
     if (args.budget_s >= 0) argv.insert(argv.end(), {"--budget", std::to_string(args.budget_s)});
     const ChildAb r = run_child_ab(argv, out_dir, "selftest --ab-aa", "ab " + std::to_string(k));
@@ -180,24 +189,10 @@ struct Arrangement {
 // The ab of the study's benchmark `i`, its run `k`, in arrangement `a`.
 std::vector<std::string> ab_deep_argv(const std::string& self, const AbDeepArgs& args, const Arrangement& a,
                                       std::size_t i, int k, const std::string& out_dir) {
-  std::vector<std::string> argv = {self,
-                                   "ab",
-                                   "--baseline-build",
-                                   a.baseline,
-                                   "--candidate-build",
-                                   a.candidate,
-                                   "--benchmarks",
-                                   exact_regex(args.benchmarks[i]),
-                                   "--profile",
-                                   args.profile,
-                                   "--out-dir",
-                                   out_dir,
-                                   "--json",
-                                   out_dir + "/gate.json",
-                                   "--undecided",
-                                   "pass",
-                                   "--seed",
-                                   std::to_string(args.seed * 100003 + i * 101 + static_cast<std::size_t>(k))};
+  std::vector<std::string> argv =
+      child_ab_argv(self, a.baseline, a.candidate, args.profile, out_dir,
+                    std::to_string(args.seed * 100003 + i * 101 + static_cast<std::size_t>(k)));
+  argv.insert(argv.end(), {"--benchmarks", exact_regex(args.benchmarks[i])});
   if (args.budget_s >= 0) argv.insert(argv.end(), {"--budget", std::to_string(args.budget_s)});
   return argv;
 }
