@@ -85,8 +85,9 @@ struct AbArgs {
 
 // What the planned look is projected to take (exec's plan_run: a duet pair's sides at once, the
 // others' one after the other; the regime probe's pairs first), said before it starts.
-void announce_planned_look(const std::vector<Side>& sides, const RunOptions& options, double budget_s, bool probe) {
-  const RunPlan plan = plan_run(sides, options, probe);
+void announce_planned_look(const std::vector<Side>& sides, const RunOptions& options, double budget_s,
+                           const std::set<std::string>& probed) {
+  const RunPlan plan = plan_run(sides, options, probed);
   say_planned_look("ab", plan.processes, plan.projected_wall_s, plan.unknown, static_cast<int>(plan.benchmarks.size()),
                    budget_s);
 }
@@ -149,12 +150,14 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   std::vector<Environment> envs;
   load_sides(args, sides, envs);
   const auto start = std::chrono::steady_clock::now();
-  if (args.budget_s > 0) announce_planned_look(sides, options, args.budget_s, args.pairing == "duet" && args.probe);
+  const bool probe = args.pairing == "duet" && args.probe;
+  if (args.budget_s > 0)
+    announce_planned_look(sides, options, args.budget_s,
+                          probe ? plan_duet_probe(sides, options).to_probe : std::set<std::string>{});
   RunOptions counted = options;
-  if (args.pairing == "duet" && args.probe)
-    counted.one_side_at_a_time = duet_regime_probe(sides, envs, options, command_line);
+  if (probe) counted.one_side_at_a_time = duet_regime_probe(sides, envs, options, command_line);
   AbResult r = run_ab(sides, envs, counted, command_line);
-  if (args.pairing == "duet" && args.probe) recheck_regime(r, sides, envs, counted, command_line);
+  if (probe) recheck_regime(r, sides, envs, counted, command_line);
   report_regime(r, sides);
   // Sampling until decided (harness/sampling/paired.h): each round's processes appended to the
   // whole ab's run files as they come.
@@ -251,13 +254,13 @@ void add_sampling_options(CLI::App& cmd, AbArgs& a) {
       ->check(finite_in(0, 86400.0));
   cmd.add_option("--max-repetitions", a.max_repetitions, "the cap of processes per benchmark and side")
       ->check(CLI::Range(2, 1000));
-  cmd.add_flag(
-      "!--no-probe", a.probe,
-      "duet: skip the regime probe (one uncounted pair of every benchmark a duet would pair first; a benchmark "
-      "either side of which runs above 1.5x its time per iteration in run (learnt from runs here; "
-      "else its calibrated time) beside the other then runs its sides one at a time) and its second "
-      "look (a benchmark whose planned duet processes ran above that is measured again one side "
-      "at a time)");
+  cmd.add_flag("!--no-probe", a.probe,
+               "duet: skip the regime probe (one uncounted pair of every benchmark a duet would pair first, "
+               "except those a probe here found within 7 days (kept in the calibration cache); a benchmark "
+               "either side of which runs above 1.5x its time per iteration in run (learnt from runs here; "
+               "else its calibrated time) beside the other then runs its sides one at a time) and its second "
+               "look (a benchmark whose planned duet processes ran above that is measured again one side "
+               "at a time)");
   cmd.add_option("--out-dir", a.out_dir, "where baseline.json and candidate.json go (default results/ab-<time>)")
       ->check(path_is(directory_or_absent_problem, "DIR"));
 }

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <ctime>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -129,6 +131,9 @@ CalibrationCache::CalibrationCache(std::string path) : path_(std::move(path)) {
         if (const auto f = e.find("overhead_s")) w.overhead_s = seconds(*f);
         if (const auto f = e.find("loop_s_per_iteration")) w.loop_s_per_iteration = seconds(*f);
         if (const auto f = e.find("run_s_per_iteration")) w.run_s_per_iteration = seconds(*f);
+        if (const auto f = e.find("duet_probe")) {
+          w.duet_probe = ProcessWalls::DuetProbe{(*f)["apart"].boolean(), f->string_or("why", ""), (*f)["at"].string()};
+        }
         if (const auto f = e.find("instruction_process_s")) {
           for (const auto& [counter, list] : f->members()) w.instruction_process_s[counter] = seconds(list);
         }
@@ -173,6 +178,13 @@ const ProcessWalls* CalibrationCache::walls(const std::string& benchmark) const 
   return it == walls_.end() ? nullptr : &it->second;
 }
 
+double age_days(const std::string& utc, std::time_t now) {
+  std::tm tm{};
+  const char* end = strptime(utc.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') return std::numeric_limits<double>::infinity();
+  return std::difftime(now, timegm(&tm)) / 86400.0;
+}
+
 namespace {
 void push_run(std::vector<double>& per_run, double value) {
   per_run.push_back(value);
@@ -188,6 +200,10 @@ void CalibrationCache::record_time_walls(const std::string& benchmark, double ov
 
 void CalibrationCache::record_run_per_iteration(const std::string& benchmark, double s_per_iteration) {
   if (s_per_iteration > 0) push_run(walls_[benchmark].run_s_per_iteration, s_per_iteration);
+}
+
+void CalibrationCache::record_duet_probe(const std::string& benchmark, bool apart, const std::string& why) {
+  walls_[benchmark].duet_probe = ProcessWalls::DuetProbe{apart, why, utc_stamp("%Y-%m-%dT%H:%M:%SZ")};
 }
 
 void CalibrationCache::record_instruction_wall(const std::string& benchmark, const std::string& counter,
@@ -214,6 +230,8 @@ std::string CalibrationCache::save() const {
       nlohmann::json e = {{"overhead_s", w.overhead_s}, {"loop_s_per_iteration", w.loop_s_per_iteration}};
       if (!w.instruction_process_s.empty()) e["instruction_process_s"] = w.instruction_process_s;
       if (!w.run_s_per_iteration.empty()) e["run_s_per_iteration"] = w.run_s_per_iteration;
+      if (w.duet_probe)
+        e["duet_probe"] = {{"apart", w.duet_probe->apart}, {"why", w.duet_probe->why}, {"at", w.duet_probe->at}};
       doc["process_walls"][name] = e;
     }
   }

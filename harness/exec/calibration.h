@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,8 +78,22 @@ struct ProcessWalls {
   // ramp for reasons of its own (a 64 MiB allocation's first touch, thread start-up), which are
   // the same in `run` and `ab`, so the ramp is the fallback only.
   std::vector<double> run_s_per_iteration;
+  // What `ab`'s duet regime probe found here: whether a side ran above the regime limit beside the
+  // other (then its two sides run one at a time), why, and when (UTC). A later `ab` on this machine
+  // takes it instead of probing again while it is younger than kDuetProbeDays; it goes with the
+  // walls when the iteration's declared work changes.
+  struct DuetProbe {
+    bool apart = false;
+    std::string why, at;
+  };
+  std::optional<DuetProbe> duet_probe;
 };
 inline constexpr std::size_t kWallRuns = 5;
+inline constexpr double kDuetProbeDays = 7;
+
+// Days from a UTC stamp as the cache writes it ("2026-11-29T00:12:50Z") to `now`; +inf when the
+// stamp does not parse (an unknown age counts as too old).
+double age_days(const std::string& utc, std::time_t now);
 
 // The median of a run-by-run list; 0 when empty.
 double running_median(const std::vector<double>& per_run);
@@ -120,6 +136,7 @@ class CalibrationCache {
   void record_time_walls(const std::string& benchmark, double overhead_s, double loop_s_per_iteration);
   void record_instruction_wall(const std::string& benchmark, const std::string& counter, double wall_s);
   void record_run_per_iteration(const std::string& benchmark, double s_per_iteration);
+  void record_duet_probe(const std::string& benchmark, bool apart, const std::string& why);
   // Writes the cache atomically; returns "" or the reason it could not be written.
   std::string save() const;
   const std::string& path() const { return path_; }

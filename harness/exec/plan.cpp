@@ -429,7 +429,7 @@ RunPlan plan_run(const std::vector<ExperimentEntry>& experiments, const RunOptio
   return plan_run(std::vector<Side>{Side{"", experiments, {}, {}, {}}}, options);
 }
 
-RunPlan plan_run(const std::vector<Side>& sides, const RunOptions& options, bool probe) {
+RunPlan plan_run(const std::vector<Side>& sides, const RunOptions& options, const std::set<std::string>& probed) {
   RunOutcome unused;
   const std::vector<detail::Job> runnable = detail::runnable_jobs(sides, unused);  // they point into `sides`
   const CalibrationCache cache(options.calibration_path);
@@ -466,11 +466,9 @@ RunPlan plan_run(const std::vector<Side>& sides, const RunOptions& options, bool
     }
   }
   RunPlan plan = detail::plan_processes(runnable, options, cache, iterations, counter, at_once);
-  // ab's regime probe: one uncounted duet pair of each benchmark a duet pairs, before the rest.
-  if (probe) {
-    for (const BenchmarkPlan& b : plan.benchmarks) {
-      if (at_once.count(b.benchmark)) plan.projected_wall_s += b.process_wall_s;
-    }
+  // ab's regime probe: one uncounted duet pair of each benchmark it probes, before the rest.
+  for (const BenchmarkPlan& b : plan.benchmarks) {
+    if (at_once.count(b.benchmark) && probed.count(b.benchmark)) plan.projected_wall_s += b.process_wall_s;
   }
   return plan;
 }

@@ -162,9 +162,9 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options);
 
 // The plan run_sides would make for `sides` from the calibration cache alone, running nothing. Its
 // projected wall counts a benchmark's time processes on every side one after the other, except a
-// duet pair's two sides, which run at once (counted once); `probe`: ab's regime probe first runs
-// one uncounted pair of each of those.
-RunPlan plan_run(const std::vector<Side>& sides, const RunOptions& options, bool probe = false);
+// duet pair's two sides, which run at once (counted once); `probed`: ab's regime probe first runs
+// one uncounted pair of each of those it names.
+RunPlan plan_run(const std::vector<Side>& sides, const RunOptions& options, const std::set<std::string>& probed = {});
 
 // Turns one bench process's Google Benchmark JSON into a sample for `benchmark`.
 Sample sample_from_gbench(const nlohmann::json& gbench_output, const ExperimentEntry& e, const BenchmarkEntry& b,

@@ -179,17 +179,41 @@ std::set<std::string> duet_pairable(const std::vector<Side>& sides, const RunOpt
 
 }  // namespace
 
+DuetProbePlan plan_duet_probe(const std::set<std::string>& pairable, const CalibrationCache& cache, std::time_t now) {
+  DuetProbePlan plan;
+  for (const std::string& name : pairable) {
+    const ProcessWalls* w = cache.walls(name);
+    if (w == nullptr || !w->duet_probe || !(age_days(w->duet_probe->at, now) < kDuetProbeDays)) {
+      plan.to_probe.insert(name);
+    } else if (w->duet_probe->apart) {
+      plan.known_apart.emplace(name, w->duet_probe->why + " (its probe here at " + w->duet_probe->at + ")");
+    } else {
+      plan.known_together.insert(name);
+    }
+  }
+  return plan;
+}
+
+DuetProbePlan plan_duet_probe(const std::vector<Side>& sides, const RunOptions& options) {
+  return plan_duet_probe(duet_pairable(sides, options), CalibrationCache(options.calibration_path), std::time(nullptr));
+}
+
 std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& all_sides,
                                                      const std::vector<Environment>& envs, RunOptions options,
                                                      const std::string& command_line) {
-  std::map<std::string, std::string> out;
-  const std::set<std::string> pairable = duet_pairable(all_sides, options);
-  if (pairable.empty()) return out;
-  const std::vector<Side> sides = only(all_sides, pairable);
+  const DuetProbePlan plan = plan_duet_probe(all_sides, options);
+  std::map<std::string, std::string> out = plan.known_apart;
+  const std::size_t known = plan.known_apart.size() + plan.known_together.size();
+  if (known > 0) {
+    say() << "ab: duet regime probe: " << known << " benchmarks known from a probe here in the last " << kDuetProbeDays
+          << " days (" << plan.known_apart.size() << " run one side at a time)\n";
+  }
+  if (plan.to_probe.empty()) return out;
+  const std::vector<Side> sides = only(all_sides, plan.to_probe);
   options.repetitions = 1;
   options.instruction_processes = 0;  // the probe times; its processes are thrown away
   options.seed = options.seed ? options.seed ^ 0x70726f6265ULL : 0;
-  say() << "ab: duet regime probe: one pair of each of the " << pairable.size()
+  say() << "ab: duet regime probe: one pair of each of the " << plan.to_probe.size()
         << " benchmarks a duet pairs, not counted\n";
   const AbResult probe = run_ab(sides, envs, options, command_line);
   for (const RunRecord::CalibrationCheck& check : probe.against_calibration) {
@@ -204,6 +228,18 @@ std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& al
       out.emplace(c.name, why);
     }
   }
+  if (interrupt_signal()) return out;
+  // Kept for the next ab here: a benchmark probed on both sides (both have a ratio), with what it showed.
+  std::map<std::string, int> sides_seen;
+  for (const CalibrationRatio& r : probe.ratios) ++sides_seen[r.benchmark];
+  CalibrationCache cache(options.calibration_path);  // as the probe's run left it
+  for (const auto& [name, seen] : sides_seen) {
+    if (seen < 2 || !plan.to_probe.count(name)) continue;
+    const auto apart = out.find(name);
+    cache.record_duet_probe(name, apart != out.end(), apart != out.end() ? apart->second : "");
+  }
+  if (const std::string problem = cache.save(); !problem.empty())
+    say(Verbosity::quiet) << "pairbench: warning: the regime probe was not kept: " << problem << "\n";
   return out;
 }
 
@@ -218,6 +254,10 @@ void recheck_regime(AbResult& r, const std::vector<Side>& sides, const std::vect
          "measured again one side at a time, its duet processes dropped\n",
          name.c_str(), kAbCalibrationLimit);
   }
+  CalibrationCache cache(counted.calibration_path);  // the next ab here runs them one side at a time too
+  for (const std::string& name : again) cache.record_duet_probe(name, true, counted.one_side_at_a_time[name]);
+  if (const std::string problem = cache.save(); !problem.empty())
+    say(Verbosity::quiet) << "pairbench: warning: the regime found was not kept: " << problem << "\n";
   RunOptions options = counted;
   options.instruction_processes = 0;  // the counts are not of a regime: the planned ones stay
   options.seed = options.seed ? options.seed ^ 0x726567696d65ULL : 0;

@@ -4,6 +4,7 @@
 // what the run says of both.
 #pragma once
 
+#include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "harness/analysis/run_document.h"
+#include "harness/exec/calibration.h"
 #include "harness/exec/environment.h"
 #include "harness/exec/runner.h"
 #include "harness/store/run_file.h"
@@ -55,6 +57,18 @@ std::vector<Side> only(const std::vector<Side>& sides, const std::set<std::strin
 // benchmark and side above the calibration limit (the rule that ab measures code, not its regime).
 void report_regime(const AbResult& r, const std::vector<Side>& sides);
 
+// What the regime probe still has to find out on this machine: of the benchmarks a duet pairs,
+// those without a probe here younger than kDuetProbeDays (`to_probe`), and the regime the others
+// were found in: apart (their sides one at a time, with why) or together.
+struct DuetProbePlan {
+  std::set<std::string> to_probe;
+  std::map<std::string, std::string> known_apart;
+  std::set<std::string> known_together;
+};
+DuetProbePlan plan_duet_probe(const std::set<std::string>& pairable, const CalibrationCache& cache, std::time_t now);
+// The same for `ab`'s sides and options (the benchmarks a duet pairs, the machine's cache).
+DuetProbePlan plan_duet_probe(const std::vector<Side>& sides, const RunOptions& options);
+
 // One pair of every benchmark in duet before the processes that count, thrown away: a benchmark
 // either side of which ran above the calibration limit (`run`'s time per iteration,
 // kAbCalibrationLimit) with another process beside it shares something the declared threads do not
@@ -62,6 +76,8 @@ void report_regime(const AbResult& r, const std::vector<Side>& sides);
 // runs it. Returns those benchmarks with why (RunOptions::one_side_at_a_time). Only benchmarks that
 // a duet run would pair are probed: one whose two sides need more cores than the pool has, or that
 // uses the CUDA device, runs one side at a time whatever a probe showed (round_units_of).
+// What a probe finds is kept in the machine's calibration cache (ProcessWalls::duet_probe) and
+// taken by the next `ab` here for kDuetProbeDays instead of probing again (plan_duet_probe).
 std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& all_sides,
                                                      const std::vector<Environment>& envs, RunOptions options,
                                                      const std::string& command_line);

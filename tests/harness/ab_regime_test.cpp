@@ -3,12 +3,19 @@
 // replace the duet ones in both run files, the rest untouched.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/run_record.h"
+#include "harness/exec/calibration.h"
 
 namespace pairbench::harness {
 namespace {
@@ -143,6 +150,63 @@ TEST(AbRegime, ProcessesMeasuredAloneReplaceTheDuetOnesAndTheCheckIsTheirs) {
   ASSERT_EQ(r.sequential_in_duet.size(), 2u);
   EXPECT_EQ(r.sequential_in_duet[1].benchmark, "b");
   EXPECT_TRUE(regime_outliers(r).empty());
+}
+
+// The regime probe's findings kept per machine (ProcessWalls::duet_probe): a later ab probes only
+// the benchmarks without a finding younger than kDuetProbeDays and takes the others' regime.
+TEST(AbRegime, AProbeFindingIsKeptAWeekAndOnlyTheRestAreProbed) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("pairbench_duet_probe_" + std::to_string(getpid()) + ".json"))
+          .string();
+  {
+    CalibrationCache cache(path);
+    cache.record_duet_probe("apart_now", true, "a duet probe ran it above 1.5x its time per iteration in run");
+    cache.record_duet_probe("together_now", false, "");
+    cache.record_duet_probe("together_old", false, "");
+    ASSERT_EQ(cache.save(), "");
+  }
+  {  // age one finding past the week, as a cache written eight days ago holds it
+    std::ifstream in(path);
+    nlohmann::json doc = nlohmann::json::parse(in);
+    std::time_t old = std::time(nullptr) - 8 * 86400;
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&old));
+    doc["process_walls"]["together_old"]["duet_probe"]["at"] = stamp;
+    std::ofstream(path) << doc.dump();
+  }
+  CalibrationCache cache(path);
+  ASSERT_EQ(cache.load_problem(), "");
+  ASSERT_NE(cache.walls("apart_now"), nullptr);
+  ASSERT_TRUE(cache.walls("apart_now")->duet_probe.has_value());
+  EXPECT_TRUE(cache.walls("apart_now")->duet_probe->apart);
+  EXPECT_FALSE(cache.walls("together_now")->duet_probe->apart);
+
+  const DuetProbePlan plan =
+      plan_duet_probe({"apart_now", "together_now", "together_old", "never_probed"}, cache, std::time(nullptr));
+  EXPECT_EQ(plan.to_probe, (std::set<std::string>{"never_probed", "together_old"}));
+  EXPECT_EQ(plan.known_together, (std::set<std::string>{"together_now"}));
+  ASSERT_EQ(plan.known_apart.size(), 1u);
+  EXPECT_NE(plan.known_apart.at("apart_now").find("above 1.5x"), std::string::npos);
+  EXPECT_NE(plan.known_apart.at("apart_now").find("its probe here at"), std::string::npos);
+
+  // An iteration that now declares other work forgets its walls, and with them the finding.
+  cache.forget_walls("apart_now");
+  EXPECT_EQ(plan_duet_probe({"apart_now"}, cache, std::time(nullptr)).to_probe, (std::set<std::string>{"apart_now"}));
+  // Not probed here at all (another machine's key, or calibration none): every benchmark is probed.
+  EXPECT_EQ(plan_duet_probe({"a", "b"}, CalibrationCache(), std::time(nullptr)).to_probe,
+            (std::set<std::string>{"a", "b"}));
+  std::filesystem::remove(path);
+}
+
+TEST(AbRegime, AProbesAgeIsReadFromItsUtcStampAndAnUnreadableStampIsTooOld) {
+  std::tm tm{};
+  tm.tm_year = 2026 - 1900, tm.tm_mon = 10, tm.tm_mday = 29, tm.tm_hour = 12;
+  const std::time_t noon = timegm(&tm);
+  EXPECT_NEAR(age_days("2026-11-28T12:00:00Z", noon), 1.0, 1e-9);
+  EXPECT_NEAR(age_days("2026-11-29T06:00:00Z", noon), 0.25, 1e-9);
+  EXPECT_TRUE(std::isinf(age_days("", noon)));
+  EXPECT_TRUE(std::isinf(age_days("yesterday", noon)));
+  EXPECT_TRUE(std::isinf(age_days("2026-11-28T12:00:00Z trailing", noon)));
 }
 
 }  // namespace
