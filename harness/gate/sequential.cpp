@@ -161,6 +161,33 @@ std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows,
   return affordable_cheapest_first(rows, eligible, cost, budget_s);
 }
 
+std::vector<int> round_pairs(const std::vector<SequentialRow>& rows, const std::vector<std::size_t>& chosen,
+                             const std::vector<double>& seconds_per_pair, double budget_s, int step, int round_cap,
+                             int max_pairs) {
+  step = std::max(1, step);
+  round_cap = std::max(step, round_cap);
+  std::vector<int> out;
+  double cost = 0;
+  for (const std::size_t i : chosen) {
+    const SequentialRow& r = rows[i];
+    int want = step;
+    if (r.pairs_needed <= max_pairs) {
+      const int more = std::clamp(r.pairs_needed - r.pairs, step, round_cap);
+      want = std::min(round_cap, (more + step - 1) / step * step);  // whole steps: whole blocks
+    }
+    want = std::max(step, std::min(want, (max_pairs - r.pairs) / step * step));
+    out.push_back(want);
+    cost += want * seconds_per_pair[i];
+  }
+  for (std::size_t k = out.size(); k-- > 0 && cost > budget_s;) {
+    while (out[k] > step && cost > budget_s) {
+      out[k] -= step;
+      cost -= step * seconds_per_pair[chosen[k]];
+    }
+  }
+  return out;
+}
+
 BudgetProjection project_budget(const std::vector<SequentialRow>& rows, const std::vector<double>& seconds_per_pair,
                                 int max_pairs) {
   BudgetProjection out;

@@ -135,6 +135,16 @@ std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows,
                                          const std::vector<double>& seconds_per_pair, double budget_s, int step,
                                          int max_pairs);
 
+// How many pairs each of a round's `chosen` rows gets: what its estimate still needs
+// (pairs_needed - pairs), in whole steps, at least `step` and at most `round_cap`, so that a row the
+// budget can carry to a decision gets there in a round or two rather than `step` pairs a round, each
+// round paying for the slowest row in it; then, while the round would cost more than `budget_s` at
+// each row's seconds per pair, the last rows that got more than `step` give steps back. A row
+// whose estimate lies beyond the cap gets `step`. Aligned with `chosen`.
+std::vector<int> round_pairs(const std::vector<SequentialRow>& rows, const std::vector<std::size_t>& chosen,
+                             const std::vector<double>& seconds_per_pair, double budget_s, int step, int round_cap,
+                             int max_pairs);
+
 // What deciding the rest would cost, so that an undecided ending says what budget would decide it:
 // of the undecided rows, those whose estimate is within `max_pairs`, the pairs per side they still
 // need (the estimate at their present noise) and those pairs' seconds at each row's measured cost;

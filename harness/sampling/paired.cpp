@@ -96,7 +96,8 @@ class PairedRounds final : public Rounds {
   }
 
   // The benchmarks to sample next, cheapest to decide first, as many as the remaining budget buys
-  // at `step` more pairs each. Every undecided benchmark below the cap is eligible (only where
+  // at `step` more pairs each, and how many each gets this round (round_pairs: what its estimate
+  // still needs, at most round_cap). Every undecided benchmark below the cap is eligible (only where
   // `step` more stay within it: the cap is a maximum, never passed). The budget goes first to those
   // it can carry to their estimate of the pairs they need, cheapest to decide first (decidable_first);
   // where it can carry none, a few more pairs to every affordable one (at a few pairs the
@@ -106,21 +107,44 @@ class PairedRounds final : public Rounds {
     for (const SequentialRow& row : decision_.rows) {
       eligible.push_back(row.verdict == Verdict::undecided && row.pairs + plan_.step <= plan_.max_repetitions);
     }
+    const std::vector<std::size_t> picked =
+        decidable_first(decision_.rows, eligible, per_pair_, remaining_s, plan_.step, plan_.max_repetitions);
+    const std::vector<int> pairs =
+        round_pairs(decision_.rows, picked, per_pair_, remaining_s, plan_.step, plan_.round_cap, plan_.max_repetitions);
     std::vector<std::string> chosen;
-    for (const std::size_t i :
-         decidable_first(decision_.rows, eligible, per_pair_, remaining_s, plan_.step, plan_.max_repetitions)) {
-      chosen.push_back(states_[i].benchmark);
+    pairs_.clear();
+    for (std::size_t k = 0; k < picked.size(); ++k) {
+      chosen.push_back(states_[picked[k]].benchmark);
+      pairs_[chosen.back()] = pairs[k];
     }
     return chosen;
   }
 
+  // The round in passes of one block each: pass p samples the chosen benchmarks that get at least
+  // p blocks this round (round_pairs), so that a cheap benchmark near its decision is not held to
+  // one block per round while the round waits for the slowest one it samples.
   bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) override {
+    int most = plan_.step, more_than_one = 0;
+    for (const std::string& name : chosen) {
+      most = std::max(most, pairs_.at(name));
+      more_than_one += pairs_.at(name) > plan_.step;
+    }
     say() << "ab: round " << round << ": " << decision_.count(Verdict::undecided) << " undecided, sampling "
-          << chosen.size() << " (cheapest first), " << plan_.step << " more processes per side; "
-          << static_cast<int>(spent_s) << " s of " << static_cast<int>(budget_s) << " s\n";
-    const PairedRound more = run_round_(std::set<std::string>(chosen.begin(), chosen.end()), round);
-    if (!more.interrupted) add_round(by_name_, more.baseline, more.candidate, plan_.gate);
-    return !more.interrupted;  // a cut-short round is not looked at
+          << chosen.size() << " (cheapest first), " << plan_.step << " more processes per side"
+          << (more_than_one ? ", up to " + std::to_string(most) + " for the " + std::to_string(more_than_one) +
+                                  " nearest a decision"
+                            : std::string())
+          << "; " << static_cast<int>(spent_s) << " s of " << static_cast<int>(budget_s) << " s\n";
+    for (int pass = 1; pass * plan_.step <= most; ++pass) {
+      std::set<std::string> these;
+      for (const std::string& name : chosen) {
+        if (pairs_.at(name) >= pass * plan_.step) these.insert(name);
+      }
+      const PairedRound more = run_round_(these, ++passes_);
+      if (more.interrupted) return false;  // a cut-short round is not looked at
+      add_round(by_name_, more.baseline, more.candidate, plan_.gate);
+    }
+    return true;
   }
 
   void look() override {
@@ -182,6 +206,8 @@ class PairedRounds final : public Rounds {
   std::vector<SequentialState> states_;
   std::vector<double> per_pair_;  // per state: its wall seconds per pair so far
   SequentialDecision decision_;
+  mutable std::map<std::string, int> pairs_;  // the chosen benchmarks' pairs this round (round_pairs)
+  int passes_ = 0;                            // passes run so far, over every round (each run's seed)
 };
 
 }  // namespace

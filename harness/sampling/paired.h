@@ -18,13 +18,16 @@ namespace pairbench::harness {
 
 struct PairedPlan {
   double budget_s = 180;      // wall time of the whole ab, the planned processes included
-  int step = 2;               // pairs added per round to each benchmark sampled
+  int step = 2;               // pairs per block: a benchmark sampled gets whole blocks
   int max_repetitions = 100;  // the cap of processes per benchmark and side
   GateOptions gate;           // threshold, alpha, correction, interval level
+  int round_cap = 8;          // at most this many pairs per benchmark in one round (round_pairs)
 };
 
-// One round: `step` more processes per side of the benchmarks in `chosen`, as the two run files of
-// that round (already appended to the whole ab's by the caller); `interrupted`: a signal cut it short.
+// One pass of a round: `step` more processes per side of the benchmarks in `chosen`, as the two run
+// files of that pass (already appended to the whole ab's by the caller); `interrupted`: a signal cut
+// it short. A round runs as many passes as its most sampled benchmark has blocks (round_pairs), each
+// pass over the benchmarks that still get one.
 struct PairedRound {
   nlohmann::json baseline, candidate;
   bool interrupted = false;

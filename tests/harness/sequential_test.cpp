@@ -442,6 +442,29 @@ TEST(DecideSequential, DecidableFirstConcentratesTheBudget) {
             affordable_cheapest_first(rows, eligible, {2, 0.2, 4, 0.2, 0.02}, 2));
 }
 
+// A round's pairs per chosen row: what its estimate still needs, in whole steps, between one step
+// and the round's cap; beyond the benchmark cap one step; over the budget, the last rows give steps back.
+TEST(DecideSequential, ARoundCarriesEachRowTowardsItsEstimateWithinTheBudget) {
+  std::vector<SequentialRow> rows(5);
+  const int pairs[] = {4, 4, 8, 4, 98};
+  const int needed[] = {9, 40, 10, 200, 120};  // row 3 beyond the cap of 100; row 4 at it
+  for (int i = 0; i < 5; ++i) {
+    rows[static_cast<std::size_t>(i)].pairs = pairs[i];
+    rows[static_cast<std::size_t>(i)].pairs_needed = needed[i];
+  }
+  const std::vector<double> per_pair = {0.1, 0.1, 0.1, 0.1, 0.1};
+  const std::vector<std::size_t> chosen = {0, 1, 2, 3, 4};
+  // Row 0 needs 5 more: 6 (whole steps); row 1 needs 36: the round cap, 8; row 2 needs 2: 2; row 3
+  // cannot be decided within the cap: one step; row 4 has room for one step only.
+  EXPECT_EQ(round_pairs(rows, chosen, per_pair, 100, 2, 8, 100), (std::vector<int>{6, 8, 2, 2, 2}));
+  // 20 pairs at 0.1 s do not fit 1.5 s: the last rows above one step give steps back (row 1, 8 to
+  // 2: 14 pairs, 1.4 s), never below one step; a budget of 1 s takes row 0 down to 2 as well.
+  EXPECT_EQ(round_pairs(rows, chosen, per_pair, 1.5, 2, 8, 100), (std::vector<int>{6, 2, 2, 2, 2}));
+  EXPECT_EQ(round_pairs(rows, chosen, per_pair, 1.0, 2, 8, 100), (std::vector<int>{2, 2, 2, 2, 2}));
+  // A cap of one step is the old rule: every chosen row one block.
+  EXPECT_EQ(round_pairs(rows, chosen, per_pair, 100, 2, 2, 100), (std::vector<int>{2, 2, 2, 2, 2}));
+}
+
 // The cost of deciding the rest: only undecided rows within the cap, the pairs each still needs
 // (none below zero) at its own seconds per pair.
 TEST(DecideSequential, ProjectBudgetCountsWhatTheUndecidedWithinTheCapStillNeed) {
