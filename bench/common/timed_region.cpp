@@ -8,6 +8,7 @@
 
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -69,6 +70,10 @@ struct Record {
   // record's writing (verification after timing, clean-up, the reporter).
   Clock::time_point benchmark_begin = Clock::now(), first_begin{}, last_record{};
   std::optional<Clock::time_point> verified_at;  // note_verified, before the first region
+  // The process's minor page faults at the benchmark's start and at its first region: set-up's
+  // difference is the pages it made resident (fresh buffers, populated or first touched), the
+  // set-up cost that grows with the memory a benchmark needs rather than with its work.
+  long begin_faults = 0, first_begin_faults = 0;
   // The loop's first iterations (at most kEarlyIterations): their wall from the first region's start
   // to the last one's record, and this thread's CPU time over the same span. A thread taken off its
   // CPU (a preemption, a stolen vCPU, a sleep) shows as CPU time short of the wall: what a
@@ -94,6 +99,12 @@ Record& record() {
 }
 
 constexpr std::int64_t kEarlyIterations = 64;
+
+long process_minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
 
 double thread_cpu_s() {
   timespec t{};
@@ -197,6 +208,7 @@ void reset_timed_regions(std::int64_t max_iterations) {
   r.work.clear();
   r.early_wall_s = r.early_cpu_s = 0;
   r.benchmark_begin = Clock::now();
+  r.begin_faults = process_minor_faults();
   r.verified_at.reset();
   r.regions_begun = 0;
   r.regions_counted = 0;
@@ -223,6 +235,7 @@ void region_begin() {
   pass_start_gate();  // after every set-up of this process, before its first clock
   if (!r.started) {
     r.started = true;
+    r.first_begin_faults = process_minor_faults();
     r.first_begin_cpu_s = thread_cpu_s();
     r.first_begin = Clock::now();
   }
@@ -300,6 +313,7 @@ bool write_timed_region_record(const std::string& path, double finished_s) {
       {"setup_s", std::chrono::duration<double>((r.started ? r.first_begin : now) - r.benchmark_begin).count()},
       {"after_s", r.started ? std::chrono::duration<double>(now - r.last_record).count() : 0.0},
       {"verify_s", r.verified_at ? std::chrono::duration<double>(*r.verified_at - r.benchmark_begin).count() : 0.0},
+      {"setup_faults", (r.started ? r.first_begin_faults : process_minor_faults()) - r.begin_faults},
       {"early_iterations", r.early_iterations},
       {"early_wall_s", r.early_wall_s},
       {"early_cpu_s", r.early_cpu_s},

@@ -131,6 +131,7 @@ void take_record(Sample& s, const nlohmann::json& record) {
   s.setup_s = record.value("setup_s", 0.0);
   s.after_s = record.value("after_s", 0.0);
   s.verify_s = record.value("verify_s", 0.0);
+  s.setup_faults = record.value("setup_faults", std::int64_t{-1});
   s.iterations = record.value("iterations_recorded", std::int64_t{0});
   if (const auto clock = record.find("gpu_clock"); clock != record.end() && clock->is_object()) {
     s.gpu_sm_mhz = clock->value("sm_mhz", 0u);

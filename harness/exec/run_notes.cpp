@@ -3,8 +3,11 @@
 // run file records (harness/exec/jobs.h).
 #include "harness/exec/jobs.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "harness/exec/say.h"
@@ -29,18 +32,30 @@ void name_throttled(const std::vector<Sample>& samples) {
                         << reasons << "); each row's gpu_clock names it\n";
 }
 
+namespace {
+// Pages made resident, as "3.2 GiB (842000 page faults)" at the system's base page size.
+std::string resident_text(std::int64_t faults) {
+  const double gib = static_cast<double>(faults) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024 * 1024);
+  return fmt_g(std::round(gib * 10) / 10) + " GiB (" + std::to_string(faults) + " page faults)";
+}
+}  // namespace
+
 // Where the processes' wall time went, part by part (issue 36: a sample should cost its work):
 // inside the timed loops, before them (set-up and the check before timing), after them, and the
 // rest (process start and exit, shared equally among a shared process's benchmarks). With the
 // experiments that spend most outside their timed loops, which is what a cheaper sample must cut.
 void name_where_wall_went(const std::vector<Sample>& samples) {
   double wall = 0, loop = 0, measured = 0, setup = 0, after = 0;
+  std::int64_t faults = 0;
+  bool faults_known = false;  // some bench recorded them (an older one does not)
   std::map<std::string, double> outside_by_experiment;
   int n = 0;
   for (const Sample& s : samples) {
     if (s.instrument != Instrument::time || !(s.process_wall_s > 0) || !(s.loop_wall_s > 0)) continue;
     ++n;
     wall += s.process_wall_s, loop += s.loop_wall_s, measured += s.measured_s, setup += s.setup_s, after += s.after_s;
+    faults += std::max<std::int64_t>(0, s.setup_faults);
+    faults_known = faults_known || s.setup_faults >= 0;
     outside_by_experiment[s.experiment] += s.process_wall_s - s.loop_wall_s;
   }
   if (n == 0 || !(wall > 0) || !speaks(Verbosity::normal)) return;
@@ -56,6 +71,7 @@ void name_where_wall_went(const std::vector<Sample>& samples) {
         << pct(loop) << " (inside the timed regions " << pct(measured) << "), before them " << pct(setup)
         << ", after them " << pct(after) << ", process start and exit "
         << pct(std::max(0.0, wall - loop - setup - after)) << "; most outside the timed loops:" << most
+        << (faults_known ? "; set-up made " + resident_text(faults) + " resident" : std::string())
         << " (rows: sample_wall)\n";
 }
 

@@ -450,6 +450,7 @@ nlohmann::json benchmark_row(const Sample& s, int repetitions) {
   if (s.loop_wall_s > 0 || s.setup_s > 0) {
     b["sample_wall"] = {{"setup_s", s.setup_s}, {"loop_s", s.loop_wall_s}, {"after_s", s.after_s}};
     if (s.verify_s > 0) b["sample_wall"]["verify_s"] = s.verify_s;
+    if (s.setup_faults >= 0) b["sample_wall"]["setup_faults"] = s.setup_faults;
   }
   if (!s.batches.empty()) b["metric_batches"] = s.batches;
   if (s.pair >= 0) b["duet_pair"] = s.pair, b["cpu"] = s.cpu;

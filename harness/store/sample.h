@@ -68,6 +68,8 @@ struct Sample {
   // The part of setup_s up to the arm's check against its reference (mark_verified): inputs,
   // buffers and the check. 0 where the benchmark marked none before timing.
   double verify_s = 0;
+  // Minor page faults in set-up: the pages it made resident (-1: not recorded, an older bench).
+  std::int64_t setup_faults = -1;
   // Verification passed without a check in this process: its arm's check was not due here and
   // other processes of the run checked it (bench experiment.h, check_due).
   bool checked_elsewhere = false;

@@ -31,8 +31,10 @@
 //                    "change": 0,           planted time change, relative (0.1: 10 % slower)
 //                    "work": 100, "work_change": 0,   dependent steps per iteration, planted change
 //                    "crash": false,        the process aborts when it reaches this case (SIGABRT)
-//                    "threads": 1}},        the threads it declares (Experiment::threads): a duet runs a
+//                    "threads": 1,          the threads it declares (Experiment::threads): a duet runs a
 //                                            case that does not fit twice on the CPUs one side at a time
+//                    "setup_bytes": 0}},    bytes its set-up allocates and writes before timing (kept
+//                                            until the arm ends): pages made resident in set-up
 //    "start_s": 0}                          a process's start-up cost, slept once before its first
 //                                            case (a CUDA context, a dataset), outside timing
 // A copy named <executable>.layout<k> (sim_build's `layouts`) reads <executable>'s declaration and
@@ -48,12 +50,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "bench/common/experiment.h"
 #include "bench/common/timed_region.h"
@@ -106,6 +110,7 @@ struct Case {
   double work_change = 0;
   bool crash = false;
   int threads = 1;
+  std::int64_t setup_bytes = 0;
   std::uint64_t seed = 1;
 };
 
@@ -137,8 +142,11 @@ Case declared(const std::string& self, const std::string& name) {
   c.work_change = k.value("work_change", c.work_change);
   c.crash = k.value("crash", c.crash);
   c.threads = k.value("threads", c.threads);
-  if (!(c.ns > 0) || !(c.launched_first_x > 0) || c.process_sd < 0 || c.inprocess_sd < 0 || c.work < 0) {
-    throw std::runtime_error(self + ".sim: cases." + name + ": ns > 0, launched_first_x > 0, SDs >= 0, work >= 0");
+  c.setup_bytes = k.value("setup_bytes", c.setup_bytes);
+  if (!(c.ns > 0) || !(c.launched_first_x > 0) || c.process_sd < 0 || c.inprocess_sd < 0 || c.work < 0 ||
+      c.setup_bytes < 0) {
+    throw std::runtime_error(self + ".sim: cases." + name +
+                             ": ns > 0, launched_first_x > 0, SDs >= 0, work >= 0, setup_bytes >= 0");
   }
   return c;
 }
@@ -165,6 +173,9 @@ void sim_arm(benchmark::State& state, const Point& p) {
   if (sim_steps(1, 3) != x) return fail_verification(state, "sim_steps: the xorshift chain differs");
   mark_verified(state);
   if (c.crash) std::abort();
+  std::vector<unsigned char> setup(static_cast<std::size_t>(c.setup_bytes));
+  std::memset(setup.data(), 0x5A, setup.size());
+  benchmark::DoNotOptimize(setup.data());
   static const std::uint64_t index = [&] {
     std::ifstream in(self + ".sim");
     const double start_s = in ? nlohmann::json::parse(in).value("start_s", 0.0) : 0.0;

@@ -5,6 +5,7 @@
 // processes, which rows shared one and in what order, a crash costing only its own benchmark, and
 // the bench main's plan flag on bad input.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -98,6 +99,31 @@ TEST(SharedProcess, OneProcessPerRoundRunsEveryCaseOnceInAnOrderOfItsOwn) {
   }
   EXPECT_GT(orders.size(), 1u) << "the order is drawn per process (seed 7)";
   for (const auto& [name, reps] : repetitions) EXPECT_EQ(reps, (std::set<int>{0, 1, 2, 3})) << name;
+}
+
+// Each row's sample_wall counts the page faults of its own set-up (the pages it made resident): a
+// case whose set-up writes 32 MiB shows at least those pages, one that allocates nothing almost none.
+TEST(SharedProcess, EachRowCountsThePagesItsOwnSetUpMadeResident) {
+  const TempDir t;
+  const std::string bin = sim_build(t.path, {{"cases", {{"b", {{"setup_bytes", 32 << 20}}}}}});
+  ASSERT_EQ(run(bin, t.path + "/warm.json", {"--process-sharing", "none"}).exit_code, 0);
+  const ProcessResult pr = run(bin, t.path + "/r.json", {"--process-sharing", "none"});
+  ASSERT_EQ(pr.exit_code, 0) << pr.output;
+  EXPECT_NE(pr.output.find("resident"), std::string::npos) << pr.output;
+  const double pages = (32 << 20) / static_cast<double>(sysconf(_SC_PAGESIZE));
+  int rows = 0;
+  const nlohmann::json doc = read(t.path + "/r.json");
+  for (const auto& b : doc["benchmarks"]) {
+    ASSERT_TRUE(b["sample_wall"].contains("setup_faults")) << b.dump();
+    const auto faults = b["sample_wall"]["setup_faults"].get<double>();
+    if (b["name"].get<std::string>().ends_with("case:b")) {
+      EXPECT_GE(faults, 0.95 * pages) << b.dump();
+    } else {
+      EXPECT_LT(faults, 0.05 * pages) << b.dump();
+    }
+    ++rows;
+  }
+  EXPECT_EQ(rows, 16);
 }
 
 TEST(SharedProcess, NoneRunsOneBenchmarkPerProcess) {
