@@ -21,7 +21,8 @@ void say_planned_look(const std::string& command, std::size_t processes, double 
   if (benchmarks > 0 && unknown >= benchmarks) {
     sayf(Verbosity::normal,
          "%s: the planned look (%zu processes): what it takes is not known yet, none of its %d benchmarks has run "
-         "here (each is calibrated first, within the %.0f s budget)\n",
+         "here (each is calibrated first, counted in the %.0f s budget; the planned look runs whole, so a first "
+         "run here may pass the budget, and the next one says what it will take)\n",
          command.c_str(), processes, benchmarks, budget_s);
     return;
   }
