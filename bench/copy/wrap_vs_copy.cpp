@@ -51,7 +51,7 @@ void run(benchmark::State& state, const Point& p, Make make) {
   made.reserve(static_cast<std::size_t>(per_iteration));
   // Untimed warm-up round: the first round of copies takes fresh pages from the OS, every later
   // one reuses the storage freed before it. Timed: that steady state, whatever the iteration count
-  // (without this, 3 iterations measured 1.0-1.5 us per 4 KiB copy and 10 iterations 0.4 us).
+  // (without it, the time per copy depended on the iteration count; docs/guide.md).
   for (int i = 0; i < per_iteration; ++i) made.push_back(make_one());
   std::int64_t faults = 0, f0 = 0;
   exec(
