@@ -84,12 +84,16 @@ struct AbArgs {
 };
 
 // What the planned look is projected to take (exec's plan_run: a duet pair's sides at once, the
-// others' one after the other; the regime probe's pairs first), said before it starts.
-void announce_planned_look(const std::vector<Side>& sides, const RunOptions& options, double budget_s,
-                           const std::set<std::string>& probed) {
-  const RunPlan plan = plan_run(sides, options, probed);
+// others' one after the other; the regime probe's pairs first where it runs), said before it
+// starts. Returns why the probe is skipped ("" where it runs: probe_skip_reason).
+std::string announce_planned_look(const std::vector<Side>& sides, const RunOptions& options, double budget_s,
+                                  const std::set<std::string>& to_probe) {
+  RunPlan plan = plan_run(sides, options, to_probe);
+  const std::string skip = probe_skip_reason(plan, to_probe.size(), budget_s);
+  if (!skip.empty()) plan = plan_run(sides, options);
   say_planned_look("ab", plan.processes, plan.projected_wall_s, plan.unknown, static_cast<int>(plan.benchmarks.size()),
                    budget_s);
+  return skip;
 }
 
 // ab's run options: the profile's, the layout asked; every benchmark the same count on both sides,
@@ -149,13 +153,17 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   std::vector<Side> sides;
   std::vector<Environment> envs;
   load_sides(args, sides, envs);
-  const auto start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
+  // A budget is the wall of the processes that measure: what has never run here is calibrated
+  // first, said with what it took, and the budget starts after it.
+  if (args.budget_s > 0 && calibrate_first(sides, options, args.budget_s) > 0) start = std::chrono::steady_clock::now();
   const bool probe = args.pairing == "duet" && args.probe;
+  std::string skip_probe;
   if (args.budget_s > 0)
-    announce_planned_look(sides, options, args.budget_s,
-                          probe ? plan_duet_probe(sides, options).to_probe : std::set<std::string>{});
+    skip_probe = announce_planned_look(sides, options, args.budget_s,
+                                       probe ? plan_duet_probe(sides, options).to_probe : std::set<std::string>{});
   RunOptions counted = options;
-  if (probe) counted.one_side_at_a_time = duet_regime_probe(sides, envs, options, command_line);
+  if (probe) counted.one_side_at_a_time = duet_regime_probe(sides, envs, options, command_line, skip_probe);
   AbResult r = run_ab(sides, envs, counted, command_line);
   if (probe) recheck_regime(r, sides, envs, counted, command_line);
   report_regime(r, sides);

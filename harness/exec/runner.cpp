@@ -58,6 +58,13 @@ RunOutcome run_sides(const std::vector<Side>& sides, const RunOptions& options) 
   }
   outcome.calibrated = cal.calibrated;
   outcome.calibration_wall_s = cal.wall_s;
+  if (options.calibrate_only) {
+    if (const std::string problem = cache.save(); !problem.empty()) {
+      say(Verbosity::quiet) << "pairbench: warning: calibration cache not saved: " << problem << "\n";
+    }
+    outcome.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+    return outcome;
+  }
   outcome.iterations = cal.time_iterations;
   outcome.plan = plan_processes(runnable, options, cache, cal.time_iterations, ctx.counter.name);
 

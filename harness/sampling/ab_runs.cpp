@@ -2,6 +2,7 @@
 #include "harness/sampling/ab_runs.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "harness/exec/interrupt.h"
@@ -198,9 +199,57 @@ DuetProbePlan plan_duet_probe(const std::vector<Side>& sides, const RunOptions& 
   return plan_duet_probe(duet_pairable(sides, options), CalibrationCache(options.calibration_path), std::time(nullptr));
 }
 
+int calibrate_first(const std::vector<Side>& sides, RunOptions options, double budget_s) {
+  const CalibrationCache cache(options.calibration_path);
+  std::size_t missing = 0, selected = 0;
+  for (const BenchmarkPlan& b : plan_run(sides, options).benchmarks) {
+    ++selected;
+    if (options.recalibrate || (!cache.find(b.benchmark) && !cache.failure(b.benchmark))) ++missing;
+  }
+  if (missing == 0) return 0;
+  sayf(Verbosity::normal,
+       "ab: %zu of the %zu benchmarks have no calibration here: calibrating them first, outside the %.0f s budget "
+       "(the budget starts when it ends)\n",
+       missing, selected, budget_s);
+  const auto start = std::chrono::steady_clock::now();
+  options.calibrate_only = true;
+  run_sides(sides, options);
+  sayf(Verbosity::normal, "ab: calibration took %.1f s; the %.0f s budget starts now\n",
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), budget_s);
+  return static_cast<int>(missing);
+}
+
+std::string probe_skip_reason(const RunPlan& with_probe, std::size_t probed, double budget_s) {
+  if (probed == 0 || !(budget_s > 0)) return "";
+  char why[200];
+  if (with_probe.unknown > 0) {
+    std::snprintf(why, sizeof why, "%d of the %zu benchmarks have not run here, so what it would add is not known",
+                  with_probe.unknown, with_probe.benchmarks.size());
+    return why;
+  }
+  if (with_probe.projected_wall_s > budget_s) {
+    std::snprintf(why, sizeof why, "with it the planned look is projected to take %.0f s, past the %.0f s budget",
+                  with_probe.projected_wall_s, budget_s);
+    return why;
+  }
+  return "";
+}
+
+std::set<std::string> ran_together(const AbResult& r) {
+  std::set<std::string> alone, sides[2], out;
+  for (const SequentialInDuet& q : r.sequential_in_duet) alone.insert(q.benchmark);
+  for (const CalibrationRatio& c : r.ratios) {
+    if (c.side == 0 || c.side == 1) sides[c.side].insert(c.benchmark);
+  }
+  for (const std::string& name : sides[0]) {
+    if (sides[1].count(name) && !alone.count(name)) out.insert(name);
+  }
+  return out;
+}
+
 std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& all_sides,
                                                      const std::vector<Environment>& envs, RunOptions options,
-                                                     const std::string& command_line) {
+                                                     const std::string& command_line, const std::string& skip) {
   const DuetProbePlan plan = plan_duet_probe(all_sides, options);
   std::map<std::string, std::string> out = plan.known_apart;
   const std::size_t known = plan.known_apart.size() + plan.known_together.size();
@@ -209,6 +258,12 @@ std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& al
           << " days (" << plan.known_apart.size() << " run one side at a time)\n";
   }
   if (plan.to_probe.empty()) return out;
+  if (!skip.empty()) {
+    say() << "ab: duet regime probe of " << plan.to_probe.size() << " benchmark"
+          << (plan.to_probe.size() == 1 ? "" : "s") << " skipped: " << skip
+          << "; the second look on the planned processes finds their regime\n";
+    return out;
+  }
   const std::vector<Side> sides = only(all_sides, plan.to_probe);
   options.repetitions = 1;
   options.instruction_processes = 0;  // the probe times; its processes are thrown away
@@ -246,7 +301,7 @@ std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& al
 void recheck_regime(AbResult& r, const std::vector<Side>& sides, const std::vector<Environment>& envs,
                     RunOptions& counted, const std::string& command_line) {
   const std::set<std::string> again = regime_outliers(r);
-  if (again.empty() || interrupt_signal()) return;
+  if (interrupt_signal()) return;
   for (const std::string& name : again) {
     counted.one_side_at_a_time[name] = "its planned duet processes ran above 1.5x its time per iteration in run";
     sayf(Verbosity::normal,
@@ -254,10 +309,15 @@ void recheck_regime(AbResult& r, const std::vector<Side>& sides, const std::vect
          "measured again one side at a time, its duet processes dropped\n",
          name.c_str(), kAbCalibrationLimit);
   }
-  CalibrationCache cache(counted.calibration_path);  // the next ab here runs them one side at a time too
-  for (const std::string& name : again) cache.record_duet_probe(name, true, counted.one_side_at_a_time[name]);
+  // Kept for the next ab here: those measured again run one side at a time, the rest together.
+  CalibrationCache cache(counted.calibration_path);
+  for (const std::string& name : ran_together(r)) {
+    const bool apart = again.count(name) > 0;
+    cache.record_duet_probe(name, apart, apart ? counted.one_side_at_a_time[name] : "");
+  }
   if (const std::string problem = cache.save(); !problem.empty())
     say(Verbosity::quiet) << "pairbench: warning: the regime found was not kept: " << problem << "\n";
+  if (again.empty()) return;
   RunOptions options = counted;
   options.instruction_processes = 0;  // the counts are not of a regime: the planned ones stay
   options.seed = options.seed ? options.seed ^ 0x726567696d65ULL : 0;

@@ -69,6 +69,24 @@ DuetProbePlan plan_duet_probe(const std::set<std::string>& pairable, const Calib
 // The same for `ab`'s sides and options (the benchmarks a duet pairs, the machine's cache).
 DuetProbePlan plan_duet_probe(const std::vector<Side>& sides, const RunOptions& options);
 
+// Before `ab --budget` starts its clock: the selected benchmarks this machine's calibration cache
+// has neither a calibration nor a failure for are calibrated (RunOptions::calibrate_only), said
+// before it starts (how many, and that it is outside the budget) and when it ends (what it took).
+// A budget then means the wall of the processes that measure. Returns how many were missing (0:
+// nothing run, nothing said).
+int calibrate_first(const std::vector<Side>& sides, RunOptions options, double budget_s);
+
+// Why the regime probe is skipped in an `ab --budget`, or "" to run it. `with_probe`: the planned
+// look's plan with the probe's pairs (plan_run's `probed`), `probed` of them. Skipped where what it
+// costs cannot be known (a benchmark has not run here) or the probe and the planned look would pass
+// the budget together: the second look (recheck_regime) finds the same regime on the planned
+// processes themselves, and its finding is kept as a probe's is.
+std::string probe_skip_reason(const RunPlan& with_probe, std::size_t probed, double budget_s);
+
+// The benchmarks whose two sides ran at once in `r` (a ratio on each side, not one side at a
+// time): what the second look knows the regime of.
+std::set<std::string> ran_together(const AbResult& r);
+
 // One pair of every benchmark in duet before the processes that count, thrown away: a benchmark
 // either side of which ran above the calibration limit (`run`'s time per iteration,
 // kAbCalibrationLimit) with another process beside it shares something the declared threads do not
@@ -78,15 +96,18 @@ DuetProbePlan plan_duet_probe(const std::vector<Side>& sides, const RunOptions& 
 // uses the CUDA device, runs one side at a time whatever a probe showed (round_units_of).
 // What a probe finds is kept in the machine's calibration cache (ProcessWalls::duet_probe) and
 // taken by the next `ab` here for kDuetProbeDays instead of probing again (plan_duet_probe).
+// `skip` (probe_skip_reason): the probe is not run, said with why; the known regimes still apply.
 std::map<std::string, std::string> duet_regime_probe(const std::vector<Side>& all_sides,
                                                      const std::vector<Environment>& envs, RunOptions options,
-                                                     const std::string& command_line);
+                                                     const std::string& command_line, const std::string& skip = "");
 
 // The second look at the regime, on the planned processes. The probe is one pair, and a short
 // benchmark's two timed regions overlap only by chance (each side's set-up takes its own time), so
 // a benchmark that slows beside the other side can pass it. Such a benchmark is measured again one
 // side at a time, its duet processes dropped, so that the gate sees only processes of its own
-// regime; the sampling rounds keep it one side at a time (`counted`).
+// regime; the sampling rounds keep it one side at a time (`counted`). What it found of every
+// benchmark that ran together is kept in the calibration cache as a probe's finding (apart for
+// those measured again, together for the rest), so the next ab here need not probe them.
 void recheck_regime(AbResult& r, const std::vector<Side>& sides, const std::vector<Environment>& envs,
                     RunOptions& counted, const std::string& command_line);
 

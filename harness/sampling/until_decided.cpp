@@ -21,14 +21,14 @@ void say_planned_look(const std::string& command, std::size_t processes, double 
   if (benchmarks > 0 && unknown >= benchmarks) {
     sayf(Verbosity::normal,
          "%s: the planned look (%zu processes): what it takes is not known yet, none of its %d benchmarks has run "
-         "here (each is calibrated first, counted in the %.0f s budget; the planned look runs whole, so a first "
-         "run here may pass the budget, and the next one says what it will take)\n",
+         "here (the planned look runs whole, so a first run here may pass the %.0f s budget, and the next one says "
+         "what it will take)\n",
          command.c_str(), processes, benchmarks, budget_s);
     return;
   }
   const std::string more = unknown > 0
                                ? ", and more: " + std::to_string(unknown) + " of its " + std::to_string(benchmarks) +
-                                     " benchmarks have not run here yet (calibrated first; not counted)"
+                                     " benchmarks have not run here yet (not counted)"
                                : "";
   const int decimals = projected_s < 10 ? 1 : 0;
   if (projected_s > budget_s) {

@@ -198,6 +198,33 @@ TEST(AbRegime, AProbeFindingIsKeptAWeekAndOnlyTheRestAreProbed) {
   std::filesystem::remove(path);
 }
 
+// ab --budget skips the probe where its cost is not known here or it and the planned look would
+// pass the budget; the second look then finds the regime.
+TEST(AbRegime, TheProbeIsSkippedWhereItsCostIsUnknownOrItPassesTheBudget) {
+  RunPlan plan;
+  plan.benchmarks.resize(5);
+  plan.projected_wall_s = 150;
+  EXPECT_EQ(probe_skip_reason(plan, 3, 180), "");
+  EXPECT_EQ(probe_skip_reason(plan, 0, 180), "");  // nothing to probe
+  plan.projected_wall_s = 200;
+  EXPECT_NE(probe_skip_reason(plan, 3, 180).find("200 s, past the 180 s budget"), std::string::npos);
+  EXPECT_EQ(probe_skip_reason(plan, 3, 0), "");  // no budget: the fixed design probes
+  plan.unknown = 2;
+  plan.projected_wall_s = 10;
+  EXPECT_NE(probe_skip_reason(plan, 3, 180).find("2 of the 5 benchmarks have not run here"), std::string::npos);
+}
+
+// What the second look knows the regime of: every benchmark whose two sides ran at once (a and b),
+// not one already run one side at a time (wide); the outlier b among them is kept as apart.
+TEST(AbRegime, TheSecondLookKnowsTheRegimeOfEveryBenchmarkThatRanTogether) {
+  const AbResult r = planned();
+  EXPECT_EQ(ran_together(r), (std::set<std::string>{"a", "b"}));
+  EXPECT_EQ(regime_outliers(r), (std::set<std::string>{"b"}));
+  AbResult half = r;
+  std::erase_if(half.ratios, [](const CalibrationRatio& c) { return c.benchmark == "a" && c.side == 1; });
+  EXPECT_EQ(ran_together(half), (std::set<std::string>{"b"}));  // a side without a ratio: not known
+}
+
 TEST(AbRegime, AProbesAgeIsReadFromItsUtcStampAndAnUnreadableStampIsTooOld) {
   std::tm tm{};
   tm.tm_year = 2026 - 1900, tm.tm_mon = 10, tm.tm_mday = 29, tm.tm_hour = 12;

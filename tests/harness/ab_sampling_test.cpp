@@ -277,6 +277,75 @@ TEST(AbSampling, ThePlannedLooksProjectionIsWhatItsProcessesTake) {
   EXPECT_LT(projected, 1.25 * took) << "took " << took << " s\n" << second.output;
 }
 
+// A first ab here (an empty calibration cache): what has never run here is calibrated before the
+// budget starts, said before it and with what it took (issue 43: a budget means the wall of the
+// processes that measure); the regime probe, whose cost is not known yet, is skipped, and the second
+// look's finding (case a ran together) is kept for the next ab, which neither calibrates nor probes.
+TEST(AbSampling, AFirstAbCalibratesBeforeItsBudgetAndItsSecondLookTeachesTheNext) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "skipped: duet pairing needs two CPUs";
+  TempDir dir;
+  const std::string build = sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.005}}}}}});
+  const auto ab_of = [&](const std::string& out) {  // from the test's directory: its own cache
+    return run_process({"/bin/sh",
+                        "-c",
+                        "cd \"$0\" && exec \"$@\"",
+                        dir.path,
+                        PAIRBENCH_EXE,
+                        "ab",
+                        "--baseline-build",
+                        build,
+                        "--candidate-build",
+                        build,
+                        "--benchmarks",
+                        "case:a$",
+                        "--min-time",
+                        "0.002",
+                        "--threshold",
+                        "0.5",
+                        "--budget",
+                        "60",
+                        "--out-dir",
+                        out,
+                        "--seed",
+                        "7"},
+                       {}, std::chrono::seconds(300));
+  };
+  const ProcessResult first = ab_of(dir.path + "/first");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::size_t calibrating = first.output.find(
+      "ab: 1 of the 1 benchmarks have no calibration here: calibrating them first, outside the 60 s budget");
+  const std::size_t took = first.output.find("ab: calibration took "),
+                    look = first.output.find("ab: the planned look (");
+  ASSERT_NE(calibrating, std::string::npos) << first.output;
+  ASSERT_NE(took, std::string::npos) << first.output;
+  ASSERT_NE(look, std::string::npos) << first.output;
+  EXPECT_LT(calibrating, took) << first.output;
+  EXPECT_LT(took, look) << first.output;
+  EXPECT_NE(first.output.find("ab: duet regime probe of 1 benchmark skipped: 1 of the 1 benchmarks have not run here"),
+            std::string::npos)
+      << first.output;
+
+  std::vector<fs::path> caches;
+  for (const auto& e : fs::directory_iterator(dir.path + "/results/calibration")) caches.push_back(e.path());
+  ASSERT_EQ(caches.size(), 1u);
+  const nlohmann::json cache = read(caches[0].string());
+  int kept = 0;
+  for (const auto& [name, walls] : cache["process_walls"].items()) {
+    if (name.find("case:a") == std::string::npos) continue;
+    ASSERT_TRUE(walls.contains("duet_probe")) << walls.dump();
+    EXPECT_FALSE(walls["duet_probe"]["apart"].get<bool>()) << walls.dump();
+    ++kept;
+  }
+  EXPECT_EQ(kept, 1) << cache.dump();
+
+  const ProcessResult second = ab_of(dir.path + "/second");
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(second.output.find("calibrating them first"), std::string::npos) << second.output;
+  EXPECT_EQ(second.output.find("probe of 1 benchmark skipped"), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find("ab: duet regime probe: 1 benchmarks known from a probe here"), std::string::npos)
+      << second.output;
+}
+
 // A core 15 % slower than the other (declared: a process that starts on CPU 0), identical builds:
 // each crossover block's two pairs put each side on it once, so the block means cancel it and
 // ab decides `unchanged`; pair by pair it would be +-15 % noise. Needs two usable CPUs (duet).
