@@ -256,15 +256,17 @@ void add_sampling_options(CLI::App& cmd, AbArgs& a) {
       ->check(CLI::IsMember({"random", "none"}));
   add_process_sharing_option(cmd, a.process_sharing);
   cmd.add_option("--budget", a.budget_s,
-                 "seconds of wall time for the whole ab: after the planned processes, rounds of more "
-                 "processes for the benchmarks still undecided, cheapest first, decided by always-valid "
-                 "intervals (0: the planned processes only)")
+                 "seconds of wall time for the whole ab, counted after calibrating what has never run here "
+                 "(said with what it took): after the planned processes, rounds of more processes for the "
+                 "benchmarks still undecided, cheapest first, decided by always-valid intervals (0: the "
+                 "planned processes only)")
       ->check(finite_in(0, 86400.0));
   cmd.add_option("--max-repetitions", a.max_repetitions, "the cap of processes per benchmark and side")
       ->check(CLI::Range(2, 1000));
   cmd.add_flag("!--no-probe", a.probe,
                "duet: skip the regime probe (one uncounted pair of every benchmark a duet would pair first, "
-               "except those a probe here found within 7 days (kept in the calibration cache); a benchmark "
+               "except those a probe or second look here found within 7 days (kept in the calibration cache), "
+               "and with --budget none where its cost is not known here or past the budget; a benchmark "
                "either side of which runs above 1.5x its time per iteration in run (learnt from runs here; "
                "else its calibrated time) beside the other then runs its sides one at a time) and its second "
                "look (a benchmark whose planned duet processes ran above that is measured again one side "
