@@ -156,7 +156,8 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   auto start = std::chrono::steady_clock::now();
   // A budget is the wall of the processes that measure: what has never run here is calibrated
   // first, said with what it took, and the budget starts after it.
-  if (args.budget_s > 0 && calibrate_first(sides, options, args.budget_s) > 0) start = std::chrono::steady_clock::now();
+  if (args.budget_s > 0 && calibrate_first("ab", sides, options, args.budget_s) > 0)
+    start = std::chrono::steady_clock::now();
   const bool probe = args.pairing == "duet" && args.probe;
   std::string skip_probe;
   if (args.budget_s > 0)

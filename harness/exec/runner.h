@@ -33,8 +33,9 @@ struct RunOptions {
   bool progress_tty = false;        // one updating line instead of a line per process
   std::string calibration_path;     // the per-machine iteration cache; "" = calibrate for this run only
   bool recalibrate = false;         // ignore the cache's entries (and rewrite them)
-  // Stop after the calibration: the cache filled, no timed or counting process (ab calibrates
-  // what has never run here before its budget starts: calibrate_first).
+  // Stop after the calibration: the cache filled, no timed or counting process (`ab --budget` and
+  // `run --baseline --budget` calibrate what has never run here before the budget starts:
+  // calibrate_first).
   bool calibrate_only = false;
   // With two sides (`ab`): sequential (one process at a time, sides interleaved) or duet (the
   // two sides' processes of a benchmark at the same time, each pinned to its own cores, as many

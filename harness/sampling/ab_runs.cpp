@@ -2,7 +2,6 @@
 #include "harness/sampling/ab_runs.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
 #include "harness/exec/interrupt.h"
@@ -197,26 +196,6 @@ DuetProbePlan plan_duet_probe(const std::set<std::string>& pairable, const Calib
 
 DuetProbePlan plan_duet_probe(const std::vector<Side>& sides, const RunOptions& options) {
   return plan_duet_probe(duet_pairable(sides, options), CalibrationCache(options.calibration_path), std::time(nullptr));
-}
-
-int calibrate_first(const std::vector<Side>& sides, RunOptions options, double budget_s) {
-  const CalibrationCache cache(options.calibration_path);
-  std::size_t missing = 0, selected = 0;
-  for (const BenchmarkPlan& b : plan_run(sides, options).benchmarks) {
-    ++selected;
-    if (options.recalibrate || (!cache.find(b.benchmark) && !cache.failure(b.benchmark))) ++missing;
-  }
-  if (missing == 0) return 0;
-  sayf(Verbosity::normal,
-       "ab: %zu of the %zu benchmarks have no calibration here: calibrating them first, outside the %.0f s budget "
-       "(the budget starts when it ends)\n",
-       missing, selected, budget_s);
-  const auto start = std::chrono::steady_clock::now();
-  options.calibrate_only = true;
-  run_sides(sides, options);
-  sayf(Verbosity::normal, "ab: calibration took %.1f s; the %.0f s budget starts now\n",
-       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), budget_s);
-  return static_cast<int>(missing);
 }
 
 std::string probe_skip_reason(const RunPlan& with_probe, std::size_t probed, double budget_s) {

@@ -69,13 +69,6 @@ DuetProbePlan plan_duet_probe(const std::set<std::string>& pairable, const Calib
 // The same for `ab`'s sides and options (the benchmarks a duet pairs, the machine's cache).
 DuetProbePlan plan_duet_probe(const std::vector<Side>& sides, const RunOptions& options);
 
-// Before `ab --budget` starts its clock: the selected benchmarks this machine's calibration cache
-// has neither a calibration nor a failure for are calibrated (RunOptions::calibrate_only), said
-// before it starts (how many, and that it is outside the budget) and when it ends (what it took).
-// A budget then means the wall of the processes that measure. Returns how many were missing (0:
-// nothing run, nothing said).
-int calibrate_first(const std::vector<Side>& sides, RunOptions options, double budget_s);
-
 // Why the regime probe is skipped in an `ab --budget`, or "" to run it. `with_probe`: the planned
 // look's plan with the probe's pairs (plan_run's `probed`), `probed` of them. Skipped where what it
 // costs cannot be known (a benchmark has not run here) or the probe and the planned look would pass

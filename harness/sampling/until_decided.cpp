@@ -1,5 +1,6 @@
 #include "harness/sampling/until_decided.h"
 
+#include "harness/exec/calibration.h"
 #include "harness/exec/interrupt.h"
 #include "harness/exec/say.h"
 
@@ -40,6 +41,27 @@ void say_planned_look(const std::string& command, std::size_t processes, double 
     sayf(Verbosity::normal, "%s: the planned look (%zu processes) is projected to take %.*f s of the %.0f s budget%s\n",
          command.c_str(), processes, decimals, projected_s, budget_s, more.c_str());
   }
+}
+
+int calibrate_first(const std::string& command, const std::vector<Side>& sides, RunOptions options, double budget_s) {
+  if (options.calibration_path.empty()) return 0;  // calibrated for the run alone, inside it
+  const CalibrationCache cache(options.calibration_path);
+  std::size_t missing = 0, selected = 0;
+  for (const BenchmarkPlan& b : plan_run(sides, options).benchmarks) {
+    ++selected;
+    if (options.recalibrate || (!cache.find(b.benchmark) && !cache.failure(b.benchmark))) ++missing;
+  }
+  if (missing == 0) return 0;
+  sayf(Verbosity::normal,
+       "%s: %zu of the %zu benchmarks have no calibration here: calibrating them first, outside the %.0f s budget "
+       "(the budget starts when it ends)\n",
+       command.c_str(), missing, selected, budget_s);
+  const auto start = std::chrono::steady_clock::now();
+  options.calibrate_only = true;
+  run_sides(sides, options);
+  sayf(Verbosity::normal, "%s: calibration took %.1f s; the %.0f s budget starts now\n", command.c_str(),
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), budget_s);
+  return static_cast<int>(missing);
 }
 
 }  // namespace pairbench::harness

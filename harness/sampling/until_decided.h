@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/exec/runner.h"
 #include "harness/gate/sequential.h"
 
 namespace pairbench::harness {
@@ -37,5 +38,13 @@ int sample_until_decided(Rounds& rounds, double budget_s, std::chrono::steady_cl
 // or as a warning where that alone overruns `budget_s`. `command` names the caller ("ab", "run").
 void say_planned_look(const std::string& command, std::size_t processes, double projected_s, int unknown,
                       int benchmarks, double budget_s);
+
+// Before a budget's clock starts (`ab --budget`, `run --baseline --budget`): the selected
+// benchmarks this machine's calibration cache has neither a calibration nor a failure for are
+// calibrated (RunOptions::calibrate_only), said before it starts (how many, and that it is outside
+// the budget) and when it ends (what it took), so that a budget is the wall of the processes that
+// measure. Returns how many were missing (0: nothing run, nothing said; also without a cache to keep
+// the calibration in, which the run then makes inside itself). `command` as above.
+int calibrate_first(const std::string& command, const std::vector<Side>& sides, RunOptions options, double budget_s);
 
 }  // namespace pairbench::harness

@@ -129,6 +129,40 @@ TEST(RunSampling, MoreProcessesForTheUndecidedWithinTheCapEachInItsOwnPlace) {
   EXPECT_EQ(gate.dump().find("\"regression\""), std::string::npos) << gate.dump();
 }
 
+// The budget is the wall of the processes that measure (issue 43): a run whose benchmarks this
+// machine's calibration cache does not hold calibrates them before its budget starts, said before
+// it and with what it took; the next run with that cache has nothing to calibrate and says nothing.
+TEST(RunSampling, WhatNeverRanHereIsCalibratedBeforeTheBudgetStarts) {
+  TempDir dir;
+  const std::string bench = sim_build(dir.path, quiet_cases());
+  const std::string base = dir.path + "/base.json";
+  const ProcessResult b = pairbench(sim_run_args(bench, base, "7"));
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  const auto budgeted = [&](const std::string& out) {
+    auto args = sim_run_args(bench, out, "8");
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--calibration") args[i + 1] = dir.path + "/calibration.json";
+    }
+    args.insert(args.end(), {"--baseline", base, "--budget", "20", "--threshold", "0.5"});
+    return pairbench(args);
+  };
+  const ProcessResult first = budgeted(dir.path + "/first.json");
+  EXPECT_TRUE(first.exit_code == 0 || first.exit_code == 4) << first.output;
+  const std::size_t calibrating = first.output.find(
+      "run: 4 of the 4 benchmarks have no calibration here: calibrating them first, outside the 20 s budget");
+  const std::size_t took = first.output.find("run: calibration took "),
+                    look = first.output.find("run: the planned look (");
+  ASSERT_NE(calibrating, std::string::npos) << first.output;
+  ASSERT_NE(took, std::string::npos) << first.output;
+  ASSERT_NE(look, std::string::npos) << first.output;
+  EXPECT_LT(calibrating, took) << first.output;
+  EXPECT_LT(took, look) << first.output;
+  const ProcessResult next = budgeted(dir.path + "/next.json");
+  EXPECT_TRUE(next.exit_code == 0 || next.exit_code == 4) << next.output;
+  EXPECT_EQ(next.output.find("calibrating them first"), std::string::npos) << next.output;
+  EXPECT_NE(next.output.find("run: the planned look ("), std::string::npos) << next.output;
+}
+
 // A round's processes join the run after those already there: each keeps its benchmark's own
 // repetition numbering (continued, not restarted), launch sequence and start time after the
 // run's, and the counts add up.
