@@ -1,13 +1,14 @@
 // `ab`'s sampling until decided (paired.h).
 #include "harness/sampling/paired.h"
 
-#include "harness/exec/say.h"
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <vector>
 
+#include "harness/exec/say.h"
 #include "harness/store/sample.h"
 
 namespace pairbench::harness {
@@ -87,6 +88,7 @@ class PairedRounds final : public Rounds {
         stages_(split_two_stage(plan.gate)),
         duet_(baseline["pairbench"]["sampling"].value("pairing", "") == "duet") {
     add_round(by_name_, baseline, candidate, plan_.gate);
+    note_apart(candidate);
     // Stage 1 (sequential.h, TwoStage): the planned processes decided by the fixed-sample gate at
     // half of alpha, once; stage 2: the always-valid sequence at the other half on every later look.
     GateOptions first_options = stages_.first_look;
@@ -135,7 +137,19 @@ class PairedRounds final : public Rounds {
                                   " nearest a decision"
                             : std::string())
           << "; " << static_cast<int>(spent_s) << " s of " << static_cast<int>(budget_s) << " s\n";
-    for (int pass = 1; pass * plan_.step <= most; ++pass) {
+    // The budget is checked between passes too: what a pass costs is estimated from the planned
+    // look's processes, and a round of many passes pays each pass's own start. The sequence is valid
+    // whenever it stops, so a round stopped at a pass boundary is looked at as any other.
+    const auto round_start = std::chrono::steady_clock::now();
+    const int passes = most / plan_.step;
+    for (int pass = 1; pass <= passes; ++pass) {
+      const double now_s =
+          spent_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - round_start).count();
+      if (pass > 1 && now_s >= budget_s) {
+        sayf(Verbosity::normal, "ab: round %d stopped after %d of %d passes: the %.0f s budget is spent\n", round,
+             pass - 1, passes, budget_s);
+        break;
+      }
       std::set<std::string> these;
       for (const std::string& name : chosen) {
         if (pairs_.at(name) >= pass * plan_.step) these.insert(name);
@@ -143,6 +157,7 @@ class PairedRounds final : public Rounds {
       const PairedRound more = run_round_(these, ++passes_);
       if (more.interrupted) return false;  // a cut-short round is not looked at
       add_round(by_name_, more.baseline, more.candidate, plan_.gate);
+      note_apart(more.candidate);
     }
     return true;
   }
@@ -152,9 +167,11 @@ class PairedRounds final : public Rounds {
     per_pair_.clear();
     for (const auto& [name, s] : by_name_) {
       states_.push_back(s);
-      // Its wall seconds per pair so far (a duet pair runs both sides at once: half of both processes).
+      // Its wall seconds per pair so far (a duet pair runs both sides at once: half of both
+      // processes; a benchmark whose sides run one at a time in a duet ab, both).
+      const bool at_once = duet_ && !apart_.count(name);
       per_pair_.push_back(
-          s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.processes_per_side()) * (duet_ ? 0.5 : 1.0));
+          s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.processes_per_side()) * (at_once ? 0.5 : 1.0));
     }
     decision_ = decide_sequential(states_, stages_.sequence, SequentialDesign{1.0, plan_.max_repetitions});
     merge_first_look(decision_, first_look_);
@@ -206,6 +223,13 @@ class PairedRounds final : public Rounds {
   std::vector<SequentialState> states_;
   std::vector<double> per_pair_;  // per state: its wall seconds per pair so far
   SequentialDecision decision_;
+  // The benchmarks whose processes ran without a duet pair (their sides one at a time).
+  void note_apart(const nlohmann::json& doc) {
+    for (const auto& b : doc["benchmarks"]) {
+      if (!b.contains("duet_pair") && b.contains("name")) apart_.insert(b["name"].get<std::string>());
+    }
+  }
+  std::set<std::string> apart_;
   mutable std::map<std::string, int> pairs_;  // the chosen benchmarks' pairs this round (round_pairs)
   int passes_ = 0;                            // passes run so far, over every round (each run's seed)
 };

@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -141,6 +142,36 @@ TEST(AbOrderGuard, AChangeNoLargerThanTheOrderEffectIsHeldAndALargerOneIsDecided
   const SequentialRow decided = sampled({.change = 0.12, .first = 0.01, .core = 0.30});
   EXPECT_EQ(decided.verdict, Verdict::regression) << said(decided);
   EXPECT_NEAR(decided.order_effect, 0.01, 0.02) << said(decided);
+}
+
+}  // namespace
+}  // namespace pairbench::harness
+
+namespace pairbench::harness {
+namespace {
+
+// A round runs in passes of one block, and a pass may cost more than the planned look's processes
+// said (each pass starts its own processes): the budget is checked between passes, so a round
+// stops once it is spent instead of running every pass it planned (issue 43: a budget means wall
+// time). Declared: noisy identical builds, processes that report 0.01 s, passes that take 0.2 s;
+// a 1 s budget. Without the check the round ran all 17 passes it planned (3.4 s). A slower machine
+// only stops it sooner.
+TEST(AbOrderGuard, ARoundStopsBetweenPassesOnceTheBudgetIsSpent) {
+  Generator g{{.change = 0, .noise = 0.04}};
+  const PairedRound planned = g.blocks(0, 2);
+  int next = 2, passes = 0;
+  const RunPairedRound more = [&](const std::set<std::string>&, int) {
+    ++passes;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return g.blocks(next++, 1);
+  };
+  PairedPlan plan;
+  plan.budget_s = 1.0;
+  const auto start = std::chrono::steady_clock::now();
+  sample_pairs(plan, planned.baseline, planned.candidate, more, start);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(passes, 1);
+  EXPECT_LE(passes, 6) << took << " s";
 }
 
 }  // namespace

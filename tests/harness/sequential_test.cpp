@@ -611,3 +611,45 @@ TEST(TwoStage, RankCanDecideKnownAnswers) {
 
 }  // namespace
 }  // namespace pairbench::harness
+
+namespace pairbench::harness {
+namespace {
+
+// What a round is told a benchmark needs is no fewer pairs than the robust sequence can decide at
+// (issue 43): its capital grows by at most 1 + lambda_max a block, so at 128 benchmarks a clear
+// change cannot reach Holm's strictest level before 19 blocks, nor an interval +-threshold before
+// 7 blocks at 95 %. Known answers both ways: a benchmark +20 % slower and a quiet unchanged one
+// among 126 others, blocks of two pairs at 0.5 % noise, a look after every block; the estimate at
+// the second block (the planned look's 4 pairs) is at least the pairs at which each is first
+// decided, and the decision comes within a few blocks of it.
+TEST(DecideSequential, TheEstimateIsNoShorterThanTheSequenceCanDecide) {
+  std::mt19937_64 rng(43);
+  std::normal_distribution<double> noise(0, 0.005);
+  std::vector<SequentialState> states(128);
+  for (std::size_t i = 0; i < states.size(); ++i) states[i].benchmark = "b" + std::to_string(i);
+  GateOptions options;
+  options.alpha = 0.005, options.interval_level = 0.95;  // the sequence's half of ab's defaults
+  const SequentialDesign design{1.0, 100};
+  int needed_slower = 0, needed_quiet = 0, decided_slower = 0, decided_quiet = 0;
+  for (int block = 1; block <= 40 && (decided_slower == 0 || decided_quiet == 0); ++block) {
+    for (std::size_t i = 0; i < states.size(); ++i) {
+      const double change = i == 0 ? 1.2 : 1.0;
+      states[i].add_block({{100 * std::exp(noise(rng)), 100 * change * std::exp(noise(rng))},
+                           {100 * std::exp(noise(rng)), 100 * change * std::exp(noise(rng))}});
+    }
+    const SequentialDecision d = decide_sequential(states, options, design);
+    if (block == 2) needed_slower = d.rows[0].pairs_needed, needed_quiet = d.rows[1].pairs_needed;
+    if (decided_slower == 0 && d.rows[0].verdict == Verdict::regression) decided_slower = d.rows[0].pairs;
+    if (decided_quiet == 0 && d.rows[1].verdict == Verdict::unchanged) decided_quiet = d.rows[1].pairs;
+    EXPECT_EQ(d.count(Verdict::regression), decided_slower > 0 ? 1 : 0) << block;
+  }
+  ASSERT_GT(decided_slower, 0);
+  ASSERT_GT(decided_quiet, 0);
+  EXPECT_GE(decided_slower, needed_slower) << needed_slower;  // without the floor: 6 needed, decided at 40
+  EXPECT_GE(decided_quiet, needed_quiet) << needed_quiet;     // and 6, decided at 18
+  EXPECT_LE(decided_slower, needed_slower + 8);
+  EXPECT_LE(decided_quiet, needed_quiet + 8);
+}
+
+}  // namespace
+}  // namespace pairbench::harness
