@@ -173,8 +173,9 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   RunOptions round_options = counted;
   round_options.repetitions = args.step;
   round_options.instruction_processes = 0;  // time only: the counts were decided by the planned processes
-  const RunPairedRound run_round = [&](const std::set<std::string>& chosen, int round) {
+  const RunPairedRound run_round = [&](const std::set<std::string>& chosen, int round, int pairs) {
     round_options.seed = round_options.seed ? round_options.seed + static_cast<std::uint64_t>(round) : 0;
+    round_options.repetitions = pairs;
     AbResult more = run_ab(only(sides, chosen), envs, round_options, command_line);
     const bool interrupted = interrupt_signal() != 0;  // a cut-short round is kept out of the run files
     if (!interrupted) append_round(r.baseline, more.baseline), append_round(r.candidate, more.candidate);

@@ -1,6 +1,7 @@
 // `ab`'s sampling until decided (paired.h).
 #include "harness/sampling/paired.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -122,14 +123,23 @@ class PairedRounds final : public Rounds {
     return chosen;
   }
 
-  // The round in passes of one block each: pass p samples the chosen benchmarks that get at least
-  // p blocks this round (round_pairs), so that a cheap benchmark near its decision is not held to
-  // one block per round while the round waits for the slowest one it samples.
+  // The round in parts, one per number of pairs its benchmarks get (round_pairs), in the order
+  // they were chosen (cheapest to decide first): each part runs its benchmarks' blocks back to back,
+  // so that a cheap benchmark that needs 20 blocks is not held to one block per pass of every
+  // benchmark the round samples (a pass paid every process start again: a round of 37 benchmarks
+  // ran 6 of its 20 passes in 36 s). Before each part the budget is checked and the part's pairs
+  // cut to what the rest of it buys at the benchmarks' seconds per pair; the sequence is valid
+  // whenever it stops, so a round cut short there is looked at as any other.
   bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) override {
     int most = plan_.step, more_than_one = 0;
+    std::vector<std::pair<int, std::vector<std::string>>> parts;  // pairs, benchmarks; first chosen first
     for (const std::string& name : chosen) {
-      most = std::max(most, pairs_.at(name));
-      more_than_one += pairs_.at(name) > plan_.step;
+      const int pairs = pairs_.at(name);
+      most = std::max(most, pairs);
+      more_than_one += pairs > plan_.step;
+      auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == pairs; });
+      if (it == parts.end()) it = parts.insert(parts.end(), {pairs, {}});
+      it->second.push_back(name);
     }
     say() << "ab: round " << round << ": " << decision_.count(Verdict::undecided) << " undecided, sampling "
           << chosen.size() << " (cheapest first), " << plan_.step << " more processes per side"
@@ -137,29 +147,34 @@ class PairedRounds final : public Rounds {
                                   " nearest a decision"
                             : std::string())
           << "; " << static_cast<int>(spent_s) << " s of " << static_cast<int>(budget_s) << " s\n";
-    // The budget is checked between passes too: what a pass costs is estimated from the planned
-    // look's processes, and a round of many passes pays each pass's own start. The sequence is valid
-    // whenever it stops, so a round stopped at a pass boundary is looked at as any other.
     const auto round_start = std::chrono::steady_clock::now();
-    const int passes = most / plan_.step;
-    for (int pass = 1; pass <= passes; ++pass) {
-      const double now_s =
-          spent_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - round_start).count();
-      if (pass > 1 && now_s >= budget_s) {
-        sayf(Verbosity::normal, "ab: round %d stopped after %d of %d passes: the %.0f s budget is spent\n", round,
-             pass - 1, passes, budget_s);
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      const double left =
+          budget_s - spent_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - round_start).count();
+      double per_pair = 0;  // the part's seconds per pair, all its benchmarks
+      for (const std::string& name : parts[k].second) per_pair += seconds_per_pair(name);
+      int pairs = parts[k].first;
+      while (pairs > plan_.step && pairs * per_pair > left) pairs -= plan_.step;
+      if (k > 0 && (left <= 0 || pairs * per_pair > left)) {
+        sayf(Verbosity::normal, "ab: round %d stopped after %zu of %zu parts: the %.0f s budget is spent\n", round, k,
+             parts.size(), budget_s);
         break;
       }
-      std::set<std::string> these;
-      for (const std::string& name : chosen) {
-        if (pairs_.at(name) >= pass * plan_.step) these.insert(name);
-      }
-      const PairedRound more = run_round_(these, ++passes_);
+      const std::set<std::string> these(parts[k].second.begin(), parts[k].second.end());
+      const PairedRound more = run_round_(these, ++passes_, pairs);
       if (more.interrupted) return false;  // a cut-short round is not looked at
       add_round(by_name_, more.baseline, more.candidate, plan_.gate);
       note_apart(more.candidate);
     }
     return true;
+  }
+
+  // A benchmark's wall seconds per pair at the last look (0 where not known).
+  double seconds_per_pair(const std::string& name) const {
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+      if (states_[i].benchmark == name) return per_pair_[i];
+    }
+    return 0;
   }
 
   void look() override {
@@ -231,7 +246,7 @@ class PairedRounds final : public Rounds {
   }
   std::set<std::string> apart_;
   mutable std::map<std::string, int> pairs_;  // the chosen benchmarks' pairs this round (round_pairs)
-  int passes_ = 0;                            // passes run so far, over every round (each run's seed)
+  int passes_ = 0;                            // parts run so far, over every round (each run's seed)
 };
 
 }  // namespace

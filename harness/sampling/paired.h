@@ -27,15 +27,16 @@ struct PairedPlan {
   int round_cap = 40;
 };
 
-// One pass of a round: `step` more processes per side of the benchmarks in `chosen`, as the two run
-// files of that pass (already appended to the whole ab's by the caller); `interrupted`: a signal cut
-// it short. A round runs as many passes as its most sampled benchmark has blocks (round_pairs), each
-// pass over the benchmarks that still get one.
+// One part of a round: `pairs` more processes per side (whole blocks) of each benchmark in `chosen`,
+// as the two run files of that part (already appended to the whole ab's by the caller);
+// `interrupted`: a signal cut it short. A round runs one part per number of pairs its benchmarks
+// get (round_pairs), cheapest to decide first, so that a cheap benchmark that needs many blocks
+// runs them back to back rather than one per pass of every benchmark the round samples.
 struct PairedRound {
   nlohmann::json baseline, candidate;
   bool interrupted = false;
 };
-using RunPairedRound = std::function<PairedRound(const std::set<std::string>& chosen, int round)>;
+using RunPairedRound = std::function<PairedRound(const std::set<std::string>& chosen, int part, int pairs)>;
 
 // After the planned processes (`baseline`, `candidate`): rounds of more pairs for the benchmarks
 // still undecided, cheapest first, until each is decided, reaches the cap, or the budget since

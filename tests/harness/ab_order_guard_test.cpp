@@ -92,12 +92,16 @@ struct Generator {
 };
 
 // ab's sampling on the declared rows: the planned 2 blocks (quick profile: 4 processes per side),
-// then a block per round for as long as sample_pairs asks, up to 100 processes per side.
+// then the blocks each round asks for, for as long as sample_pairs asks, up to 100 processes per side.
 SequentialRow sampled(const Declared& d) {
   Generator g{d};
   const PairedRound planned = g.blocks(0, 2);
   int next = 2;
-  const RunPairedRound more = [&](const std::set<std::string>&, int) { return g.blocks(next++, 1); };
+  const RunPairedRound more = [&](const std::set<std::string>&, int, int pairs) {
+    const PairedRound round = g.blocks(next, pairs / 2);
+    next += pairs / 2;
+    return round;
+  };
   PairedPlan plan;
   plan.budget_s = 1e6;  // never reached: the rounds cost microseconds
   plan.step = 2;
@@ -150,28 +154,49 @@ TEST(AbOrderGuard, AChangeNoLargerThanTheOrderEffectIsHeldAndALargerOneIsDecided
 namespace pairbench::harness {
 namespace {
 
-// A round runs in passes of one block, and a pass may cost more than the planned look's processes
-// said (each pass starts its own processes): the budget is checked between passes, so a round
-// stops once it is spent instead of running every pass it planned (issue 43: a budget means wall
-// time). Declared: noisy identical builds, processes that report 0.01 s, passes that take 0.2 s;
-// a 1 s budget. Without the check the round ran all 17 passes it planned (3.4 s). A slower machine
-// only stops it sooner.
-TEST(AbOrderGuard, ARoundStopsBetweenPassesOnceTheBudgetIsSpent) {
-  Generator g{{.change = 0, .noise = 0.04}};
-  const PairedRound planned = g.blocks(0, 2);
-  int next = 2, passes = 0;
-  const RunPairedRound more = [&](const std::set<std::string>&, int) {
-    ++passes;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    return g.blocks(next++, 1);
+// A round runs in parts, one per number of pairs its benchmarks get, and a part may cost more than
+// the planned look's processes said (each part starts its own processes): the budget is checked
+// before each part, and a part's pairs are cut to what is left of it, so a round stops once the
+// budget is spent instead of running every part it planned (issue 43: a budget means wall time).
+// Declared: two noisy benchmarks of identical builds whose processes report 0.1 ms (so the round
+// takes both, wanting different numbers of pairs), parts that take 0.6 s, a 0.5 s budget: the
+// first part runs, the second does not (without the check: both, 1.2 s).
+TEST(AbOrderGuard, ARoundStopsBetweenPartsOnceTheBudgetIsSpent) {
+  Generator a{{.change = 0, .noise = 0.06}}, b{{.change = 0, .noise = 0.035}};
+  auto both = [&](int from, int count) {
+    PairedRound r = a.blocks(from, count), other = b.blocks(from, count);
+    for (auto [doc, more] : {std::pair{&r.baseline, &other.baseline}, {&r.candidate, &other.candidate}}) {
+      for (nlohmann::json row : (*more)["benchmarks"]) {
+        row["name"] = "demo.x/b";
+        (*doc)["benchmarks"].push_back(row);
+      }
+    }
+    return r;
+  };
+  PairedRound planned = both(0, 2);
+  for (auto* doc : {&planned.baseline, &planned.candidate})
+    for (auto& row : (*doc)["benchmarks"]) row["process_wall_s"] = 1e-4;  // both fit in one round
+  int next = 2, parts = 0;
+  std::vector<int> asked;
+  const RunPairedRound more = [&](const std::set<std::string>& chosen, int, int pairs) {
+    ++parts;
+    asked.push_back(pairs);
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    PairedRound r = chosen.count("demo.x/a") ? a.blocks(next, pairs / 2) : b.blocks(next, pairs / 2);
+    if (!chosen.count("demo.x/a")) {
+      for (auto* doc : {&r.baseline, &r.candidate})
+        for (auto& row : (*doc)["benchmarks"]) row["name"] = "demo.x/b";
+    }
+    next += pairs / 2;
+    return r;
   };
   PairedPlan plan;
-  plan.budget_s = 1.0;
+  plan.budget_s = 0.5;
   const auto start = std::chrono::steady_clock::now();
   sample_pairs(plan, planned.baseline, planned.candidate, more, start);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_GE(passes, 1);
-  EXPECT_LE(passes, 6) << took << " s";
+  EXPECT_EQ(parts, 1) << took << " s; asked " << testing::PrintToString(asked);
+  EXPECT_LT(took, 0.6 + 0.4) << parts << " parts";
 }
 
 }  // namespace
