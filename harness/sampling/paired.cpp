@@ -110,10 +110,13 @@ class PairedRounds final : public Rounds {
     for (const SequentialRow& row : decision_.rows) {
       eligible.push_back(row.verdict == Verdict::undecided && row.pairs + plan_.step <= plan_.max_repetitions);
     }
+    // What a pair costs in a round: its processes' walls, times what the parts so far took over that.
+    std::vector<double> cost = per_pair_;
+    for (double& c : cost) c *= overrun_;
     const std::vector<std::size_t> picked =
-        decidable_first(decision_.rows, eligible, per_pair_, remaining_s, plan_.step, plan_.max_repetitions);
+        decidable_first(decision_.rows, eligible, cost, remaining_s, plan_.step, plan_.max_repetitions);
     const std::vector<int> pairs =
-        round_pairs(decision_.rows, picked, per_pair_, remaining_s, plan_.step, plan_.round_cap, plan_.max_repetitions);
+        round_pairs(decision_.rows, picked, cost, remaining_s, plan_.step, plan_.round_cap, plan_.max_repetitions);
     std::vector<std::string> chosen;
     pairs_.clear();
     for (std::size_t k = 0; k < picked.size(); ++k) {
@@ -123,12 +126,13 @@ class PairedRounds final : public Rounds {
     return chosen;
   }
 
-  // The round in parts, one per number of pairs its benchmarks get (round_pairs), in the order
-  // they were chosen (cheapest to decide first): each part runs its benchmarks' blocks back to back,
-  // so that a cheap benchmark that needs 20 blocks is not held to one block per pass of every
-  // benchmark the round samples (a pass paid every process start again: a round of 37 benchmarks
-  // ran 6 of its 20 passes in 36 s). Before each part the budget is checked and the part's pairs
-  // cut to what the rest of it buys at the benchmarks' seconds per pair; the sequence is valid
+  // The round in parts, in the order its benchmarks were chosen (cheapest to decide first), a
+  // part for each run of them that gets the same number of pairs (round_pairs): each part runs its
+  // benchmarks' blocks back to back, so that a cheap benchmark that needs 20 blocks is not held to
+  // one block per pass of every benchmark the round samples (a pass paid every process start again:
+  // a round of 37 benchmarks ran 6 of its 20 passes in 36 s). Before each part the budget is
+  // checked and the part's pairs cut to what the rest of it buys at the benchmarks' seconds per
+  // pair, times what the parts so far took over their estimate (overrun_); the sequence is valid
   // whenever it stops, so a round cut short there is looked at as any other.
   bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) override {
     int most = plan_.step, more_than_one = 0;
@@ -137,9 +141,8 @@ class PairedRounds final : public Rounds {
       const int pairs = pairs_.at(name);
       most = std::max(most, pairs);
       more_than_one += pairs > plan_.step;
-      auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == pairs; });
-      if (it == parts.end()) it = parts.insert(parts.end(), {pairs, {}});
-      it->second.push_back(name);
+      if (parts.empty() || parts.back().first != pairs) parts.push_back({pairs, {}});
+      parts.back().second.push_back(name);
     }
     say() << "ab: round " << round << ": " << decision_.count(Verdict::undecided) << " undecided, sampling "
           << chosen.size() << " (cheapest first), " << plan_.step << " more processes per side"
@@ -151,18 +154,22 @@ class PairedRounds final : public Rounds {
     for (std::size_t k = 0; k < parts.size(); ++k) {
       const double left =
           budget_s - spent_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - round_start).count();
-      double per_pair = 0;  // the part's seconds per pair, all its benchmarks
+      double per_pair = 0;  // the part's seconds per pair, all its benchmarks, as their processes said
       for (const std::string& name : parts[k].second) per_pair += seconds_per_pair(name);
       int pairs = parts[k].first;
-      while (pairs > plan_.step && pairs * per_pair > left) pairs -= plan_.step;
-      if (k > 0 && (left <= 0 || pairs * per_pair > left)) {
+      while (pairs > plan_.step && pairs * per_pair * overrun_ > left) pairs -= plan_.step;
+      if (k > 0 && (left <= 0 || pairs * per_pair * overrun_ > left)) {
         sayf(Verbosity::normal, "ab: round %d stopped after %zu of %zu parts: the %.0f s budget is spent\n", round, k,
              parts.size(), budget_s);
         break;
       }
       const std::set<std::string> these(parts[k].second.begin(), parts[k].second.end());
+      const auto part_start = std::chrono::steady_clock::now();
       const PairedRound more = run_round_(these, ++passes_, pairs);
       if (more.interrupted) return false;  // a cut-short round is not looked at
+      estimated_s_ += pairs * per_pair;
+      took_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - part_start).count();
+      if (estimated_s_ > 0) overrun_ = std::max(1.0, took_s_ / estimated_s_);
       add_round(by_name_, more.baseline, more.candidate, plan_.gate);
       note_apart(more.candidate);
     }
@@ -245,6 +252,9 @@ class PairedRounds final : public Rounds {
     }
   }
   std::set<std::string> apart_;
+  // What the rounds' parts took against what their processes' walls said (a part pays its own
+  // process starts and the harness's bookkeeping): later parts and rounds are planned at that.
+  double estimated_s_ = 0, took_s_ = 0, overrun_ = 1;
   mutable std::map<std::string, int> pairs_;  // the chosen benchmarks' pairs this round (round_pairs)
   int passes_ = 0;                            // parts run so far, over every round (each run's seed)
 };
