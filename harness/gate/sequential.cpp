@@ -141,19 +141,27 @@ std::vector<std::size_t> affordable_cheapest_first(const std::vector<SequentialR
 std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows, const std::vector<bool>& eligible,
                                          const std::vector<double>& seconds_per_pair, double budget_s, int step,
                                          int max_pairs) {
-  std::vector<std::pair<double, std::size_t>> to_decide;  // seconds to reach its estimate, row
+  struct ToDecide {
+    bool suspect;    // its estimate lies beyond its threshold: a change, if it is one, to be told first
+    double seconds;  // to reach its estimate
+    std::size_t row;
+  };
+  std::vector<ToDecide> to_decide;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!eligible[i] || rows[i].pairs_needed > max_pairs) continue;
     const int more = std::max(step, rows[i].pairs_needed - rows[i].pairs);
-    to_decide.emplace_back(more * seconds_per_pair[i], i);
+    const bool suspect = std::fabs(std::log1p(rows[i].change)) >= std::log1p(rows[i].threshold);
+    to_decide.push_back({suspect, more * seconds_per_pair[i], i});
   }
-  std::stable_sort(to_decide.begin(), to_decide.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(to_decide.begin(), to_decide.end(), [](const ToDecide& a, const ToDecide& b) {
+    return a.suspect != b.suspect ? a.suspect : a.seconds < b.seconds;
+  });
   std::vector<std::size_t> chosen;
   double committed = 0;
-  for (const auto& [seconds, i] : to_decide) {
-    if (committed + seconds > budget_s) break;  // sorted: none after it fits either
-    committed += seconds;
-    chosen.push_back(i);
+  for (const ToDecide& t : to_decide) {
+    if (committed + t.seconds > budget_s) continue;  // a cheaper one after it may fit
+    committed += t.seconds;
+    chosen.push_back(t.row);
   }
   if (!chosen.empty()) return chosen;
   std::vector<double> cost(rows.size());

@@ -440,6 +440,13 @@ TEST(DecideSequential, DecidableFirstConcentratesTheBudget) {
   EXPECT_EQ(decidable_first(rows, eligible, per_pair, 2, 2, 100), (std::vector<std::size_t>{0}));
   EXPECT_EQ(decidable_first(rows, eligible, per_pair, 2, 2, 100),
             affordable_cheapest_first(rows, eligible, {2, 0.2, 4, 0.2, 0.02}, 2));
+  // A suspect (its estimate beyond its threshold) goes before the cheaper rows: row 0 at +8 %
+  // against 5 %; one the budget cannot carry is passed over for the cheaper ones after it.
+  rows[0].change = 0.08, rows[0].threshold = 0.05;
+  EXPECT_EQ(decidable_first(rows, eligible, per_pair, 15, 2, 100), (std::vector<std::size_t>{0, 1, 3}));
+  EXPECT_EQ(decidable_first(rows, eligible, per_pair, 7, 2, 100), (std::vector<std::size_t>{1, 3}));
+  rows[0].change = -0.08;  // faster is as much a change
+  EXPECT_EQ(decidable_first(rows, eligible, per_pair, 15, 2, 100), (std::vector<std::size_t>{0, 1, 3}));
 }
 
 // A round's pairs per chosen row: what its estimate still needs, in whole steps, between one step
