@@ -164,6 +164,8 @@ class PairedRounds final : public Rounds {
         break;
       }
       const std::set<std::string> these(parts[k].second.begin(), parts[k].second.end());
+      sayf(Verbosity::verbose, "ab: round %d part %zu of %zu: %d more processes per side of %zu (%s%s)\n", round, k + 1,
+           parts.size(), pairs, these.size(), parts[k].second.front().c_str(), these.size() > 1 ? ", ..." : "");
       const auto part_start = std::chrono::steady_clock::now();
       const PairedRound more = run_round_(these, ++passes_, pairs);
       if (more.interrupted) return false;  // a cut-short round is not looked at
