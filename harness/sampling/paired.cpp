@@ -98,11 +98,11 @@ class PairedRounds final : public Rounds {
     look();
   }
 
-  // The benchmarks to sample next, cheapest to decide first, as many as the remaining budget buys
-  // at `step` more pairs each, and how many each gets this round (round_pairs: what its estimate
-  // still needs, at most round_cap). Every undecided benchmark below the cap is eligible (only where
+  // The benchmarks to sample next, suspects first, then cheapest to decide, as many as the remaining
+  // budget buys, and how many pairs each gets this round (round_pairs: what its estimate still
+  // needs, at most round_cap). Every undecided benchmark below the cap is eligible (only where
   // `step` more stay within it: the cap is a maximum, never passed). The budget goes first to those
-  // it can carry to their estimate of the pairs they need, cheapest to decide first (decidable_first);
+  // it can carry to their estimate of the pairs they need (decidable_first);
   // where it can carry none, a few more pairs to every affordable one (at a few pairs the
   // always-valid interval is wide and the estimate pessimistic, and more pairs narrow both).
   std::vector<std::string> choose(double remaining_s) const override {
@@ -126,7 +126,7 @@ class PairedRounds final : public Rounds {
     return chosen;
   }
 
-  // The round in parts, in the order its benchmarks were chosen (cheapest to decide first), a
+  // The round in parts, in the order its benchmarks were chosen (decidable_first's), a
   // part for each run of them that gets the same number of pairs (round_pairs): each part runs its
   // benchmarks' blocks back to back, so that a cheap benchmark that needs 20 blocks is not held to
   // one block per pass of every benchmark the round samples (a pass paid every process start again:
@@ -145,7 +145,7 @@ class PairedRounds final : public Rounds {
       parts.back().second.push_back(name);
     }
     say() << "ab: round " << round << ": " << decision_.count(Verdict::undecided) << " undecided, sampling "
-          << chosen.size() << " (cheapest first), " << plan_.step << " more processes per side"
+          << chosen.size() << " (suspects, then cheapest first), " << plan_.step << " more processes per side"
           << (more_than_one ? ", up to " + std::to_string(most) + " for the " + std::to_string(more_than_one) +
                                   " nearest a decision"
                             : std::string())
