@@ -253,7 +253,7 @@ std::string hold_order_effect(const SequentialState& s, const Sequence& m, Seque
 // against clip_k robust SDs, and each moves the capital by at most 1 + lambda_max * u, u the gap
 // in clips (at most 1); then one more, since noise takes some values inside the clip. A lower
 // bound in spirit: the estimate a round is planned on must not promise a decision the capital
-// cannot give (the radius approximation alone said 6 pairs where the sequence decided at 40).
+// cannot give, which the radius approximation alone does at a few pairs (docs/gate.md).
 int observations_to_reach(double bound, double gap, double sigma, const SequentialDesign& design) {
   constexpr int kMost = 1000000;
   if (!(bound > 1)) return 1;
@@ -285,8 +285,8 @@ void plan_undecided(SequentialRow& r, const Sequence& m, double k, const std::st
   const double size = std::fabs(m.mean);
   const bool change = size >= log_threshold;
   // The robust sequence cannot decide before its capital can reach its bound (2 / alpha for an
-  // interval, family / alpha for Holm's strictest test: about 20 blocks at 128 benchmarks and alpha
-  // 0.005 however clear the change): observations_to_reach.
+  // interval, family / alpha for Holm's strictest test, however clear the change):
+  // observations_to_reach.
   const bool robust = design.kind == SequenceKind::robust;
   const double sigma = m.sd;
   const int fewest = !robust  ? 0

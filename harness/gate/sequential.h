@@ -127,8 +127,8 @@ std::vector<std::size_t> affordable_cheapest_first(const std::vector<SequentialR
 
 // The next round, concentrated where the budget can finish the job: of the eligible rows whose
 // estimate is within the cap, the suspects first (an estimate beyond the row's threshold: what a
-// user acts on if it is real; a planted +10 % needing 40 pairs at 0.03 s each waited behind quiet
-// rows needing 12 and was never sampled), then the rest, each group cheapest to *decide* first (the
+// user acts on if it is real, and what needs the most pairs, so that cheaper quiet rows would
+// otherwise take the budget before it), then the rest, each group cheapest to *decide* first (the
 // pairs each still needs, at least `step`, times its seconds per pair), as many as the remaining
 // budget can carry to their estimate;
 // each gets `step` pairs this round. Spreading `step` over every affordable row instead leaves

@@ -129,11 +129,11 @@ class PairedRounds final : public Rounds {
   // The round in parts, in the order its benchmarks were chosen (decidable_first's), a
   // part for each run of them that gets the same number of pairs (round_pairs): each part runs its
   // benchmarks' blocks back to back, so that a cheap benchmark that needs 20 blocks is not held to
-  // one block per pass of every benchmark the round samples (a pass paid every process start again:
-  // a round of 37 benchmarks ran 6 of its 20 passes in 36 s). Before each part the budget is
-  // checked and the part's pairs cut to what the rest of it buys at the benchmarks' seconds per
-  // pair, times what the parts so far took over their estimate (overrun_); the sequence is valid
-  // whenever it stops, so a round cut short there is looked at as any other.
+  // one block per pass of every benchmark the round samples, each pass paying every process start
+  // again. Before each part the budget is checked and the part's pairs cut to what the rest of it
+  // buys at the benchmarks' seconds per pair, times what the parts so far took over their estimate
+  // (overrun_); the sequence is valid whenever it stops, so a round cut short there is looked at as
+  // any other.
   bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) override {
     int most = plan_.step, more_than_one = 0;
     std::vector<std::pair<int, std::vector<std::string>>> parts;  // pairs, benchmarks; first chosen first

@@ -91,6 +91,16 @@ ProcessResult sim_ab(const std::string& dir, const std::string& baseline, const 
   return run_process(argv, {}, std::chrono::seconds(300));
 }
 
+// ab of `build` against itself run from `dir`, so that its calibration cache
+// (results/calibration/ under it) is this test's alone, not one other tests' processes taught;
+// `more` after the builds.
+ProcessResult ab_in_dir(const std::string& dir, const std::string& build, const std::vector<std::string>& more) {
+  std::vector<std::string> argv = {"/bin/sh",          "-c",  "cd \"$0\" && exec \"$@\"", dir,  PAIRBENCH_EXE, "ab",
+                                   "--baseline-build", build, "--candidate-build",        build};
+  argv.insert(argv.end(), more.begin(), more.end());
+  return run_process(argv, {}, std::chrono::seconds(300));
+}
+
 std::string verdict_of(const nlohmann::json& gate) {
   for (const auto& b : gate["benchmarks"]) {
     if (b["instrument"] == "time") return b["verdict"];
@@ -219,33 +229,10 @@ TEST(AbSampling, ThePlannedLooksProjectionIsWhatItsProcessesTake) {
   apart["threads"] = 4096;
   const std::string build =
       sim_build(dir.path, {{"start_s", 0.5}, {"cases", {{"a", quiet}, {"b", apart}, {"c", apart}, {"d", apart}}}});
-  // Run from the test's directory: its calibration cache (results/calibration/) is this test's
-  // alone, not one that other tests' sim.declared processes taught.
   const auto ab_of = [&](const std::string& out) {
-    return run_process({"/bin/sh",
-                        "-c",
-                        "cd \"$0\" && exec \"$@\"",
-                        dir.path,
-                        PAIRBENCH_EXE,
-                        "ab",
-                        "--baseline-build",
-                        build,
-                        "--candidate-build",
-                        build,
-                        "--experiments",
-                        "sim.declared",
-                        "--min-time",
-                        "0.002",
-                        "--threshold",
-                        "0.5",
-                        "--budget",
-                        "60",
-                        "--no-probe",
-                        "--out-dir",
-                        out,
-                        "--seed",
-                        "7"},
-                       {}, std::chrono::seconds(300));
+    return ab_in_dir(dir.path, build,
+                     {"--experiments", "sim.declared", "--min-time", "0.002", "--threshold", "0.5", "--budget", "60",
+                      "--no-probe", "--out-dir", out, "--seed", "7"});
   };
   const ProcessResult first = ab_of(dir.path + "/first");
   ASSERT_EQ(first.exit_code, 0) << first.output;
@@ -285,30 +272,10 @@ TEST(AbSampling, AFirstAbCalibratesBeforeItsBudgetAndItsSecondLookTeachesTheNext
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "skipped: duet pairing needs two CPUs";
   TempDir dir;
   const std::string build = sim_build(dir.path, {{"cases", {{"a", {{"process_sd", 0.005}}}}}});
-  const auto ab_of = [&](const std::string& out) {  // from the test's directory: its own cache
-    return run_process({"/bin/sh",
-                        "-c",
-                        "cd \"$0\" && exec \"$@\"",
-                        dir.path,
-                        PAIRBENCH_EXE,
-                        "ab",
-                        "--baseline-build",
-                        build,
-                        "--candidate-build",
-                        build,
-                        "--benchmarks",
-                        "case:a$",
-                        "--min-time",
-                        "0.002",
-                        "--threshold",
-                        "0.5",
-                        "--budget",
-                        "60",
-                        "--out-dir",
-                        out,
-                        "--seed",
-                        "7"},
-                       {}, std::chrono::seconds(300));
+  const auto ab_of = [&](const std::string& out) {
+    return ab_in_dir(dir.path, build,
+                     {"--benchmarks", "case:a$", "--min-time", "0.002", "--threshold", "0.5", "--budget", "60",
+                      "--out-dir", out, "--seed", "7"});
   };
   const ProcessResult first = ab_of(dir.path + "/first");
   ASSERT_EQ(first.exit_code, 0) << first.output;
@@ -413,8 +380,8 @@ TEST(AbSampling, ADriftOverTheRunCancelsInTheBlocks) {
 // default, --layout random) both sides sample the same mixture: unchanged. With every process on
 // the plain binary (--layout none, what ab did before layout was sampled as noise) the placement
 // reads as a decided 8 % regression. Both ways, on the same generator. At ab's default cap (100):
-// with 48 the variants drawn on each side (a binomial share of slow ones) left 2 of 5 seeds
-// undecided at the cap, never decided; at 100, 8 of 8 unchanged.
+// the share of slow variants each side draws is binomial, and at a much lower cap it can leave the
+// row undecided at the cap (never decided either way).
 TEST(AbSampling, ALayoutOnlyDifferenceIsNoiseWhenEachProcessDrawsItsVariant) {
   const auto declaration = [](double plain, double other) {
     return nlohmann::json{
