@@ -160,9 +160,14 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
     start = std::chrono::steady_clock::now();
   const bool probe = args.pairing == "duet" && args.probe;
   std::string skip_probe;
-  if (args.budget_s > 0)
-    skip_probe = announce_planned_look(sides, options, args.budget_s,
-                                       probe ? plan_duet_probe(sides, options).to_probe : std::set<std::string>{});
+  if (args.budget_s > 0) {
+    // Projected with what a probe here already found: a benchmark it sent to one side at a time
+    // costs both sides' processes, not one pair's.
+    const DuetProbePlan known = probe ? plan_duet_probe(sides, options) : DuetProbePlan{};
+    RunOptions planned = options;
+    planned.one_side_at_a_time.insert(known.known_apart.begin(), known.known_apart.end());
+    skip_probe = announce_planned_look(sides, planned, args.budget_s, known.to_probe);
+  }
   RunOptions counted = options;
   if (probe) counted.one_side_at_a_time = duet_regime_probe(sides, envs, options, command_line, skip_probe);
   AbResult r = run_ab(sides, envs, counted, command_line);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -260,6 +261,73 @@ TEST(AbSampling, ThePlannedLooksProjectionIsWhatItsProcessesTake) {
   EXPECT_EQ(pairs.size(), 4u) << first.output;  // case a: 4 pairs; b, c and d one side at a time
   for (const auto& [id, wall] : pairs) took += wall;
   EXPECT_GT(took, 0.5 * 12) << first.output;  // 4 pairs and 8 shared processes, each 0.5 s at least
+  EXPECT_GT(projected, 0.8 * took) << "took " << took << " s\n" << second.output;
+  EXPECT_LT(projected, 1.25 * took) << "took " << took << " s\n" << second.output;
+}
+
+// The projection also knows what a regime probe here found: a benchmark the probe sent to one side
+// at a time costs both sides' processes, not one pair's. Declared: every process sleeps 0.5 s once
+// (start_s) and none declares more threads than fit, so the first ab (no probe) runs every pair's
+// sides at once and teaches the cache what a process takes (one benchmark per process in both, so
+// that each process pays its start as it did when the cache learnt it); then this machine's cache says a probe
+// found b, c and d slower beside the other side (a found nothing), and the second ab, which probes
+// nothing (every finding is fresh), runs those three one side at a time. Its projection is compared
+// with what its own processes took (a duet pair's two sides counted once, the rest side after side);
+// the processes mostly sleep, so the machine's load barely moves either.
+TEST(AbSampling, ThePlannedLooksProjectionCountsWhatAProbeHereSentToOneSideAtATime) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "skipped: duet pairing needs two CPUs";
+  TempDir dir;
+  const nlohmann::json quiet = {{"process_sd", 0.005}, {"inprocess_sd", 0.001}};
+  const std::string build =
+      sim_build(dir.path, {{"start_s", 0.5}, {"cases", {{"a", quiet}, {"b", quiet}, {"c", quiet}, {"d", quiet}}}});
+  const auto ab_of = [&](const std::string& out, const std::vector<std::string>& more) {
+    std::vector<std::string> args = {"--experiments",     "sim.declared", "--min-time", "0.002", "--threshold", "0.5",
+                                     "--budget",          "60",           "--out-dir",  out,     "--seed",      "7",
+                                     "--process-sharing", "none"};
+    args.insert(args.end(), more.begin(), more.end());
+    return ab_in_dir(dir.path, build, args);
+  };
+  const ProcessResult first = ab_of(dir.path + "/first", {"--no-probe"});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  std::vector<fs::path> caches;
+  for (const auto& e : fs::directory_iterator(dir.path + "/results/calibration")) caches.push_back(e.path());
+  ASSERT_EQ(caches.size(), 1u);
+  nlohmann::json cache = read(caches[0].string());
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  int marked = 0;
+  for (auto& [name, walls] : cache["process_walls"].items()) {
+    const bool apart = name.find("case:a") == std::string::npos;
+    walls["duet_probe"] = {{"apart", apart}, {"why", apart ? "a duet probe ran it above 1.5x" : ""}, {"at", stamp}};
+    marked += apart;
+  }
+  ASSERT_EQ(marked, 3) << cache.dump();
+  std::ofstream(caches[0]) << cache.dump();
+
+  const ProcessResult second = ab_of(dir.path + "/second", {});
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("4 benchmarks known from a probe here"), std::string::npos) << second.output;
+  const std::string said = "ab: the planned look (32 processes) is projected to take ";
+  const std::size_t at = second.output.find(said);
+  ASSERT_NE(at, std::string::npos) << second.output;
+  const double projected = std::stod(second.output.substr(at + said.size()));
+  double took = 0;
+  std::map<int, double> pairs;
+  for (const std::string side : {"baseline", "candidate"}) {
+    const nlohmann::json doc = read(dir.path + "/second/" + side + ".json");
+    for (const auto& b : doc["benchmarks"]) {
+      const double wall = b.value("process_wall_s", 0.0);
+      if (b.contains("duet_pair")) {
+        double& p = pairs[b["duet_pair"].get<int>()];
+        p = std::max(p, wall);
+      } else {
+        took += wall;
+      }
+    }
+  }
+  EXPECT_EQ(pairs.size(), 4u) << second.output;  // case a: 4 pairs; b, c and d one side at a time
+  for (const auto& [id, wall] : pairs) took += wall;
   EXPECT_GT(projected, 0.8 * took) << "took " << took << " s\n" << second.output;
   EXPECT_LT(projected, 1.25 * took) << "took " << took << " s\n" << second.output;
 }

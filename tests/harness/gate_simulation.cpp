@@ -16,6 +16,9 @@
 //   --sequence robust|mean: the confidence sequence (gate/sequential.h SequenceKind; default robust)
 //   --two-stage 1|0: ab's planned look decided by the fixed gate at alpha/2 first (TwoStage; default 1)
 //   --pair-budget N: the rounds add at most N pairs over the gate, cheapest first (ab's --budget)
+//   --lambda-max L: the robust sequence's largest bet (default 0.75; stats::LocationSpec)
+//   --planted-one X: benchmark 0 alone X slower (0.1 = 10 %): its verdict and processes, and changes decided elsewhere
+//   --planted-cv S: benchmark 0's process noise (0.03 = 3 %) in place of the one its noise model drew
 //   --allocation breadth|depth: under --pair-budget, step pairs to every affordable row (breadth), or
 //     first to the rows the remaining pairs can carry to their estimate (depth: ab's decidable_first)
 //   build/tests/gate_simulation --replay results/ab-X/baseline.json results/ab-X/candidate.json [--cap 30]
@@ -79,15 +82,17 @@ struct SequentialArgs {
   bool naive = true;
   SequenceKind kind = SequenceKind::robust;
   double clip_k = 2.0;
+  double lambda_max = 0.75;  // --lambda-max: the robust sequence's largest bet (stats::LocationSpec)
   int start = 9;             // --unpaired: the current side's planned processes
   double share = 0.5;        // --unpaired: the current side's share of each level
   double run_noise = 0;      // --unpaired: run-to-run SD of a benchmark's log level
   bool two_stage = true;     // ab's and run's planned look decided by the fixed gate at half of alpha (TwoStage)
   double first_share = 0.5;  // --first-share: the planned look's share of alpha
   std::string allocation =
-      "breadth";          // --allocation: the rounds' rule under a pair budget (depth: ab's decidable_first)
-  long pair_budget = -1;  // --pair-budget: pairs the rounds may add over the whole gate (ab's --budget at
-                          // equal cost per process; -1: unlimited), spent cheapest first
+      "breadth";           // --allocation: the rounds' rule under a pair budget (depth: ab's decidable_first)
+  double planted_one = 0;  // --planted-one X: benchmark 0 alone X slower (log), the rest A/A
+  long pair_budget = -1;   // --pair-budget: pairs the rounds may add over the whole gate (ab's --budget at
+                           // equal cost per process; -1: unlimited), spent cheapest first
 };
 
 // `run --baseline --budget`'s loop on synthetic gates: see the header comment.
@@ -226,6 +231,7 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
   long rows = 0, pairs_used = 0, naive_pairs_used = 0, capped_undecided = 0;
   long seq_counts[4] = {0, 0, 0, 0}, naive_counts[4] = {0, 0, 0, 0}, fixed_counts[4] = {0, 0, 0, 0};
   long looks = 0;
+  long planted_found = 0, planted_pairs = 0, others_decided = 0;  // --planted-one
   auto tally = [](long* c, Verdict v) {
     c[0] += v == Verdict::regression, c[1] += v == Verdict::unchanged, c[2] += v == Verdict::undecided,
         c[3] += v == Verdict::improvement;
@@ -237,7 +243,7 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
       values[side].assign(nb, std::vector<double>(static_cast<std::size_t>(a.cap)));
       for (std::size_t b = 0; b < nb; ++b) {
         for (double& v : values[side][b]) {
-          v = cv[b] * z(rng) + (side ? shift : 0);
+          v = cv[b] * z(rng) + (side ? shift : 0) + (side && b == 0 ? a.planted_one : 0);
           if (u(rng) < outliers) v += std::log(1.1 + 0.5 * u(rng));  // a neighbour's burst: 10-60 % slower
         }
       }
@@ -256,6 +262,7 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
     design.c2 = a.c2;
     design.kind = a.kind;
     design.location.clip_k = a.clip_k;
+    design.location.lambda_max = a.lambda_max;
     bool any_regression = false;
     long added = 0;  // pairs added by rounds (--pair-budget)
     SequentialDecision d;
@@ -295,6 +302,13 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
       }
     }
     seq_failed += any_regression;
+    if (a.planted_one != 0) {
+      planted_found += d.rows[0].verdict == Verdict::regression;
+      planted_pairs += d.rows[0].pairs;
+      for (std::size_t b = 1; b < nb; ++b) {
+        others_decided += d.rows[b].verdict == Verdict::regression || d.rows[b].verdict == Verdict::improvement;
+      }
+    }
     for (const SequentialRow& r : d.rows) {
       ++rows;
       tally(seq_counts, r.verdict);
@@ -344,6 +358,13 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
       "undecided %.3f, improvement %.3f; mean processes per side %.1f\n",
       seq_failed, 100.0 * seq_failed / gates, seq_counts[0] / n, seq_counts[1] / n, seq_counts[2] / n,
       seq_counts[3] / n, pairs_used / n);
+  if (a.planted_one != 0) {
+    std::printf(
+        "  planted in benchmark 0 alone (%+.1f%%, its noise %.1f%%): a regression in %ld of %d gates, mean processes "
+        "per side %.1f; other benchmarks decided a change: %ld\n",
+        100 * std::expm1(a.planted_one), 100 * cv[0], planted_found, gates, double(planted_pairs) / gates,
+        others_decided);
+  }
   if (a.naive) {
     std::printf(
         "  naive (fixed test every round): gates with a regression %d (%.2f%%); verdicts: regression %.3f, "
@@ -422,6 +443,7 @@ int main(int argc, char** argv) {
   int benchmarks = 335, processes = 9, gates = 200;
   std::string noise = "measured";
   double outliers = 0.03, shift = 0;
+  double planted_cv = 0;  // --planted-cv: benchmark 0's process noise (log SD), in place of the drawn one
   bool sequential = false, unpaired = false;
   SequentialArgs seq;
   GateOptions options;
@@ -466,6 +488,12 @@ int main(int argc, char** argv) {
       seq.allocation = v;
     else if (k == "--clip-k")
       seq.clip_k = std::atof(v.c_str());
+    else if (k == "--lambda-max")
+      seq.lambda_max = std::atof(v.c_str());
+    else if (k == "--planted-one")
+      seq.planted_one = std::log1p(std::atof(v.c_str()));
+    else if (k == "--planted-cv")
+      planted_cv = std::atof(v.c_str());
     else if (k == "--sequence" && (v == "robust" || v == "mean"))
       seq.kind = v == "robust" ? SequenceKind::robust : SequenceKind::mean;
     else if (k == "--start")
@@ -511,6 +539,7 @@ int main(int argc, char** argv) {
     if (noise == "lognormal") c = std::clamp(0.09 * std::exp(0.6 * z(noise_rng)), 0.005, 0.38);
     if (noise == "measured" || noise == "measured-gpu") c = measured[noise_rng() % measured.size()];
   }
+  if (planted_cv > 0 && !cv.empty()) cv[0] = planted_cv;
   if (unpaired) return simulate_unpaired(benchmarks, processes, gates, cv, outliers, shift, options, seq, noise);
   if (sequential) return simulate_sequential(benchmarks, processes, gates, cv, outliers, shift, options, seq, noise);
   std::mt19937_64 rng(42);
