@@ -138,6 +138,10 @@ std::vector<std::size_t> affordable_cheapest_first(const std::vector<SequentialR
   return chosen;
 }
 
+bool sampling_suspect(const SequentialRow& row) {
+  return std::fabs(std::log1p(row.change)) >= std::log1p(row.threshold);
+}
+
 std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows, const std::vector<bool>& eligible,
                                          const std::vector<double>& seconds_per_pair, double budget_s, int step,
                                          int max_pairs) {
@@ -150,8 +154,7 @@ std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows,
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!eligible[i] || rows[i].pairs_needed > max_pairs) continue;
     const int more = std::max(step, rows[i].pairs_needed - rows[i].pairs);
-    const bool suspect = std::fabs(std::log1p(rows[i].change)) >= std::log1p(rows[i].threshold);
-    to_decide.push_back({suspect, more * seconds_per_pair[i], i});
+    to_decide.push_back({sampling_suspect(rows[i]), more * seconds_per_pair[i], i});
   }
   std::stable_sort(to_decide.begin(), to_decide.end(), [](const ToDecide& a, const ToDecide& b) {
     return a.suspect != b.suspect ? a.suspect : a.seconds < b.seconds;

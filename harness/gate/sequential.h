@@ -118,6 +118,11 @@ struct SequentialDecision {
   std::vector<std::size_t> to_sample() const;
 };
 
+// Whether an undecided row's estimate lies beyond its threshold: a change, if it is one, that a
+// user acts on, so the rounds sample it first (decidable_first) and look at it again as soon as
+// its part of a round has run.
+bool sampling_suspect(const SequentialRow& row);
+
 // The next round of a sampling loop (ab's, run --budget's): of the rows marked `eligible`, fewest
 // pairs still needed first, as many as `budget_s` buys at `cost[i]` seconds each (one that does
 // not fit is passed over for a cheaper one after it). Indices into `rows`.

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "harness/exec/say.h"
@@ -133,7 +135,9 @@ class PairedRounds final : public Rounds {
   // again. Before each part the budget is checked and the part's pairs cut to what the rest of it
   // buys at the benchmarks' seconds per pair, times what the parts so far took over their estimate
   // (overrun_); the sequence is valid whenever it stops, so a round cut short there is looked at as
-  // any other.
+  // any other. A round also ends after a part that held a suspect: the estimate of the pairs a
+  // change needs is a floor, so a suspect its part left undecided is looked at again and, still
+  // undecided, goes first in the next round instead of after every cheaper part of this one.
   bool run_round(const std::vector<std::string>& chosen, int round, double spent_s, double budget_s) override {
     int most = plan_.step, more_than_one = 0;
     std::vector<std::pair<int, std::vector<std::string>>> parts;  // pairs, benchmarks; first chosen first
@@ -150,6 +154,11 @@ class PairedRounds final : public Rounds {
                                   " nearest a decision"
                             : std::string())
           << "; " << static_cast<int>(spent_s) << " s of " << static_cast<int>(budget_s) << " s\n";
+    std::set<std::string> suspects;
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+      if (decision_.rows[i].verdict == Verdict::undecided && sampling_suspect(decision_.rows[i]))
+        suspects.insert(states_[i].benchmark);
+    }
     const auto round_start = std::chrono::steady_clock::now();
     for (std::size_t k = 0; k < parts.size(); ++k) {
       const double left =
@@ -174,6 +183,13 @@ class PairedRounds final : public Rounds {
       if (estimated_s_ > 0) overrun_ = std::max(1.0, took_s_ / estimated_s_);
       add_round(by_name_, more.baseline, more.candidate, plan_.gate);
       note_apart(more.candidate);
+      const bool held_suspect = std::any_of(parts[k].second.begin(), parts[k].second.end(),
+                                            [&](const std::string& name) { return suspects.count(name) > 0; });
+      if (held_suspect && k + 1 < parts.size()) {
+        sayf(Verbosity::verbose, "ab: round %d ends after part %zu of %zu, its suspects to be looked at again\n", round,
+             k + 1, parts.size());
+        break;
+      }
     }
     return true;
   }

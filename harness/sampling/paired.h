@@ -21,9 +21,10 @@ struct PairedPlan {
   int step = 2;               // pairs per block: a benchmark sampled gets whole blocks
   int max_repetitions = 100;  // the cap of processes per benchmark and side
   GateOptions gate;           // threshold, alpha, correction, interval level
-  // At most this many pairs per benchmark in one round (round_pairs): enough for the robust
-  // sequence's blocks at Holm's strictest level over a quick ab's 128 benchmarks (20 blocks),
-  // so that a benchmark the budget can carry to its decision gets there in one round.
+  // At most this many pairs per benchmark in one round (round_pairs): about the robust sequence's
+  // blocks at Holm's strictest level over a quick ab's 128 benchmarks (20 blocks), so that a
+  // benchmark the budget can carry to its decision gets there in a round or two (a suspect its part
+  // left undecided goes first in the next: run_round).
   int round_cap = 40;
 };
 

@@ -8,6 +8,7 @@
 // decision never depends on the machine (the budget is far from being reached).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -232,6 +234,56 @@ TEST(AbOrderGuard, ARoundStopsBetweenPartsOnceTheBudgetIsSpent) {
   plan.budget_s = 0.5;
   sample_pairs(plan, planned.baseline, planned.candidate, more, std::chrono::steady_clock::now());
   EXPECT_EQ(parts, 1) << "asked " << testing::PrintToString(asked);  // what ran, not how long it took
+}
+
+// A round ends after a part that held a suspect, so that one its part left undecided (the estimate
+// of the pairs a change needs is a floor) is looked at again and sampled first in the next round,
+// rather than after every cheaper part of this one has spent the budget (issue 43: a planted 10 %
+// left at +10.1 % [+8.5, +11.4] after 42 pairs per side while quiet rows took the rest). Declared:
+// benchmark a 10 % slower with 9 % noise per process, its parts quick; b identical builds, its part
+// 0.6 s; a 0.5 s budget. The first round gives a 40 pairs (the round's cap), which leave it
+// undecided, then b's part spends the budget; with the round ended after a's part, a's next part
+// (18 pairs) comes before b's and decides it (without: undecided at 44 pairs per side).
+TEST(AbOrderGuard, ASuspectIsLookedAtAgainBeforeTheRestOfItsRound) {
+  Generator a{{.change = 0.10, .noise = 0.09}}, b{{.change = 0, .noise = 0.035}};
+  auto both = [&](int from, int count) {
+    PairedRound r = a.blocks(from, count), other = b.blocks(from, count);
+    for (auto [doc, more] : {std::pair{&r.baseline, &other.baseline}, {&r.candidate, &other.candidate}}) {
+      for (nlohmann::json row : (*more)["benchmarks"]) {
+        row["name"] = "demo.x/b";
+        (*doc)["benchmarks"].push_back(row);
+      }
+    }
+    return r;
+  };
+  PairedRound planned = both(0, 2);
+  for (auto* doc : {&planned.baseline, &planned.candidate})
+    for (auto& row : (*doc)["benchmarks"]) row["process_wall_s"] = 1e-4;  // both fit in one round
+  int next_a = 2, next_b = 2;
+  std::vector<std::string> ran;
+  const RunPairedRound more = [&](const std::set<std::string>& chosen, int, int pairs) {
+    const bool is_a = chosen.count("demo.x/a") > 0;
+    ran.push_back((is_a ? "a:" : "b:") + std::to_string(pairs));
+    if (!is_a) std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    PairedRound r = is_a ? a.blocks(next_a, pairs / 2) : b.blocks(next_b, pairs / 2);
+    if (!is_a) {
+      for (auto* doc : {&r.baseline, &r.candidate})
+        for (auto& row : (*doc)["benchmarks"]) row["name"] = "demo.x/b";
+    }
+    (is_a ? next_a : next_b) += pairs / 2;
+    for (auto* doc : {&r.baseline, &r.candidate})
+      for (auto& row : (*doc)["benchmarks"]) row["process_wall_s"] = 1e-4;
+    return r;
+  };
+  PairedPlan plan;
+  plan.budget_s = 0.5;
+  const SequentialDecision d =
+      sample_pairs(plan, planned.baseline, planned.candidate, more, std::chrono::steady_clock::now());
+  const auto row =
+      std::find_if(d.rows.begin(), d.rows.end(), [](const SequentialRow& r) { return r.benchmark == "demo.x/a"; });
+  ASSERT_NE(row, d.rows.end());
+  EXPECT_EQ(row->verdict, Verdict::regression)
+      << "ran " << testing::PrintToString(ran) << ", a at " << row->pairs << " pairs: " << row->note;
 }
 
 }  // namespace
