@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -92,6 +93,7 @@ class PairedRounds final : public Rounds {
         duet_(baseline["pairbench"]["sampling"].value("pairing", "") == "duet") {
     add_round(by_name_, baseline, candidate, plan_.gate);
     note_apart(candidate);
+    note_alone(baseline, candidate);
     // Stage 1 (sequential.h, TwoStage): the planned processes decided by the fixed-sample gate at
     // half of alpha, once; stage 2: the always-valid sequence at the other half on every later look.
     GateOptions first_options = stages_.first_look;
@@ -123,7 +125,10 @@ class PairedRounds final : public Rounds {
     pairs_.clear();
     for (std::size_t k = 0; k < picked.size(); ++k) {
       chosen.push_back(states_[picked[k]].benchmark);
-      pairs_[chosen.back()] = pairs[k];
+      // Its cost so far is a share of processes it shared with other benchmarks, which paid their
+      // start and common set-up for it; alone in a round it pays them itself (a benchmark with a
+      // large input: 10-20x its share). One block first, to learn what it costs alone.
+      pairs_[chosen.back()] = alone_.count(chosen.back()) ? pairs[k] : std::min(pairs[k], plan_.step);
     }
     return chosen;
   }
@@ -175,14 +180,21 @@ class PairedRounds final : public Rounds {
       const std::set<std::string> these(parts[k].second.begin(), parts[k].second.end());
       sayf(Verbosity::verbose, "ab: round %d part %zu of %zu: %d more processes per side of %zu (%s%s)\n", round, k + 1,
            parts.size(), pairs, these.size(), parts[k].second.front().c_str(), these.size() > 1 ? ", ..." : "");
+      // A part whose cost was planned at a shared process's share teaches its benchmarks' own cost
+      // (note_alone), not how far the harness overruns the costs it knows.
+      const bool costs_known =
+          std::all_of(these.begin(), these.end(), [&](const std::string& n) { return alone_.count(n) > 0; });
       const auto part_start = std::chrono::steady_clock::now();
       const PairedRound more = run_round_(these, ++passes_, pairs);
       if (more.interrupted) return false;  // a cut-short round is not looked at
-      estimated_s_ += pairs * per_pair;
-      took_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - part_start).count();
-      if (estimated_s_ > 0) overrun_ = std::max(1.0, took_s_ / estimated_s_);
+      if (costs_known) {
+        estimated_s_ += pairs * per_pair;
+        took_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - part_start).count();
+        if (estimated_s_ > 0) overrun_ = std::max(1.0, took_s_ / estimated_s_);
+      }
       add_round(by_name_, more.baseline, more.candidate, plan_.gate);
       note_apart(more.candidate);
+      note_alone(more.baseline, more.candidate);
       const bool held_suspect = std::any_of(parts[k].second.begin(), parts[k].second.end(),
                                             [&](const std::string& name) { return suspects.count(name) > 0; });
       if (held_suspect && k + 1 < parts.size()) {
@@ -210,8 +222,11 @@ class PairedRounds final : public Rounds {
       // Its wall seconds per pair so far (a duet pair runs both sides at once: half of both
       // processes; a benchmark whose sides run one at a time in a duet ab, both).
       const bool at_once = duet_ && !apart_.count(name);
-      per_pair_.push_back(
-          s.diffs.empty() ? 0 : s.seconds / static_cast<double>(s.processes_per_side()) * (at_once ? 0.5 : 1.0));
+      const auto alone = alone_.find(name);
+      const double per_process_pair = alone != alone_.end() ? alone->second.seconds / alone->second.pairs
+                                      : s.diffs.empty()     ? 0
+                                                            : s.seconds / static_cast<double>(s.processes_per_side());
+      per_pair_.push_back(per_process_pair * (at_once ? 0.5 : 1.0));
     }
     decision_ = decide_sequential(states_, stages_.sequence, SequentialDesign{1.0, plan_.max_repetitions});
     merge_first_look(decision_, first_look_);
@@ -270,6 +285,25 @@ class PairedRounds final : public Rounds {
     }
   }
   std::set<std::string> apart_;
+  // Per benchmark, the wall of its processes that ran no other benchmark (a round's, or a planned
+  // one not shared), both sides, and their pairs: what a pair costs a round.
+  struct Alone {
+    double seconds = 0;
+    int pairs = 0;
+  };
+  void note_alone(const nlohmann::json& base, const nlohmann::json& cand) {
+    for (const nlohmann::json* doc : {&base, &cand}) {
+      for (const auto& b : (*doc)["benchmarks"]) {
+        if (!b.contains("name") || !b.contains("process_wall_s")) continue;
+        if (b.contains("shared_process") && b["shared_process"].value("benchmarks", 1) > 1) continue;
+        Alone& a = alone_[b["name"].get<std::string>()];
+        a.seconds += b["process_wall_s"].get<double>();
+        if (doc == &cand) ++a.pairs;
+      }
+    }
+    for (auto it = alone_.begin(); it != alone_.end();) it = it->second.pairs > 0 ? std::next(it) : alone_.erase(it);
+  }
+  std::map<std::string, Alone> alone_;
   // What the rounds' parts took against what their processes' walls said (a part pays its own
   // process starts and the harness's bookkeeping): later parts and rounds are planned at that.
   double estimated_s_ = 0, took_s_ = 0, overrun_ = 1;
