@@ -151,6 +151,19 @@ TEST(AbOrderGuard, AChangeNoLargerThanTheOrderEffectIsHeldAndALargerOneIsDecided
   EXPECT_NEAR(decided.order_effect, 0.01, 0.02) << said(decided);
 }
 
+// The rows of `b_blocks` as benchmark demo.x/b (a Generator names its rows demo.x/a), appended to
+// `a_blocks`: a round of two benchmarks.
+PairedRound with_b(PairedRound a_blocks, PairedRound b_blocks) {
+  for (auto [doc, more] :
+       {std::pair{&a_blocks.baseline, &b_blocks.baseline}, {&a_blocks.candidate, &b_blocks.candidate}}) {
+    for (nlohmann::json row : (*more)["benchmarks"]) {
+      row["name"] = "demo.x/b";
+      (*doc)["benchmarks"].push_back(row);
+    }
+  }
+  return a_blocks;
+}
+
 }  // namespace
 }  // namespace pairbench::harness
 
@@ -203,17 +216,7 @@ TEST(AbOrderGuard, ABenchmarkRunOneSideAtATimeCostsBothSidesPerPair) {
 // first part runs, the second does not (without the check: both).
 TEST(AbOrderGuard, ARoundStopsBetweenPartsOnceTheBudgetIsSpent) {
   Generator a{{.change = 0, .noise = 0.06}}, b{{.change = 0, .noise = 0.035}};
-  auto both = [&](int from, int count) {
-    PairedRound r = a.blocks(from, count), other = b.blocks(from, count);
-    for (auto [doc, more] : {std::pair{&r.baseline, &other.baseline}, {&r.candidate, &other.candidate}}) {
-      for (nlohmann::json row : (*more)["benchmarks"]) {
-        row["name"] = "demo.x/b";
-        (*doc)["benchmarks"].push_back(row);
-      }
-    }
-    return r;
-  };
-  PairedRound planned = both(0, 2);
+  PairedRound planned = with_b(a.blocks(0, 2), b.blocks(0, 2));
   for (auto* doc : {&planned.baseline, &planned.candidate})
     for (auto& row : (*doc)["benchmarks"]) row["process_wall_s"] = 1e-4;  // both fit in one round
   int next = 2, parts = 0;
@@ -246,17 +249,7 @@ TEST(AbOrderGuard, ARoundStopsBetweenPartsOnceTheBudgetIsSpent) {
 // (18 pairs) comes before b's and decides it (without: undecided at 44 pairs per side).
 TEST(AbOrderGuard, ASuspectIsLookedAtAgainBeforeTheRestOfItsRound) {
   Generator a{{.change = 0.10, .noise = 0.09}}, b{{.change = 0, .noise = 0.035}};
-  auto both = [&](int from, int count) {
-    PairedRound r = a.blocks(from, count), other = b.blocks(from, count);
-    for (auto [doc, more] : {std::pair{&r.baseline, &other.baseline}, {&r.candidate, &other.candidate}}) {
-      for (nlohmann::json row : (*more)["benchmarks"]) {
-        row["name"] = "demo.x/b";
-        (*doc)["benchmarks"].push_back(row);
-      }
-    }
-    return r;
-  };
-  PairedRound planned = both(0, 2);
+  PairedRound planned = with_b(a.blocks(0, 2), b.blocks(0, 2));
   for (auto* doc : {&planned.baseline, &planned.candidate})
     for (auto& row : (*doc)["benchmarks"]) row["process_wall_s"] = 1e-4;  // both fit in one round
   int next_a = 2, next_b = 2;

@@ -102,6 +102,28 @@ ProcessResult ab_in_dir(const std::string& dir, const std::string& build, const 
   return run_process(argv, {}, std::chrono::seconds(300));
 }
 
+// What an ab's processes took in wall time (`dir`'s two run files): each duet pair once (its longer
+// side, the two ran at once), every other process on its own; `pairs`: the duet pairs seen.
+double wall_of_processes(const std::string& dir, std::size_t& pairs) {
+  double took = 0;
+  std::map<int, double> by_pair;
+  for (const std::string side : {"baseline", "candidate"}) {
+    const nlohmann::json doc = read(dir + "/" + side + ".json");
+    for (const auto& b : doc["benchmarks"]) {
+      const double wall = b.value("process_wall_s", 0.0);
+      if (b.contains("duet_pair")) {
+        double& p = by_pair[b["duet_pair"].get<int>()];
+        p = std::max(p, wall);
+      } else {
+        took += wall;
+      }
+    }
+  }
+  for (const auto& [id, wall] : by_pair) took += wall;
+  pairs = by_pair.size();
+  return took;
+}
+
 std::string verdict_of(const nlohmann::json& gate) {
   for (const auto& b : gate["benchmarks"]) {
     if (b["instrument"] == "time") return b["verdict"];
@@ -243,23 +265,9 @@ TEST(AbSampling, ThePlannedLooksProjectionIsWhatItsProcessesTake) {
   const std::size_t at = second.output.find(said);
   ASSERT_NE(at, std::string::npos) << second.output;
   const double projected = std::stod(second.output.substr(at + said.size()));
-  // What they took: each duet pair once (its longer side), every other process on its own.
-  double took = 0;
-  std::map<int, double> pairs;
-  for (const std::string side : {"baseline", "candidate"}) {
-    const nlohmann::json doc = read(dir.path + "/first/" + side + ".json");
-    for (const auto& b : doc["benchmarks"]) {
-      const double wall = b.value("process_wall_s", 0.0);
-      if (b.contains("duet_pair")) {
-        double& p = pairs[b["duet_pair"].get<int>()];
-        p = std::max(p, wall);
-      } else {
-        took += wall;
-      }
-    }
-  }
-  EXPECT_EQ(pairs.size(), 4u) << first.output;  // case a: 4 pairs; b, c and d one side at a time
-  for (const auto& [id, wall] : pairs) took += wall;
+  std::size_t pairs = 0;
+  const double took = wall_of_processes(dir.path + "/first", pairs);
+  EXPECT_EQ(pairs, 4u) << first.output;       // case a: 4 pairs; b, c and d one side at a time
   EXPECT_GT(took, 0.5 * 12) << first.output;  // 4 pairs and 8 shared processes, each 0.5 s at least
   EXPECT_GT(projected, 0.8 * took) << "took " << took << " s\n" << second.output;
   EXPECT_LT(projected, 1.25 * took) << "took " << took << " s\n" << second.output;
@@ -312,22 +320,9 @@ TEST(AbSampling, ThePlannedLooksProjectionCountsWhatAProbeHereSentToOneSideAtATi
   const std::size_t at = second.output.find(said);
   ASSERT_NE(at, std::string::npos) << second.output;
   const double projected = std::stod(second.output.substr(at + said.size()));
-  double took = 0;
-  std::map<int, double> pairs;
-  for (const std::string side : {"baseline", "candidate"}) {
-    const nlohmann::json doc = read(dir.path + "/second/" + side + ".json");
-    for (const auto& b : doc["benchmarks"]) {
-      const double wall = b.value("process_wall_s", 0.0);
-      if (b.contains("duet_pair")) {
-        double& p = pairs[b["duet_pair"].get<int>()];
-        p = std::max(p, wall);
-      } else {
-        took += wall;
-      }
-    }
-  }
-  EXPECT_EQ(pairs.size(), 4u) << second.output;  // case a: 4 pairs; b, c and d one side at a time
-  for (const auto& [id, wall] : pairs) took += wall;
+  std::size_t pairs = 0;
+  const double took = wall_of_processes(dir.path + "/second", pairs);
+  EXPECT_EQ(pairs, 4u) << second.output;  // case a: 4 pairs; b, c and d one side at a time
   EXPECT_GT(projected, 0.8 * took) << "took " << took << " s\n" << second.output;
   EXPECT_LT(projected, 1.25 * took) << "took " << took << " s\n" << second.output;
 }
