@@ -2,9 +2,10 @@
 """The noise an `ab`'s pairs and crossover blocks carry, per experiment and by regime.
 
   pair_noise.py extract AB_OUT_DIR > processes.tsv    every passed time process of both sides
+                                                     (duet: 0 one side at a time, 1 at once, 2 taking turns)
   pair_noise.py summary processes.tsv [...]          per experiment, and duet against one side at a time
 
-Per benchmark (at least 6 repetitions on each side): the SD of the log differences of its pairs
+Per benchmark (at least 4 repetitions on each side): the SD of the log differences of its pairs
 (same repetition index), of its blocks (the mean of two consecutive pairs: a crossover block), and
 of one side's log values between processes; the tables give medians over benchmarks.
 """
@@ -25,7 +26,7 @@ def extract(out_dir):
                 continue
             if not b.get("metric_value", 0) > 0:
                 continue
-            duet = 1 if "duet_pair" in b else 0
+            duet = (2 if b.get("duet_alternate") else 1) if "duet_pair" in b else 0
             print(f"{side}\t{b['name']}\t{b['repetition_index']}\t{duet}\t{math.log(b['metric_value']):.6f}")
 
 
@@ -37,12 +38,12 @@ def per_benchmark(path):
         for line in f:
             side, name, rep, is_duet, v = line.rstrip("\n").split("\t")
             values[side][name][int(rep)] = float(v)
-            duet[name] = is_duet == "1"
+            duet[name] = int(is_duet)
     out = {}
     for name, base in values["baseline"].items():
         cand = values["candidate"].get(name, {})
         reps = sorted(set(base) & set(cand))
-        if len(reps) < 6:
+        if len(reps) < 4:
             continue
         d = [cand[r] - base[r] for r in reps]
         blocks = [(d[i] + d[i + 1]) / 2 for i in range(0, len(d) - 1, 2)]
@@ -62,9 +63,9 @@ def summary(paths):
         groups = collections.defaultdict(list)
         for name, r in rows.items():
             groups[name.split("/")[0]].append(r)
-            groups["duet" if r[0] else "one side at a time"].append(r)
+            groups[("one side at a time", "duet", "taking turns")[r[0]]].append(r)
             groups["all"].append(r)
-        for key in sorted(groups, key=lambda k: (k in ("all", "duet", "one side at a time"), k)):
+        for key in sorted(groups, key=lambda k: (k in ("all", "duet", "one side at a time", "taking turns"), k)):
             g = groups[key]
             med = [100 * statistics.median(r[i] for r in g) for i in (1, 2, 3)]
             print(f"  {key:32s} {len(g):3d}  {med[0]:6.2f} % {med[1]:6.2f} % {med[2]:6.2f} %")
