@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -156,8 +157,11 @@ std::vector<std::size_t> decidable_first(const std::vector<SequentialRow>& rows,
     const int more = std::max(step, rows[i].pairs_needed - rows[i].pairs);
     to_decide.push_back({sampling_suspect(rows[i]), more * seconds_per_pair[i], i});
   }
-  std::stable_sort(to_decide.begin(), to_decide.end(), [](const ToDecide& a, const ToDecide& b) {
-    return a.suspect != b.suspect ? a.suspect : a.seconds < b.seconds;
+  std::stable_sort(to_decide.begin(), to_decide.end(), [&](const ToDecide& a, const ToDecide& b) {
+    if (a.suspect != b.suspect) return a.suspect;
+    if (a.suspect && rows[a.row].standard_errors != rows[b.row].standard_errors)
+      return rows[a.row].standard_errors > rows[b.row].standard_errors;
+    return a.seconds < b.seconds;
   });
   std::vector<std::size_t> chosen;
   double committed = 0;
@@ -328,6 +332,19 @@ void plan_undecided(SequentialRow& r, const Sequence& m, double k, const std::st
   r.note += buf;
 }
 
+// |estimate| over its standard error, the variance moderated toward `prior_variance` with
+// `prior_df` observations' weight; 0 where there is no variance to go by.
+double standard_errors_of(const Sequence& m, double prior_variance, double prior_df) {
+  if (m.n < 1 || !std::isfinite(m.mean)) return 0;
+  const double own_df = std::max(0, m.n - 1);
+  const double own = own_df > 0 && std::isfinite(m.sd) ? m.sd * m.sd : 0;
+  const double weight = prior_variance > 0 ? prior_df : 0;
+  if (own_df + weight <= 0) return 0;
+  const double variance = (weight * prior_variance + own_df * own) / (weight + own_df);
+  if (!(variance > 0)) return m.mean != 0 ? std::numeric_limits<double>::infinity() : 0;
+  return std::fabs(m.mean) / std::sqrt(variance / m.n);
+}
+
 }  // namespace
 
 SequentialDecision decide_sequential(const std::vector<SequentialState>& states, const GateOptions& options,
@@ -351,6 +368,19 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
   }
   const std::vector<double> adj_worse = adjust_p_values(p_worse, options.correction),
                             adj_better = adjust_p_values(p_better, options.correction);
+  // The median row's variance per observation, the prior that each row's standard errors are
+  // moderated toward (SequentialRow::standard_errors), with kPriorDf observations' weight.
+  constexpr double kPriorDf = 4;
+  std::vector<double> variances;
+  for (const Sequence& m : intervals) {
+    if (m.n >= 2 && std::isfinite(m.sd)) variances.push_back(m.sd * m.sd);
+  }
+  double prior_variance = 0;
+  if (!variances.empty()) {
+    std::nth_element(variances.begin(), variances.begin() + static_cast<std::ptrdiff_t>(variances.size() / 2),
+                     variances.end());
+    prior_variance = variances[variances.size() / 2];
+  }
   for (std::size_t i = 0; i < states.size(); ++i) {
     const SequentialState& s = states[i];
     const Sequence& m = intervals[i];
@@ -366,6 +396,7 @@ SequentialDecision decide_sequential(const std::vector<SequentialState>& states,
     r.p_worse = m.p_greater;
     r.p_better = m.p_less;
     r.p_adjusted = adj_worse[i];
+    r.standard_errors = standard_errors_of(m, prior_variance, kPriorDf);
     const bool slower = adj_worse[i] < options.alpha, faster = adj_better[i] < options.alpha;
     r.verdict = sequential_verdict(slower, faster, m.low, m.high, std::log1p(s.threshold));
     const std::string held = hold_order_effect(s, m, r);

@@ -108,6 +108,10 @@ struct SequentialRow {
   // The mean order effect over the blocks (relative; SequentialState::order_effects), 0 without them.
   double order_effect = 0;
   bool first_look = false;  // decided by the planned look's fixed-sample gate (TwoStage), not the sequence
+  // How many standard errors its estimate lies from no change: its observations' variance moderated
+  // toward the median row's (decide_sequential), so that two blocks cannot make a noisy row look
+  // sure. It only orders the rounds' suspects (decidable_first); no verdict reads it.
+  double standard_errors = 0;
 };
 
 struct SequentialDecision {
@@ -133,9 +137,13 @@ std::vector<std::size_t> affordable_cheapest_first(const std::vector<SequentialR
 // The next round, concentrated where the budget can finish the job: of the eligible rows whose
 // estimate is within the cap, the suspects first (an estimate beyond the row's threshold: what a
 // user acts on if it is real, and what needs the most pairs, so that cheaper quiet rows would
-// otherwise take the budget before it), then the rest, each group cheapest to *decide* first (the
-// pairs each still needs, at least `step`, times its seconds per pair), as many as the remaining
-// budget can carry to their estimate;
+// otherwise take the budget before it), most standard errors from no change first, then the rest,
+// cheapest to *decide* first (the pairs each still needs, at least `step`, times its seconds per
+// pair), as many as the remaining budget can carry to their estimate. Suspects go by their evidence,
+// not their cost: a noisy row whose estimate passed its threshold by chance is cheap to sample
+// and, cheapest first, stays first round after round while its estimate wanders, and a real
+// change of a costlier benchmark waits behind it until the budget is gone; by evidence, sampling
+// it shrinks its standard errors and it falls behind;
 // each gets `step` pairs this round. Spreading `step` over every affordable row instead leaves
 // each at a few pairs, where the always-valid interval decides nothing (ab of 128 benchmarks in
 // 180 s: 8 decided). Where no row can be carried to its estimate, the breadth rule above.

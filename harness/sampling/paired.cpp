@@ -102,7 +102,7 @@ class PairedRounds final : public Rounds {
     look();
   }
 
-  // The benchmarks to sample next, suspects first, then cheapest to decide, as many as the remaining
+  // The benchmarks to sample next, suspects first (most evidence first), then cheapest to decide, as many as the remaining
   // budget buys, and how many pairs each gets this round (round_pairs: what its estimate still
   // needs, at most round_cap). Every undecided benchmark below the cap is eligible (only where
   // `step` more stay within it: the cap is a maximum, never passed). The budget goes first to those
@@ -154,7 +154,8 @@ class PairedRounds final : public Rounds {
       parts.back().second.push_back(name);
     }
     say() << "ab: round " << round << ": " << decision_.count(Verdict::undecided) << " undecided, sampling "
-          << chosen.size() << " (suspects, then cheapest first), " << plan_.step << " more processes per side"
+          << chosen.size() << " (suspects by evidence, then cheapest first), " << plan_.step
+          << " more processes per side"
           << (more_than_one ? ", up to " + std::to_string(most) + " for the " + std::to_string(more_than_one) +
                                   " nearest a decision"
                             : std::string())

@@ -19,6 +19,10 @@
 //   --lambda-max L: the robust sequence's largest bet (default 0.75; stats::LocationSpec)
 //   --planted-one X: benchmark 0 alone X slower (0.1 = 10 %): its verdict and processes, and changes decided elsewhere
 //   --planted-cv S: benchmark 0's process noise (0.03 = 3 %) in place of the one its noise model drew
+//   --planted-cost K: benchmark 0's pair costs K times another's (a larger input); --pair-budget is then
+//     in the other benchmarks' pairs
+//   --suspects-by evidence|cost: depth's order among suspects (ab's: most standard errors first;
+//     cost: cheapest to decide first, the rule before it)
 //   --allocation breadth|depth: under --pair-budget, step pairs to every affordable row (breadth), or
 //     first to the rows the remaining pairs can carry to their estimate (depth: ab's decidable_first)
 //   build/tests/gate_simulation --replay results/ab-X/baseline.json results/ab-X/candidate.json [--cap 30]
@@ -89,10 +93,12 @@ struct SequentialArgs {
   bool two_stage = true;     // ab's and run's planned look decided by the fixed gate at half of alpha (TwoStage)
   double first_share = 0.5;  // --first-share: the planned look's share of alpha
   std::string allocation =
-      "breadth";           // --allocation: the rounds' rule under a pair budget (depth: ab's decidable_first)
-  double planted_one = 0;  // --planted-one X: benchmark 0 alone X slower (log), the rest A/A
-  long pair_budget = -1;   // --pair-budget: pairs the rounds may add over the whole gate (ab's --budget at
-                           // equal cost per process; -1: unlimited), spent cheapest first
+      "breadth";            // --allocation: the rounds' rule under a pair budget (depth: ab's decidable_first)
+  double planted_one = 0;   // --planted-one X: benchmark 0 alone X slower (log), the rest A/A
+  double planted_cost = 1;  // --planted-cost K: benchmark 0's pair costs K times another's
+  std::string suspects_by = "evidence";  // --suspects-by: depth's order among suspects
+  long pair_budget = -1;  // --pair-budget: pairs the rounds may add over the whole gate (ab's --budget at
+                          // equal cost per process; -1: unlimited), spent cheapest first
 };
 
 // `run --baseline --budget`'s loop on synthetic gates: see the header comment.
@@ -264,7 +270,9 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
     design.location.clip_k = a.clip_k;
     design.location.lambda_max = a.lambda_max;
     bool any_regression = false;
-    long added = 0;  // pairs added by rounds (--pair-budget)
+    double added = 0;  // pairs added by rounds (--pair-budget), at benchmark 0's --planted-cost
+    std::vector<double> cost(nb, 1.0);
+    cost[0] = a.planted_cost;
     SequentialDecision d;
     // ab's two stages: the fixed-sample gate on the planned pairs, once, at half of alpha.
     const TwoStage stages = split_two_stage(options, a.first_share);
@@ -285,13 +293,21 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
         std::vector<bool> eligible;
         for (const SequentialRow& r : d.rows)
           eligible.push_back(r.verdict == Verdict::undecided && r.pairs + a.step <= a.cap);
-        next = decidable_first(d.rows, eligible, std::vector<double>(d.rows.size(), 1.0),
-                               static_cast<double>(a.pair_budget - added), a.step, a.cap);  // within the budget
-        added += static_cast<long>(next.size()) * a.step;
+        std::vector<SequentialRow> ordered = d.rows;
+        if (a.suspects_by == "cost") {
+          for (SequentialRow& r : ordered) r.standard_errors = 0;  // ties: cheapest to decide first
+        }
+        next = decidable_first(ordered, eligible, cost, static_cast<double>(a.pair_budget) - added, a.step,
+                               a.cap);  // within the budget
+        for (std::size_t b : next) added += a.step * cost[b];
       } else if (a.pair_budget >= 0) {
-        const auto affordable = static_cast<std::size_t>(std::max<long>(0, (a.pair_budget - added) / a.step));
-        if (next.size() > affordable) next.resize(affordable);
-        added += static_cast<long>(next.size()) * a.step;
+        std::vector<std::size_t> affordable;
+        for (std::size_t b : next) {
+          if (added + a.step * cost[b] > static_cast<double>(a.pair_budget)) break;
+          added += a.step * cost[b];
+          affordable.push_back(b);
+        }
+        next = affordable;
       }
       if (next.empty()) break;
       for (std::size_t b : next) {
@@ -360,10 +376,10 @@ int simulate_sequential(int benchmarks, int processes, int gates, const std::vec
       seq_counts[3] / n, pairs_used / n);
   if (a.planted_one != 0) {
     std::printf(
-        "  planted in benchmark 0 alone (%+.1f%%, its noise %.1f%%): a regression in %ld of %d gates, mean processes "
-        "per side %.1f; other benchmarks decided a change: %ld\n",
-        100 * std::expm1(a.planted_one), 100 * cv[0], planted_found, gates, double(planted_pairs) / gates,
-        others_decided);
+        "  planted in benchmark 0 alone (%+.1f%%, its noise %.1f%%, its pair %.1fx another's, suspects by %s): a "
+        "regression in %ld of %d gates, mean processes per side %.1f; other benchmarks decided a change: %ld\n",
+        100 * std::expm1(a.planted_one), 100 * cv[0], a.planted_cost, a.suspects_by.c_str(), planted_found, gates,
+        double(planted_pairs) / gates, others_decided);
   }
   if (a.naive) {
     std::printf(
@@ -494,6 +510,10 @@ int main(int argc, char** argv) {
       seq.planted_one = std::log1p(std::atof(v.c_str()));
     else if (k == "--planted-cv")
       planted_cv = std::atof(v.c_str());
+    else if (k == "--planted-cost")
+      seq.planted_cost = std::atof(v.c_str());
+    else if (k == "--suspects-by" && (v == "evidence" || v == "cost"))
+      seq.suspects_by = v;
     else if (k == "--sequence" && (v == "robust" || v == "mean"))
       seq.kind = v == "robust" ? SequenceKind::robust : SequenceKind::mean;
     else if (k == "--start")

@@ -450,6 +450,50 @@ TEST(DecideSequential, DecidableFirstConcentratesTheBudget) {
   EXPECT_EQ(decidable_first(rows, eligible, per_pair, 15, 2, 100), (std::vector<std::size_t>{0, 1, 3}));
 }
 
+// Suspects go by their evidence, not their cost: a cheap noisy row whose estimate passed its
+// threshold by chance (+6 %, 0.8 standard errors) does not go before a costlier real change (+11 %,
+// 6 standard errors). Cheapest first, the noisy row took the rounds of an `ab` at its defaults one
+// after another until the budget was spent, and the real change was left undecided.
+TEST(DecideSequential, DecidableFirstTakesTheSuspectWithTheMostEvidenceFirst) {
+  std::vector<SequentialRow> rows(3);
+  for (SequentialRow& r : rows) r.pairs = 4, r.threshold = 0.05;
+  rows[0].change = 0.06, rows[0].standard_errors = 0.8, rows[0].pairs_needed = 20;  // noisy, cheap
+  rows[1].change = 0.11, rows[1].standard_errors = 6.0, rows[1].pairs_needed = 12;  // real, costly
+  rows[2].change = 0.01, rows[2].standard_errors = 0.3, rows[2].pairs_needed = 8;   // quiet, not a suspect
+  const std::vector<bool> eligible(3, true);
+  const std::vector<double> per_pair = {0.01, 0.5, 0.02};  // to decide: 0.16 s, 4 s, 0.08 s
+  EXPECT_EQ(decidable_first(rows, eligible, per_pair, 10, 2, 100), (std::vector<std::size_t>{1, 0, 2}));
+  // The budget it cannot carry the real change to its estimate with: the others, cheapest first after it.
+  EXPECT_EQ(decidable_first(rows, eligible, per_pair, 1, 2, 100), (std::vector<std::size_t>{0, 2}));
+  // Sampled more, the noisy row's evidence may pass the other's: then it goes first.
+  rows[0].standard_errors = 7;
+  EXPECT_EQ(decidable_first(rows, eligible, per_pair, 10, 2, 100), (std::vector<std::size_t>{0, 1, 2}));
+}
+
+// A row's standard errors (what orders the suspects): its own variance moderated toward the median
+// row's, so that two blocks that agree by chance do not outrank a change measured in twelve.
+TEST(DecideSequential, StandardErrorsAreModeratedTowardTheMedianRowsNoise) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> z(0, 1);
+  std::vector<SequentialState> states(22);
+  for (std::size_t b = 0; b < 20; ++b) {
+    states[b].benchmark = "quiet" + std::to_string(b);
+    for (int k = 0; k < 10; ++k) states[b].diffs.push_back(0.07 * z(rng));
+  }
+  states[20].benchmark = "two_blocks_agreeing";
+  states[20].diffs = {0.080, 0.0801};
+  states[21].benchmark = "real";
+  for (int k = 0; k < 12; ++k) states[21].diffs.push_back(0.104 + 0.03 * z(rng));
+  const SequentialDecision d = decide_sequential(states, GateOptions{}, SequentialDesign{});
+  ASSERT_EQ(d.rows.size(), 22u);
+  // Unmoderated, the two blocks' 0.00007 spread would make +8 % about 1,600 standard errors.
+  EXPECT_GT(d.rows[20].standard_errors, 0.5);
+  EXPECT_LT(d.rows[20].standard_errors, 4.0);
+  EXPECT_GT(d.rows[21].standard_errors, 6.0);
+  EXPECT_GT(d.rows[21].standard_errors, d.rows[20].standard_errors);
+  for (std::size_t b = 0; b < 20; ++b) EXPECT_LT(d.rows[b].standard_errors, 5.0) << d.rows[b].benchmark;
+}
+
 // A round's pairs per chosen row: what its estimate still needs, in whole steps, between one step
 // and the round's cap; beyond the benchmark cap one step; over the budget, the last rows give steps back.
 TEST(DecideSequential, ARoundCarriesEachRowTowardsItsEstimateWithinTheBudget) {
