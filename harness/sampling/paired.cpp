@@ -162,8 +162,14 @@ class PairedRounds final : public Rounds {
           << "; " << static_cast<int>(spent_s) << " s of " << static_cast<int>(budget_s) << " s\n";
     std::set<std::string> suspects;
     for (std::size_t i = 0; i < states_.size(); ++i) {
-      if (decision_.rows[i].verdict == Verdict::undecided && sampling_suspect(decision_.rows[i]))
-        suspects.insert(states_[i].benchmark);
+      const SequentialRow& row = decision_.rows[i];
+      if (row.verdict != Verdict::undecided || !sampling_suspect(row)) continue;
+      suspects.insert(states_[i].benchmark);
+      // Why the round goes where it goes: each suspect's estimate and evidence (decidable_first).
+      sayf(Verbosity::verbose, "ab: round %d suspect %s: %+.1f %% at %d per side, %.1f standard errors%s\n", round,
+           row.benchmark.c_str(), 100 * row.change, row.pairs, row.standard_errors,
+           pairs_.count(row.benchmark) ? ", sampled"
+                                       : ", not in this round (its estimate beyond the cap or the budget)");
     }
     const auto round_start = std::chrono::steady_clock::now();
     for (std::size_t k = 0; k < parts.size(); ++k) {
