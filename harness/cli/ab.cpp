@@ -21,7 +21,6 @@
 #include "harness/cli/options.h"
 #include "harness/cli/run_record.h"
 #include "harness/exec/interrupt.h"
-#include "harness/exec/process.h"
 #include "harness/exec/say.h"
 #include "harness/gate/sequential.h"
 #include "harness/sampling/paired.h"
@@ -41,26 +40,6 @@ std::string bench_dir_of(const std::string& build) {
   if (fs::is_directory(build + "/bin")) return build + "/bin";
   if (fs::is_directory(build)) return build;
   throw UsageError("build directory " + build + " does not exist");
-}
-
-// The build's own fingerprint (its compiler, flags, build type), asked from its own pairbench;
-// falls back to this harness's where that build has none.
-Environment environment_of(const std::string& bench_dir) {
-  const std::string exe = bench_dir + "/pairbench";
-  if (fs::exists(exe)) {
-    const ProcessResult r = run_process({exe, "env", "--format", "json"}, {}, std::chrono::seconds(60));
-    if (r.status == ProcessResult::Status::kExited && r.exit_code == 0) {
-      try {
-        Environment env;
-        env.fingerprint = nlohmann::json::parse(r.output);
-        env.warnings = env.fingerprint.value("warnings", std::vector<std::string>{});
-        env.fingerprint.erase("warnings");
-        return env;
-      } catch (const nlohmann::json::exception&) {
-      }
-    }
-  }
-  return capture_environment(PAIRBENCH_SOURCE_DIR);
 }
 
 struct AbArgs {
@@ -143,7 +122,7 @@ void load_sides(const AbArgs& args, std::vector<Side>& sides, std::vector<Enviro
       throw UsageError("--benchmarks: '" + args.benchmarks + "' matches no selected benchmark of " + build);
     }
     sides.push_back({name, std::move(selected), {}, {}, {}});
-    envs.push_back(environment_of(dir));
+    envs.push_back(environment_of_build(dir, PAIRBENCH_SOURCE_DIR));
   }
 }
 

@@ -18,7 +18,6 @@
 #include <filesystem>
 #include <iostream>
 #include <numeric>
-#include <random>
 #include <set>
 
 #include "harness/analysis/change_points.h"
@@ -85,32 +84,13 @@ nlohmann::json selftest_history_speed() {
   return speed;
 }
 
-// --ab-deep's benchmarks: those selected that can run here, at most --per-experiment of each
-// experiment (drawn with --seed), in the catalogue's order.
-std::vector<std::string> deep_benchmarks(const SelftestArgs& args, const std::string& bench_dir) {
-  std::vector<std::string> names;
-  std::mt19937_64 rng(args.seed);
-  for (const auto& e :
-       keep_benchmarks_matching(select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
-                                                   args.experiments, args.arms),
-                                args.benchmarks)) {
-    std::vector<std::string> here;
-    for (const auto& b : e.benchmarks) {
-      if (b.available) here.push_back(b.name);
-    }
-    if (here.empty()) continue;
-    if (args.per_experiment > 0 && here.size() > static_cast<std::size_t>(args.per_experiment)) {
-      std::shuffle(here.begin(), here.end(), rng);
-      here.resize(static_cast<std::size_t>(args.per_experiment));
-    }
-    names.insert(names.end(), here.begin(), here.end());
-  }
-  return names;
-}
-
 int cmd_selftest(const SelftestArgs& args, const std::string& bench_dir) {
   if (args.ab_deep > 0) {
-    const std::vector<std::string> names = deep_benchmarks(args, bench_dir);
+    const std::vector<std::string> names = ab_deep_benchmarks(
+        keep_benchmarks_matching(select_experiments(load_catalogue(find_bench_binaries(bench_dir), args.profile),
+                                                    args.experiments, args.arms),
+                                 args.benchmarks),
+        args.per_experiment, args.seed);
     if (names.empty()) throw UsageError("--ab-deep: no benchmark that can run here is selected");
     return selftest_ab_deep({args.ab_deep, names, args.profile, args.ab_budget_s, bench_dir,
                              args.runs_dir.empty() ? "results/selftest-ab-deep" : args.runs_dir, args.out, args.seed});

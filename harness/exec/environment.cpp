@@ -16,10 +16,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "harness/exec/process.h"
 #include "kernels/common/device.h"
 #include "kernels/gemm/openblas.h"
 #include "pairbench/build_info.h"
@@ -306,6 +308,24 @@ nlohmann::json Environment::to_json() const {
   nlohmann::json j = fingerprint;
   j["warnings"] = warnings;
   return j;
+}
+
+Environment environment_of_build(const std::string& bench_dir, const std::string& source_dir) {
+  const std::string exe = bench_dir + "/pairbench";
+  if (std::filesystem::exists(exe)) {
+    const ProcessResult r = run_process({exe, "env", "--format", "json"}, {}, std::chrono::seconds(60));
+    if (r.status == ProcessResult::Status::kExited && r.exit_code == 0) {
+      try {
+        Environment env;
+        env.fingerprint = nlohmann::json::parse(r.output);
+        env.warnings = env.fingerprint.value("warnings", std::vector<std::string>{});
+        env.fingerprint.erase("warnings");
+        return env;
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
+  }
+  return capture_environment(source_dir);
 }
 
 }  // namespace pairbench::harness

@@ -19,6 +19,11 @@ struct Environment {
 // Reads /proc, /sys, the OpenBLAS it links and the CUDA runtime. `source_dir` is where to ask git.
 Environment capture_environment(const std::string& source_dir);
 
+// A build's own fingerprint (its compiler, flags, build type), asked from the pairbench beside its
+// bench binaries in `bench_dir` (`pairbench env --format json`); where that build has none, or it
+// does not answer, this harness's (capture_environment(source_dir)).
+Environment environment_of_build(const std::string& bench_dir, const std::string& source_dir);
+
 // The OpenBLAS kernel this process selected (openblas_get_corename), e.g. "Prescott", "SkylakeX".
 std::string openblas_core_name();
 

@@ -304,4 +304,23 @@ int selftest_ab_deep(const AbDeepArgs& args) {
   return changes.empty() ? 0 : 1;
 }
 
+std::vector<std::string> ab_deep_benchmarks(const std::vector<ExperimentEntry>& selected, int per_experiment,
+                                            std::uint64_t seed) {
+  std::vector<std::string> names;
+  std::mt19937_64 rng(seed);
+  for (const auto& e : selected) {
+    std::vector<std::string> here;
+    for (const auto& b : e.benchmarks) {
+      if (b.available) here.push_back(b.name);
+    }
+    if (here.empty()) continue;
+    if (per_experiment > 0 && here.size() > static_cast<std::size_t>(per_experiment)) {
+      std::shuffle(here.begin(), here.end(), rng);
+      here.resize(static_cast<std::size_t>(per_experiment));
+    }
+    names.insert(names.end(), here.begin(), here.end());
+  }
+  return names;
+}
+
 }  // namespace pairbench::harness

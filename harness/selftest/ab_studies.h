@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/exec/catalogue.h"
+
 namespace pairbench::harness {
 
 struct AbAaArgs {
@@ -44,5 +46,10 @@ struct AbDeepArgs {
 
 // Exit status as selftest_ab_aa's.
 int selftest_ab_deep(const AbDeepArgs& args);
+
+// Its benchmarks: of `selected`, those that can run here, at most `per_experiment` of each
+// experiment where it is > 0 (drawn with `seed`), in the catalogue's order.
+std::vector<std::string> ab_deep_benchmarks(const std::vector<ExperimentEntry>& selected, int per_experiment,
+                                            std::uint64_t seed);
 
 }  // namespace pairbench::harness
