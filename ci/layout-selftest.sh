@@ -19,7 +19,8 @@
 #   TARGETS      bench binaries to build and compare (default "bench_precision bench_data": the issue's)
 #   LAYOUT       ab --layout of each comparison: random (default), none, or "none random" for both
 #   LAYOUT_DIR   where the build trees go (default build-layout)
-#   PLAIN_BUILD  an existing build of this very source to use as the plain side (else LAYOUT_DIR/plain)
+#   PLAIN_BUILD  an existing build of this very source to use as the plain side (else LAYOUT_DIR/plain),
+#                configured as the perturbed trees are (Release, PAIRBENCH_WITH_CUDA=OFF; checked)
 #   PAIRBENCH    the harness that runs ab (default build/bin/pairbench; built if missing)
 #   VARIANTS     PAIRBENCH_LAYOUT_VARIANTS of the builds (default: CMake's default)
 #   JOBS         build parallelism (default 2)
@@ -72,6 +73,27 @@ done
 for l in "${layouts[@]}"; do
   case "$l" in random|none) ;; *) echo "layout-selftest: LAYOUT '$l': expected random, none or both" >&2; exit 2 ;; esac
 done
+
+# A PLAIN_BUILD configured otherwise than the perturbed trees (CUDA on, another build type or flags)
+# differs from them in more than layout: its comparisons would fail the self-test for that. Refused
+# before anything is built, a line per setting.
+if [ -n "${PLAIN_BUILD:-}" ]; then
+  cache="$PLAIN_BUILD/CMakeCache.txt"
+  [ -f "$cache" ] || { echo "layout-selftest: PLAIN_BUILD $PLAIN_BUILD: no CMakeCache.txt (expected a CMake build tree)" >&2; exit 2; }
+  mapfile -t plain_args < <(cmake_args_of plain)
+  plain_args+=(-DPAIRBENCH_LAYOUT_PERTURBATION= -DCMAKE_CXX_FLAGS=)
+  mismatch=0
+  for a in "${plain_args[@]}"; do
+    kv="${a#-D}" && key="${kv%%=*}" && want="${kv#*=}"
+    [ "$key" = PAIRBENCH_BUILD_TESTS ] && continue  # tests are not in the bench binaries
+    have=$(sed -n "s/^$key:[A-Z]*=//p" "$cache" | head -1)
+    if [ "$have" != "$want" ]; then
+      echo "layout-selftest: PLAIN_BUILD $PLAIN_BUILD: $key is '$have', the perturbed builds' is '$want' (configure it as they are, or leave PLAIN_BUILD unset)" >&2
+      mismatch=1
+    fi
+  done
+  [ "$mismatch" = 0 ] || exit 2
+fi
 
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
