@@ -102,13 +102,14 @@ class PairedRounds final : public Rounds {
     look();
   }
 
-  // The benchmarks to sample next, suspects first (most evidence first), then cheapest to decide, as many as the remaining
-  // budget buys, and how many pairs each gets this round (round_pairs: what its estimate still
-  // needs, at most round_cap). Every undecided benchmark below the cap is eligible (only where
-  // `step` more stay within it: the cap is a maximum, never passed). The budget goes first to those
-  // it can carry to their estimate of the pairs they need (decidable_first);
-  // where it can carry none, a few more pairs to every affordable one (at a few pairs the
-  // always-valid interval is wide and the estimate pessimistic, and more pairs narrow both).
+  // The benchmarks to sample next, suspects first (most evidence first), then cheapest to decide,
+  // as many as the remaining budget buys, and how many pairs each gets this round (round_pairs:
+  // what its estimate still needs, at most round_cap). Every undecided benchmark below the cap is
+  // eligible (only where `step` more stay within it: the cap is a maximum, never passed). The
+  // budget goes first to those it can carry to their estimate of the pairs they need
+  // (decidable_first); where it can carry none, a few more pairs to every affordable one (at a few
+  // pairs the always-valid interval is wide and the estimate pessimistic, and more pairs narrow
+  // both).
   std::vector<std::string> choose(double remaining_s) const override {
     std::vector<bool> eligible;
     for (const SequentialRow& row : decision_.rows) {
