@@ -37,6 +37,7 @@
 #include "bench/common/work.h"
 #include "kernels/common/layout.h"
 #include "kernels/common/pages.h"
+#include "pairbench/build_info.h"
 
 namespace pairbench::bench {
 namespace {
@@ -112,10 +113,26 @@ nlohmann::json figure_json(const Figure& f) {
           {"arm_values", f.arm_values}};
 }
 
+// How this binary was built, under the fingerprint's names (harness/exec/environment.cpp): what
+// ab compares between two builds, whose bench binaries are what it times.
+nlohmann::json build_facts() {
+  const auto trimmed = [](std::string s) {
+    const auto b = s.find_first_not_of(" \t\n");
+    return b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
+  };
+  return {{"build_type", PAIRBENCH_BUILD_TYPE},
+          {"compiler", PAIRBENCH_CXX_COMPILER},
+          {"compiler_flags", trimmed(PAIRBENCH_CXX_FLAGS)},
+          {"cuda_compiler", trimmed(PAIRBENCH_CUDA_COMPILER)},
+          {"cuda_architectures", PAIRBENCH_CUDA_ARCHITECTURES},
+          {"built_with_cuda", static_cast<bool>(PAIRBENCH_HAVE_CUDA)}};
+}
+
 nlohmann::json catalogue(const std::string& profile, const char* binary) {
   nlohmann::json out = {{"schema_version", kCatalogueSchemaVersion},
                         {"binary", binary},
                         {"profile", profile},
+                        {"build", build_facts()},
                         {"experiments", nlohmann::json::array()}};
   for (ExperimentFactory factory : registered_experiments()) {
     const Experiment e = factory();

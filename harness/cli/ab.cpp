@@ -111,8 +111,9 @@ std::string checked_out_dir(const AbArgs& args) {
   return out_dir;
 }
 
-// Both builds' selected benchmarks and fingerprints, baseline first.
-void load_sides(const AbArgs& args, std::vector<Side>& sides, std::vector<Environment>& envs) {
+// Both builds' selected benchmarks and fingerprints, baseline first; what differs in how the two
+// were configured is said before anything runs and returned for the gate.
+std::vector<std::string> load_sides(const AbArgs& args, std::vector<Side>& sides, std::vector<Environment>& envs) {
   for (const auto& [name, build] : {std::pair{"baseline", args.baseline_build}, {"candidate", args.candidate_build}}) {
     const std::string dir = bench_dir_of(build);
     std::vector<ExperimentEntry> selected = keep_benchmarks_matching(
@@ -123,7 +124,12 @@ void load_sides(const AbArgs& args, std::vector<Side>& sides, std::vector<Enviro
     }
     sides.push_back({name, std::move(selected), {}, {}, {}});
     envs.push_back(environment_of_build(dir, PAIRBENCH_SOURCE_DIR));
+    apply_bench_build_facts(envs.back(), sides.back().experiments);
   }
+  std::vector<std::string> differences;
+  for (const auto& w : build_warnings(envs[0], envs[1], differences))
+    say(Verbosity::quiet) << "ab: warning: " << w << "\n";
+  return differences;
 }
 
 int cmd_ab(const AbArgs& args, const std::string& command_line) {
@@ -131,7 +137,7 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   const std::string out_dir = checked_out_dir(args);
   std::vector<Side> sides;
   std::vector<Environment> envs;
-  load_sides(args, sides, envs);
+  const std::vector<std::string> build_differs = load_sides(args, sides, envs);
   auto start = std::chrono::steady_clock::now();
   // A budget is the wall of the processes that measure: what has never run here is calibrated
   // first, said with what it took, and the budget starts after it.
@@ -175,6 +181,7 @@ int cmd_ab(const AbArgs& args, const std::string& command_line) {
   gate.options.force = true;  // two builds differ by design; the differences are listed
   GateReport report = compare_runs(r.baseline, r.candidate, gate.options, args.baseline_build + " (baseline)",
                                    args.candidate_build + " (candidate)");
+  list_differences(report, build_differs);
   if (args.budget_s > 0) {
     apply_sequential(report, decision, split_two_stage(gate.options).sequence.interval_level);
     attach_function_diffs(report, r.baseline, r.candidate);  // for the verdicts the sampling changed

@@ -127,10 +127,18 @@ std::vector<ExperimentEntry> parse_catalogue(const nlohmann::json& listing, cons
   const JsonField doc(listing, binary + " --pairbench_list");
   const JsonField version = doc["schema_version"];
   if (version.integer() != 1) version.fail("1 (the catalogue version this pairbench reads)");
+  nlohmann::json build = nlohmann::json::object();
+  if (const auto b = doc.find("build")) {
+    for (const auto& [field, value] : b->members()) {
+      if (!value.json().is_string() && !value.json().is_boolean()) value.fail("a string or a boolean");
+      build[field] = value.json();
+    }
+  }
   std::vector<ExperimentEntry> out;
   for (const JsonField& je : doc["experiments"].elements()) {
     ExperimentEntry e;
     e.binary = binary;
+    e.build = build;
     e.name = je["name"].string();
     e.claim = je["claim"].string();
     e.question = je["question"].string();

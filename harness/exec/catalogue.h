@@ -100,6 +100,10 @@ struct ExperimentEntry {
   // The binary and its layout variants (bench_<area>.layout<k>, the same objects relinked with the
   // code and static data moved; harness/exec/layout.h): the binary first. Filled by load_catalogue.
   std::vector<std::string> layout_binaries;
+  // How its binary was built (the listing's `build`: build_type, compiler, compiler_flags,
+  // cuda_compiler, cuda_architectures, built_with_cuda); an empty object from binaries built before
+  // they said.
+  nlohmann::json build = nlohmann::json::object();
   std::string name, claim, question, timing, kind;
   std::string metric, unit, better;  // better: lower | higher
   // How the metric follows an iteration's measured time: proportional | inverse | none. It turns

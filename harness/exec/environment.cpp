@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -326,6 +327,44 @@ Environment environment_of_build(const std::string& bench_dir, const std::string
     }
   }
   return capture_environment(source_dir);
+}
+
+void apply_bench_build_facts(Environment& env, const std::vector<ExperimentEntry>& experiments) {
+  const ExperimentEntry* first = nullptr;
+  std::set<std::string> binaries;
+  for (const ExperimentEntry& e : experiments) {
+    if (e.build.empty() || !binaries.insert(e.binary).second) continue;
+    if (!first) {
+      first = &e;
+      continue;
+    }
+    for (const std::string& d : build_differences(first->build, e.build)) {
+      env.warnings.push_back("bench binaries built differently (" + first->binary + " vs " + e.binary + "): " + d);
+    }
+  }
+  if (!first) return;
+  for (const char* field : kBuildFields) {
+    if (first->build.contains(field)) env.fingerprint[field] = first->build[field];
+  }
+  env.fingerprint["machine_key"] = machine_key_of(env.fingerprint);
+}
+
+std::vector<std::string> build_warnings(const Environment& baseline, const Environment& candidate,
+                                        std::vector<std::string>& differences) {
+  std::vector<std::string> out;
+  for (const Environment* env : {&baseline, &candidate}) {
+    for (const std::string& w : env->warnings) {
+      if (w.starts_with("bench binaries built differently")) out.push_back(w);
+    }
+  }
+  differences = build_differences(baseline.fingerprint, candidate.fingerprint);
+  if (!differences.empty()) {
+    std::string fields;
+    for (const auto& d : differences) fields += (fields.empty() ? "" : "; ") + d;
+    out.push_back("the two builds are configured differently (baseline vs candidate: " + fields +
+                  "); a change may come from the configuration, not the code");
+  }
+  return out;
 }
 
 }  // namespace pairbench::harness

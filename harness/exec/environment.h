@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/store/run_file.h"  // kComparableFields
+#include "harness/exec/catalogue.h"
+#include "harness/store/run_file.h"  // kComparableFields, kBuildFields
 
 namespace pairbench::harness {
 
@@ -23,6 +24,19 @@ Environment capture_environment(const std::string& source_dir);
 // bench binaries in `bench_dir` (`pairbench env --format json`); where that build has none, or it
 // does not answer, this harness's (capture_environment(source_dir)).
 Environment environment_of_build(const std::string& bench_dir, const std::string& source_dir);
+
+// `env` with the build facts its bench binaries report (ExperimentEntry::build) written over its
+// own, the machine key computed again: the binaries are what a run times, and a build directory
+// without its own pairbench (bench binaries only) otherwise carries this harness's facts. Where the
+// binaries disagree with each other the first's facts stay and a warning names the field.
+void apply_bench_build_facts(Environment& env, const std::vector<ExperimentEntry>& experiments);
+
+// What to say of two builds before comparing them (baseline, candidate; apply_bench_build_facts
+// applied): each one's bench binaries built differently from each other, and the fields where the
+// two are configured differently (CUDA on in one, other flags), which may differ in what they time
+// for that reason alone; those fields (build_differences) also go to `differences`.
+std::vector<std::string> build_warnings(const Environment& baseline, const Environment& candidate,
+                                        std::vector<std::string>& differences);
 
 // The OpenBLAS kernel this process selected (openblas_get_corename), e.g. "Prescott", "SkylakeX".
 std::string openblas_core_name();

@@ -291,4 +291,12 @@ GateReport compare_runs(const nlohmann::json& baseline, const nlohmann::json& cu
   return report;
 }
 
+void list_differences(GateReport& report, const std::vector<std::string>& differences) {
+  for (const std::string& d : differences) {
+    if (std::ranges::find(report.fingerprint_differences, d) != report.fingerprint_differences.end()) continue;
+    report.fingerprint_differences.push_back(d);
+    report.forced = true;
+  }
+}
+
 }  // namespace pairbench::harness

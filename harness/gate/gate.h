@@ -177,6 +177,10 @@ struct GateReport {
 
 inline constexpr int kGateExitUndecided = 4;
 
+// Differences the run files' fingerprints do not show (`ab`'s two builds as their bench binaries
+// report them) added to report.fingerprint_differences where not there yet, as a forced comparison's.
+void list_differences(GateReport& report, const std::vector<std::string>& differences);
+
 // Where report.run_shift says the whole run moved: every time row decided in the run's direction
 // becomes undecided with that note, and run_shift.held counts them. compare_runs calls it; call it
 // again after changing verdicts between two runs (`run --baseline --budget`'s sampling).

@@ -420,13 +420,27 @@ nlohmann::json read_run_file(const std::string& path) {
   close_quietly(fd);
   return parse_run_file_text(text, path);
 }
-std::vector<std::string> fingerprint_differences(const nlohmann::json& a, const nlohmann::json& b) {
+namespace {
+
+template <std::size_t N>
+std::vector<std::string> differences_in(const char* const (&fields)[N], const nlohmann::json& a,
+                                        const nlohmann::json& b) {
   std::vector<std::string> out;
-  for (const char* field : kComparableFields) {
+  for (const char* field : fields) {
     const nlohmann::json va = a.value(field, nlohmann::json()), vb = b.value(field, nlohmann::json());
     if (va != vb) out.push_back(std::string(field) + ": " + va.dump() + " vs " + vb.dump());
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> fingerprint_differences(const nlohmann::json& a, const nlohmann::json& b) {
+  return differences_in(kComparableFields, a, b);
+}
+
+std::vector<std::string> build_differences(const nlohmann::json& a, const nlohmann::json& b) {
+  return differences_in(kBuildFields, a, b);
 }
 
 // ---- The writer -------------------------------------------------------------------------------

@@ -34,6 +34,15 @@ inline constexpr const char* kComparableFields[] = {"cpu_model",           "cpu_
 // "cpu_model: 'A' vs 'B'".
 std::vector<std::string> fingerprint_differences(const nlohmann::json& a, const nlohmann::json& b);
 
+// Fingerprint fields that say how a build was configured, as its bench binaries report them too
+// (their listing's `build`): two builds that differ here may differ in what they time for that
+// reason alone, whatever their code.
+inline constexpr const char* kBuildFields[] = {"build_type",    "compiler",           "compiler_flags",
+                                               "cuda_compiler", "cuda_architectures", "built_with_cuda"};
+
+// kBuildFields that differ between two environments, in fingerprint_differences' words.
+std::vector<std::string> build_differences(const nlohmann::json& a, const nlohmann::json& b);
+
 // The run-file schema, results/schema/run-file.schema.json, embedded at build time.
 const JsonSchema& run_file_schema();
 

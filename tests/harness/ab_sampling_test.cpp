@@ -504,6 +504,44 @@ TEST(AbSampling, BudgetZeroIsTheFixedDesign) {
   for (const auto& [name, reps] : repetitions(read(dir.path + "/baseline.json"))) EXPECT_EQ(reps.size(), 4u) << name;
 }
 
+// A build whose bench binaries were configured otherwise (here CUDA on where the other has it off,
+// through a wrapper that edits the real binary's listing) and whose directory has bench binaries
+// only (no pairbench to ask, as the layout self-test's trees): ab says so before it runs and the
+// gate lists the field, from what the binaries report, not this harness's own build.
+TEST(AbSampling, BuildsConfiguredDifferentlyAreSaidAndListedFromTheirBenchBinaries) {
+  TempDir dir;
+  const nlohmann::json spec = {{"cases", {{"a", {{"ns", 1000}}}}}};
+  const std::string baseline = sim_build(dir.path + "/base", spec);
+  const std::string real = sim_build(dir.path + "/real", spec);
+  const std::string candidate = dir.path + "/flipped/bin";
+  fs::create_directories(candidate);
+  {
+    std::ofstream wrapper(candidate + "/bench_sim");
+    wrapper << "#!/bin/sh\n"
+            << "if [ \"$1\" = --pairbench_list ]; then\n"
+            << "  \"" << real << "/bench_sim\" \"$@\" | sed -e 's/\"built_with_cuda\": false/\"built_with_cuda\": X/'"
+            << " -e 's/\"built_with_cuda\": true/\"built_with_cuda\": false/' -e 's/\"built_with_cuda\": "
+               "X/\"built_with_cuda\": true/'\n"
+            << "  exit 0\n"
+            << "fi\n"
+            << "exec \"" << real << "/bench_sim\" \"$@\"\n";
+  }
+  fs::permissions(candidate + "/bench_sim", fs::perms::owner_all);
+  const ProcessResult r = sim_ab(dir.path, baseline, candidate, {"--budget", "0", "--repetitions", "2"});
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.output;
+  const std::string field = PAIRBENCH_HAVE_CUDA ? "built_with_cuda: true vs false" : "built_with_cuda: false vs true";
+  EXPECT_NE(r.output.find("ab: warning: the two builds are configured differently (baseline vs candidate: " + field),
+            std::string::npos)
+      << r.output;
+  const nlohmann::json gate = read(dir.path + "/gate.json");
+  EXPECT_NE(std::ranges::find(gate.at("fingerprint_differences"), nlohmann::json(field)),
+            gate.at("fingerprint_differences").end())
+      << gate.at("fingerprint_differences").dump();
+  // The run files carry what each side's binaries said.
+  EXPECT_EQ(read(dir.path + "/ab/candidate.json").at("pairbench").at("environment").at("built_with_cuda"),
+            !PAIRBENCH_HAVE_CUDA);
+}
+
 // selftest --ab-deep: each benchmark alone, its runs over the three arrangements (same directory,
 // a copy, the copy as baseline), every verdict listed and every decided change counted.
 TEST(AbSampling, SelftestAbDeepRunsEachBenchmarkAloneOverTheThreeArrangements) {

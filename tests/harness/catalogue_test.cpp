@@ -103,6 +103,24 @@ TEST(Catalogue, CheckOnRequestIsReadAndAbsentMeansEveryProcessChecks) {
   }
 }
 
+// How a binary was built (its listing's `build`), on every experiment it lists, for ab to compare
+// two builds by what their binaries say; absent (a binary built before it said) means nothing
+// known, and a value that is not a string or a boolean is refused by its field path.
+TEST(Catalogue, BuildFactsAreReadAndAbsentMeansNothingKnown) {
+  nlohmann::json l = listing();
+  EXPECT_TRUE(parse_catalogue(l, "bench_demo")[0].build.empty());
+  l["build"] = {{"build_type", "Release"}, {"built_with_cuda", false}};
+  const auto experiments = parse_catalogue(l, "bench_demo");
+  for (const auto& e : experiments) EXPECT_EQ(e.build, l["build"]) << e.name;
+  l["build"]["built_with_cuda"] = 1;
+  try {
+    parse_catalogue(l, "bench_demo");
+    ADD_FAILURE() << "accepted built_with_cuda 1";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("build.built_with_cuda"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Catalogue, AFigureNamingWhatTheExperimentLacksIsRefusedByFieldPath) {
   struct Case {
     std::function<void(nlohmann::json&)> edit;

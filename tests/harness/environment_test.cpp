@@ -28,5 +28,36 @@ TEST(Environment, FingerprintHasTheComparableFieldsAndAMachineKey) {
   EXPECT_FALSE(env.fingerprint["blas_core"].get<std::string>().empty());
 }
 
+// A build's fingerprint takes what its bench binaries say of their build (a build directory without
+// its own pairbench would otherwise carry this harness's); the machine key follows; binaries of
+// one directory that disagree keep the first's facts and say which field differs.
+TEST(Environment, BenchBinariesBuildFactsAreWrittenOverTheFingerprint) {
+  const Environment harness = capture_environment(PAIRBENCH_SOURCE_DIR);
+  for (const char* field : kBuildFields) EXPECT_TRUE(harness.fingerprint.contains(field)) << field;
+  Environment env = harness;
+  ExperimentEntry a, b, old;
+  a.binary = "bench_a";
+  a.build = {{"built_with_cuda", !harness.fingerprint["built_with_cuda"].get<bool>()}, {"compiler_flags", "-O2"}};
+  b = a;                     // a second experiment of the same binary: nothing to warn about
+  old.binary = "bench_old";  // built before binaries said: nothing known, nothing overwritten
+  apply_bench_build_facts(env, {old, a, b});
+  EXPECT_EQ(env.fingerprint["built_with_cuda"], a.build["built_with_cuda"]);
+  EXPECT_EQ(env.fingerprint["compiler_flags"], "-O2");
+  EXPECT_EQ(env.fingerprint["compiler"], harness.fingerprint["compiler"]);
+  EXPECT_NE(env.fingerprint["machine_key"], harness.fingerprint["machine_key"]);  // compiler_flags is one of its inputs
+  EXPECT_EQ(build_differences(harness.fingerprint, env.fingerprint).size(), 2u);
+  EXPECT_EQ(env.warnings.size(), harness.warnings.size());
+
+  ExperimentEntry c = a;
+  c.binary = "bench_c";
+  c.build["compiler_flags"] = "-O3";
+  Environment mixed = harness;
+  apply_bench_build_facts(mixed, {a, c});
+  EXPECT_EQ(mixed.fingerprint["compiler_flags"], "-O2");
+  ASSERT_EQ(mixed.warnings.size(), harness.warnings.size() + 1);
+  EXPECT_EQ(mixed.warnings.back(),
+            "bench binaries built differently (bench_a vs bench_c): compiler_flags: \"-O2\" vs \"-O3\"");
+}
+
 }  // namespace
 }  // namespace pairbench::harness
