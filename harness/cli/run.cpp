@@ -190,17 +190,18 @@ int run_exit_status(const RunArgs& args, const RunOutcome& outcome, const nlohma
 }
 
 int cmd_run(const RunArgs& args, const RunGateArgs& gate_args, const std::string& command_line) {
-  const Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
+  Environment env = capture_environment(PAIRBENCH_SOURCE_DIR);
   RunOptions options = run_options(args, env.fingerprint.value("machine_key", ""));
   if (args.plan_only) return print_plan_only(args, options);
+  const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
+                                              args.experiments, args.arms);
+  apply_bench_build_facts(env, experiments);  // recorded, and the history's key, as the binaries were built
   GateArgs gate = gate_args.gate;
   const std::pair<nlohmann::json, std::string> inputs = gate_inputs(args, gate_args, env, gate);
   const nlohmann::json& baseline = inputs.first;
   const std::string& baseline_label = inputs.second;
   const std::string out = checked_run_file(args);
   if (!args.history.empty()) history_retry_s();  // a bad PAIRBENCH_HISTORY_RETRY_S fails now, not after the run
-  const auto experiments = select_experiments(load_catalogue(find_bench_binaries(args.bench_dir), args.profile),
-                                              args.experiments, args.arms);
   for (const auto& w : env.warnings) say(Verbosity::quiet) << "pairbench: warning: " << w << "\n";
   apply_wall_budget(args, experiments, options);
 

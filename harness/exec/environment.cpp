@@ -343,10 +343,18 @@ void apply_bench_build_facts(Environment& env, const std::vector<ExperimentEntry
     }
   }
   if (!first) return;
+  nlohmann::json built = env.fingerprint;
   for (const char* field : kBuildFields) {
-    if (first->build.contains(field)) env.fingerprint[field] = first->build[field];
+    if (first->build.contains(field)) built[field] = first->build[field];
   }
-  env.fingerprint["machine_key"] = machine_key_of(env.fingerprint);
+  std::string fields;
+  for (const auto& d : build_differences(env.fingerprint, built)) fields += (fields.empty() ? "" : "; ") + d;
+  if (!fields.empty()) {
+    env.warnings.push_back("the bench binaries were built otherwise than this fingerprint says (" + first->binary +
+                           ": " + fields + "); what they report is recorded");
+  }
+  built["machine_key"] = machine_key_of(built);
+  env.fingerprint = std::move(built);
 }
 
 std::vector<std::string> build_warnings(const Environment& baseline, const Environment& candidate,

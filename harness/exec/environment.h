@@ -27,8 +27,9 @@ Environment environment_of_build(const std::string& bench_dir, const std::string
 
 // `env` with the build facts its bench binaries report (ExperimentEntry::build) written over its
 // own, the machine key computed again: the binaries are what a run times, and a build directory
-// without its own pairbench (bench binaries only) otherwise carries this harness's facts. Where the
-// binaries disagree with each other the first's facts stay and a warning names the field.
+// without its own pairbench (bench binaries only) otherwise carries this harness's facts. A warning
+// names the fields the binaries changed, and where they disagree with each other the first's facts
+// stay and a warning names the field.
 void apply_bench_build_facts(Environment& env, const std::vector<ExperimentEntry>& experiments);
 
 // What to say of two builds before comparing them (baseline, candidate; apply_bench_build_facts

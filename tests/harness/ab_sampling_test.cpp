@@ -513,20 +513,7 @@ TEST(AbSampling, BuildsConfiguredDifferentlyAreSaidAndListedFromTheirBenchBinari
   const nlohmann::json spec = {{"cases", {{"a", {{"ns", 1000}}}}}};
   const std::string baseline = sim_build(dir.path + "/base", spec);
   const std::string real = sim_build(dir.path + "/real", spec);
-  const std::string candidate = dir.path + "/flipped/bin";
-  fs::create_directories(candidate);
-  {
-    std::ofstream wrapper(candidate + "/bench_sim");
-    wrapper << "#!/bin/sh\n"
-            << "if [ \"$1\" = --pairbench_list ]; then\n"
-            << "  \"" << real << "/bench_sim\" \"$@\" | sed -e 's/\"built_with_cuda\": false/\"built_with_cuda\": X/'"
-            << " -e 's/\"built_with_cuda\": true/\"built_with_cuda\": false/' -e 's/\"built_with_cuda\": "
-               "X/\"built_with_cuda\": true/'\n"
-            << "  exit 0\n"
-            << "fi\n"
-            << "exec \"" << real << "/bench_sim\" \"$@\"\n";
-  }
-  fs::permissions(candidate + "/bench_sim", fs::perms::owner_all);
+  const std::string candidate = sim_build_reporting_other_cuda(dir.path + "/flipped", real);
   const ProcessResult r = sim_ab(dir.path, baseline, candidate, {"--budget", "0", "--repetitions", "2"});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 4) << r.output;
   const std::string field = PAIRBENCH_HAVE_CUDA ? "built_with_cuda: true vs false" : "built_with_cuda: false vs true";

@@ -46,7 +46,16 @@ TEST(Environment, BenchBinariesBuildFactsAreWrittenOverTheFingerprint) {
   EXPECT_EQ(env.fingerprint["compiler"], harness.fingerprint["compiler"]);
   EXPECT_NE(env.fingerprint["machine_key"], harness.fingerprint["machine_key"]);  // compiler_flags is one of its inputs
   EXPECT_EQ(build_differences(harness.fingerprint, env.fingerprint).size(), 2u);
-  EXPECT_EQ(env.warnings.size(), harness.warnings.size());
+  ASSERT_EQ(env.warnings.size(), harness.warnings.size() + 1);
+  EXPECT_EQ(env.warnings.back().rfind("the bench binaries were built otherwise than this fingerprint says (bench_a: "
+                                      "compiler_flags: ",
+                                      0),
+            0u)
+      << env.warnings.back();
+  Environment same = env;  // binaries that report what the fingerprint says: nothing to say
+  apply_bench_build_facts(same, {a});
+  EXPECT_EQ(same.warnings, env.warnings);
+  EXPECT_EQ(same.fingerprint, env.fingerprint);
 
   ExperimentEntry c = a;
   c.binary = "bench_c";
@@ -54,8 +63,8 @@ TEST(Environment, BenchBinariesBuildFactsAreWrittenOverTheFingerprint) {
   Environment mixed = harness;
   apply_bench_build_facts(mixed, {a, c});
   EXPECT_EQ(mixed.fingerprint["compiler_flags"], "-O2");
-  ASSERT_EQ(mixed.warnings.size(), harness.warnings.size() + 1);
-  EXPECT_EQ(mixed.warnings.back(),
+  ASSERT_EQ(mixed.warnings.size(), harness.warnings.size() + 2);
+  EXPECT_EQ(mixed.warnings[harness.warnings.size()],
             "bench binaries built differently (bench_a vs bench_c): compiler_flags: \"-O2\" vs \"-O3\"");
 }
 

@@ -264,6 +264,24 @@ TEST(RunSampling, TheGatesOptionsWithoutABaselineAreRefused) {
   }
 }
 
+// `run --bench-dir` of a build configured otherwise than this pairbench (bench binaries only, CUDA
+// the other way): the run file records how its binaries were built, not this harness's build, and
+// says so.
+TEST(RunSampling, ABenchDirConfiguredOtherwiseIsRecordedAsItsBinariesWereBuilt) {
+  TempDir dir;
+  const std::string real = sim_build(dir.path + "/real", quiet_cases());
+  const std::string other = sim_build_reporting_other_cuda(dir.path + "/other", real);
+  const std::string out = dir.path + "/r.json";
+  auto args = sim_run_args(other, out, "1");
+  args.insert(args.end(), {"--repetitions", "2"});
+  const ProcessResult r = pairbench(args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("pairbench: warning: the bench binaries were built otherwise than this fingerprint says"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(read(out).at("pairbench").at("environment").at("built_with_cuda"), !PAIRBENCH_HAVE_CUDA);
+}
+
 // `--baseline history` where this machine has none: refused before measuring, saying how to store one.
 TEST(RunSampling, NoStoredBaselineIsRefusedBeforeMeasuring) {
   TempDir dir;

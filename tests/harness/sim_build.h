@@ -28,4 +28,25 @@ inline std::string sim_build(const std::string& dir, const nlohmann::json& spec,
   return bin;
 }
 
+// A build directory DIR/bin whose bench_sim is a wrapper around `real` (a sim_build's bin) that
+// reports the other CUDA setting in its listing (`build.built_with_cuda` flipped), and runs `real`
+// otherwise: a build configured differently, with no pairbench of its own. Returns DIR/bin.
+inline std::string sim_build_reporting_other_cuda(const std::string& dir, const std::string& real) {
+  const std::string bin = dir + "/bin";
+  std::filesystem::create_directories(bin);
+  {
+    std::ofstream wrapper(bin + "/bench_sim");
+    wrapper << "#!/bin/sh\n"
+            << "if [ \"$1\" = --pairbench_list ]; then\n"
+            << "  \"" << real << "/bench_sim\" \"$@\" | sed -e 's/\"built_with_cuda\": false/\"built_with_cuda\": X/'"
+            << " -e 's/\"built_with_cuda\": true/\"built_with_cuda\": false/' -e 's/\"built_with_cuda\": "
+               "X/\"built_with_cuda\": true/'\n"
+            << "  exit 0\n"
+            << "fi\n"
+            << "exec \"" << real << "/bench_sim\" \"$@\"\n";
+  }
+  std::filesystem::permissions(bin + "/bench_sim", std::filesystem::perms::owner_all);
+  return bin;
+}
+
 }  // namespace pairbench::harness
