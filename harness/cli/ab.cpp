@@ -114,6 +114,7 @@ std::string checked_out_dir(const AbArgs& args) {
 // Both builds' selected benchmarks and fingerprints, baseline first; what differs in how the two
 // were configured is said before anything runs and returned for the gate.
 std::vector<std::string> load_sides(const AbArgs& args, std::vector<Side>& sides, std::vector<Environment>& envs) {
+  std::vector<std::string> warnings;
   for (const auto& [name, build] : {std::pair{"baseline", args.baseline_build}, {"candidate", args.candidate_build}}) {
     const std::string dir = bench_dir_of(build);
     std::vector<ExperimentEntry> selected = keep_benchmarks_matching(
@@ -124,11 +125,10 @@ std::vector<std::string> load_sides(const AbArgs& args, std::vector<Side>& sides
     }
     sides.push_back({name, std::move(selected), {}, {}, {}});
     envs.push_back(environment_of_build(dir, PAIRBENCH_SOURCE_DIR));
-    apply_bench_build_facts(envs.back(), sides.back().experiments);
+    for (auto& w : apply_bench_build_facts(envs.back(), sides.back().experiments)) warnings.push_back(std::move(w));
   }
-  std::vector<std::string> differences;
-  for (const auto& w : build_warnings(envs[0], envs[1], differences))
-    say(Verbosity::quiet) << "ab: warning: " << w << "\n";
+  const std::vector<std::string> differences = build_differences_said(envs[0], envs[1], warnings);
+  for (const auto& w : warnings) say(Verbosity::quiet) << "ab: warning: " << w << "\n";
   return differences;
 }
 

@@ -329,7 +329,18 @@ Environment environment_of_build(const std::string& bench_dir, const std::string
   return capture_environment(source_dir);
 }
 
-void apply_bench_build_facts(Environment& env, const std::vector<ExperimentEntry>& experiments) {
+namespace {
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& line : lines) out += (out.empty() ? "" : "; ") + line;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> apply_bench_build_facts(Environment& env, const std::vector<ExperimentEntry>& experiments) {
+  std::vector<std::string> added;
   const ExperimentEntry* first = nullptr;
   std::set<std::string> binaries;
   for (const ExperimentEntry& e : experiments) {
@@ -339,40 +350,33 @@ void apply_bench_build_facts(Environment& env, const std::vector<ExperimentEntry
       continue;
     }
     for (const std::string& d : build_differences(first->build, e.build)) {
-      env.warnings.push_back("bench binaries built differently (" + first->binary + " vs " + e.binary + "): " + d);
+      added.push_back("bench binaries built differently (" + first->binary + " vs " + e.binary + "): " + d);
     }
   }
-  if (!first) return;
-  nlohmann::json built = env.fingerprint;
-  for (const char* field : kBuildFields) {
-    if (first->build.contains(field)) built[field] = first->build[field];
+  if (first) {
+    nlohmann::json built = env.fingerprint;
+    for (const char* field : kBuildFields) {
+      if (first->build.contains(field)) built[field] = first->build[field];
+    }
+    if (const std::string fields = joined(build_differences(env.fingerprint, built)); !fields.empty()) {
+      added.push_back("the bench binaries were built otherwise than this fingerprint says (" + first->binary + ": " +
+                      fields + "); what they report is recorded");
+    }
+    built["machine_key"] = machine_key_of(built);
+    env.fingerprint = std::move(built);
   }
-  std::string fields;
-  for (const auto& d : build_differences(env.fingerprint, built)) fields += (fields.empty() ? "" : "; ") + d;
-  if (!fields.empty()) {
-    env.warnings.push_back("the bench binaries were built otherwise than this fingerprint says (" + first->binary +
-                           ": " + fields + "); what they report is recorded");
-  }
-  built["machine_key"] = machine_key_of(built);
-  env.fingerprint = std::move(built);
+  env.warnings.insert(env.warnings.end(), added.begin(), added.end());
+  return added;
 }
 
-std::vector<std::string> build_warnings(const Environment& baseline, const Environment& candidate,
-                                        std::vector<std::string>& differences) {
-  std::vector<std::string> out;
-  for (const Environment* env : {&baseline, &candidate}) {
-    for (const std::string& w : env->warnings) {
-      if (w.starts_with("bench binaries built differently")) out.push_back(w);
-    }
-  }
-  differences = build_differences(baseline.fingerprint, candidate.fingerprint);
+std::vector<std::string> build_differences_said(const Environment& baseline, const Environment& candidate,
+                                                std::vector<std::string>& warnings) {
+  std::vector<std::string> differences = build_differences(baseline.fingerprint, candidate.fingerprint);
   if (!differences.empty()) {
-    std::string fields;
-    for (const auto& d : differences) fields += (fields.empty() ? "" : "; ") + d;
-    out.push_back("the two builds are configured differently (baseline vs candidate: " + fields +
-                  "); a change may come from the configuration, not the code");
+    warnings.push_back("the two builds are configured differently (baseline vs candidate: " + joined(differences) +
+                       "); a change may come from the configuration, not the code");
   }
-  return out;
+  return differences;
 }
 
 }  // namespace pairbench::harness

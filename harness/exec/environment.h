@@ -27,17 +27,16 @@ Environment environment_of_build(const std::string& bench_dir, const std::string
 
 // `env` with the build facts its bench binaries report (ExperimentEntry::build) written over its
 // own, the machine key computed again: the binaries are what a run times, and a build directory
-// without its own pairbench (bench binaries only) otherwise carries this harness's facts. A warning
-// names the fields the binaries changed, and where they disagree with each other the first's facts
-// stay and a warning names the field.
-void apply_bench_build_facts(Environment& env, const std::vector<ExperimentEntry>& experiments);
+// without its own pairbench (bench binaries only) otherwise carries this harness's facts. Returns
+// the warnings it adds to env.warnings: the fields the binaries changed, and where they disagree
+// with each other (the first's facts stay) the field.
+std::vector<std::string> apply_bench_build_facts(Environment& env, const std::vector<ExperimentEntry>& experiments);
 
-// What to say of two builds before comparing them (baseline, candidate; apply_bench_build_facts
-// applied): each one's bench binaries built differently from each other, and the fields where the
-// two are configured differently (CUDA on in one, other flags), which may differ in what they time
-// for that reason alone; those fields (build_differences) also go to `differences`.
-std::vector<std::string> build_warnings(const Environment& baseline, const Environment& candidate,
-                                        std::vector<std::string>& differences);
+// The fields where two builds are configured differently (baseline, candidate; their binaries'
+// facts applied: CUDA on in one, other flags), which may differ in what they time for that reason
+// alone; where there are any, a line saying so is added to `warnings`.
+std::vector<std::string> build_differences_said(const Environment& baseline, const Environment& candidate,
+                                                std::vector<std::string>& warnings);
 
 // The OpenBLAS kernel this process selected (openblas_get_corename), e.g. "Prescott", "SkylakeX".
 std::string openblas_core_name();

@@ -40,13 +40,14 @@ TEST(Environment, BenchBinariesBuildFactsAreWrittenOverTheFingerprint) {
   a.build = {{"built_with_cuda", !harness.fingerprint["built_with_cuda"].get<bool>()}, {"compiler_flags", "-O2"}};
   b = a;                     // a second experiment of the same binary: nothing to warn about
   old.binary = "bench_old";  // built before binaries said: nothing known, nothing overwritten
-  apply_bench_build_facts(env, {old, a, b});
+  const std::vector<std::string> added = apply_bench_build_facts(env, {old, a, b});
   EXPECT_EQ(env.fingerprint["built_with_cuda"], a.build["built_with_cuda"]);
   EXPECT_EQ(env.fingerprint["compiler_flags"], "-O2");
   EXPECT_EQ(env.fingerprint["compiler"], harness.fingerprint["compiler"]);
   EXPECT_NE(env.fingerprint["machine_key"], harness.fingerprint["machine_key"]);  // compiler_flags is one of its inputs
   EXPECT_EQ(build_differences(harness.fingerprint, env.fingerprint).size(), 2u);
   ASSERT_EQ(env.warnings.size(), harness.warnings.size() + 1);
+  EXPECT_EQ(added, std::vector<std::string>{env.warnings.back()});  // what it added, also returned
   EXPECT_EQ(env.warnings.back().rfind("the bench binaries were built otherwise than this fingerprint says (bench_a: "
                                       "compiler_flags: ",
                                       0),
